@@ -1,0 +1,49 @@
+"""privpub: privacy-preserving data publishing and query answering.
+
+Import the pieces you need from here::
+
+    import privpub
+    df, schema = privpub.datasets.load_adult()
+    codes = schema.encode(df)
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from privpub import datasets
+from privpub.artifacts import Artifact
+from privpub.errors import (
+    ArtifactError,
+    CodeError,
+    DataTypeError,
+    DomainError,
+    MissingValueError,
+    ParameterError,
+    PrivpubError,
+    SchemaError,
+)
+from privpub.schema import Categorical, IntRange, Schema
+from privpub.seeding import RandomSource, resolve_seed
+
+try:
+    __version__ = version("privpub")
+except PackageNotFoundError:  # running from a source tree without an install
+    __version__ = "0+unknown"
+
+__all__ = [
+    "Artifact",
+    "ArtifactError",
+    "Categorical",
+    "CodeError",
+    "DataTypeError",
+    "DomainError",
+    "IntRange",
+    "MissingValueError",
+    "ParameterError",
+    "PrivpubError",
+    "RandomSource",
+    "Schema",
+    "SchemaError",
+    "__version__",
+    "datasets",
+    "resolve_seed",
+]

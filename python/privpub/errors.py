@@ -1,0 +1,48 @@
+"""The one exception hierarchy of privpub.
+
+Every error privpub raises on bad input is a :class:`PrivpubError`; the
+subclasses also derive from the matching built-in (``ValueError`` or
+``TypeError``) so generic handlers keep working. Messages name the column,
+value or parameter at fault and what was expected.
+"""
+
+from __future__ import annotations
+
+
+class PrivpubError(Exception):
+    """Base class of every privpub error.
+
+    Errors raised by the Rust core carry ``attribute_index`` and ``row`` (or
+    ``None``) so the Python layer can name the column and value.
+    """
+
+    attribute_index: int | None = None
+    row: int | None = None
+
+
+class SchemaError(PrivpubError, ValueError):
+    """A schema or attribute definition is invalid (duplicate names, empty domain, …)."""
+
+
+class DomainError(PrivpubError, ValueError):
+    """A data value lies outside its attribute's domain."""
+
+
+class MissingValueError(DomainError):
+    """A column holds NaN or None; privpub never drops or imputes silently."""
+
+
+class DataTypeError(PrivpubError, TypeError):
+    """A column's values have the wrong type for its attribute."""
+
+
+class CodeError(PrivpubError, ValueError):
+    """A tuple code is malformed or not below the domain size m."""
+
+
+class ParameterError(PrivpubError, ValueError):
+    """A parameter (seed, split, privacy level, …) is invalid."""
+
+
+class ArtifactError(PrivpubError, ValueError):
+    """A published artifact is missing privpub metadata or has it malformed."""

@@ -1,0 +1,499 @@
+"""Schemas, attribute domains and mixed-radix tuple codes.
+
+A :class:`Schema` is an ordered list of attributes, each with a finite
+domain. The domain D is their product and ``schema.size`` is m = |D| as an
+exact Python int. A tuple is identified with its *code*: the mixed-radix
+number whose digits are the attributes' domain indices, first attribute most
+significant, so codes sort like tuples.
+
+Code representation:
+
+- m ≤ 2^64: a 1-D ``numpy.uint64`` array, one code per row.
+- m > 2^64: a 2-D ``numpy.uint64`` array of shape (n, L) with L = ``schema.limbs``
+  64-bit words per code, most significant word first (rows compare
+  lexicographically like the integers). :meth:`Schema.codes_to_ints` and
+  :meth:`Schema.ints_to_codes` convert to and from Python ints.
+
+Nothing is coerced silently: a value outside its domain, a NaN/None, or a
+value of the wrong type raises an error naming the column and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privpub import _core
+from privpub.errors import CodeError, DataTypeError, DomainError, MissingValueError, SchemaError
+
+#: The value kinds a domain may hold; a column must hold the same kind.
+KINDS = ("string", "integer", "float", "boolean")
+
+
+def _value_kind(value: Any) -> str | None:
+    """The kind of one scalar, or None if privpub does not support it."""
+    if isinstance(value, (bool, np.bool_)):
+        return "boolean"
+    if isinstance(value, (int, np.integer)):
+        return "integer"
+    if isinstance(value, (float, np.floating)):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, (float, np.floating)) and math.isnan(value))
+
+
+def _column_kind(name: str, values: pd.Series | pd.Index) -> str:
+    """The kind of a column's values, or a DataTypeError naming the first odd value."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _column_kind(name, dtype.categories)
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "integer"
+    if pd.api.types.is_float_dtype(dtype):
+        return "float"
+    if pd.api.types.is_string_dtype(dtype) and dtype != object:
+        return "string"
+    if dtype == object:
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
+        kind = {"string": "string", "integer": "integer", "floating": "float",
+                "boolean": "boolean"}.get(inferred)
+        if kind is not None:
+            return kind
+        if inferred == "empty":
+            return "empty"
+        # Mixed or unsupported: name the first value whose kind differs from the first one.
+        kinds = [(v, _value_kind(v)) for v in values if not _is_missing(v)]
+        first = kinds[0][1] if kinds else None
+        odd = next((v for v, k in kinds if k != first or k is None), kinds[0][0])
+        raise DataTypeError(
+            f"column {name!r} mixes value types or holds an unsupported type: "
+            f"{odd!r} ({type(odd).__name__}); supported kinds are {', '.join(KINDS)}"
+        )
+    raise DataTypeError(f"column {name!r} has unsupported dtype {dtype}; "
+                        f"supported kinds are {', '.join(KINDS)}")
+
+
+def _check_no_missing(name: str, values: pd.Series) -> None:
+    missing = values.isna().to_numpy()
+    if missing.any():
+        first = values.index[int(np.argmax(missing))]
+        raise MissingValueError(
+            f"column {name!r} has {int(missing.sum())} missing value(s) (NaN/None), first at "
+            f"row {first!r}; privpub does not drop or impute records, clean them first"
+        )
+
+
+def _check_kind(attr: Attribute, values: pd.Series) -> None:
+    kind = _column_kind(attr.name, values)
+    if kind not in (attr.kind, "empty"):
+        raise DataTypeError(
+            f"column {attr.name!r} holds {kind} values but attribute {attr.name!r} has a "
+            f"{attr.kind} domain ({attr.describe()}); convert the column explicitly"
+        )
+
+
+class Attribute:
+    """One attribute: a name and a finite, ordered domain of values."""
+
+    name: str
+    kind: str
+    dtype: str
+
+    @property
+    def size(self) -> int:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int]:
+        """int64 array and offset with domain index = raw − offset (checked in Rust)."""
+        raise NotImplementedError
+
+    def _from_raw(self, raw: np.ndarray) -> Any:
+        """Column values (array-like with the attribute's dtype) from raw int64 digits."""
+        raise NotImplementedError
+
+    def _value_at(self, values: pd.Series, row: int) -> Any:
+        return values.iloc[row]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.describe()})"
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise SchemaError(f"an attribute name must be a non-empty string, got {name!r}")
+    return name
+
+
+def _check_dtype(name: str, dtype: Any) -> str:
+    try:
+        pd.api.types.pandas_dtype(dtype)
+    except TypeError as exc:
+        raise SchemaError(f"attribute {name!r}: {dtype!r} is not a pandas dtype") from exc
+    return str(dtype)
+
+
+class Categorical(Attribute):
+    """An attribute whose domain is an explicit list of distinct values.
+
+    Parameters
+    ----------
+    name : str
+    values : sequence
+        The domain, in the order that defines the domain index. All values have
+        one kind (str, int, float or bool); no NaN/None, no duplicates.
+    dtype : str, optional
+        The pandas dtype ``Schema.decode`` gives this column (default: what
+        pandas infers for ``values``; ``"category"`` decodes to a Categorical).
+
+    Examples
+    --------
+    >>> Categorical("sex", ["Female", "Male"]).size
+    2
+    """
+
+    def __init__(self, name: str, values: Iterable[Any], dtype: str | None = None):
+        self.name = _check_name(name)
+        values = list(values)
+        if not values:
+            raise SchemaError(f"attribute {name!r} has an empty domain")
+        for v in values:
+            if _is_missing(v):
+                raise SchemaError(f"attribute {name!r}: NaN/None cannot be a domain value")
+        kinds = {_value_kind(v) for v in values}
+        if None in kinds:
+            odd = next(v for v in values if _value_kind(v) is None)
+            raise SchemaError(f"attribute {name!r}: unsupported value {odd!r} "
+                              f"({type(odd).__name__}); supported kinds are {', '.join(KINDS)}")
+        if len(kinds) > 1:
+            raise SchemaError(f"attribute {name!r} mixes value kinds {sorted(kinds)}")
+        self.kind = kinds.pop()
+        self.values = tuple(v.item() if isinstance(v, np.generic) else v for v in values)
+        index = pd.Index(self.values, dtype=object)
+        if not index.is_unique:
+            dup = index[index.duplicated()][0]
+            raise SchemaError(f"attribute {name!r} lists value {dup!r} more than once")
+        self.dtype = _check_dtype(name, dtype if dtype is not None
+                                  else str(pd.Series(self.values).dtype))
+        if self.dtype == "category":
+            self._decoder = None
+        else:
+            self._decoder = pd.array(self.values, dtype=self.dtype)
+            if list(self._decoder) != list(self.values):
+                raise SchemaError(f"attribute {name!r}: dtype {self.dtype} cannot hold its values")
+        self._index = pd.Index(self.values)
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+    def describe(self) -> str:
+        shown = ", ".join(repr(v) for v in self.values[:3])
+        if self.size > 4:
+            shown += f", …, {self.values[-1]!r}"
+        elif self.size == 4:
+            shown += f", {self.values[-1]!r}"
+        return f"{self.size} values: {shown}"
+
+    def to_dict(self) -> dict:
+        return {"type": "categorical", "name": self.name, "values": list(self.values),
+                "dtype": self.dtype}
+
+    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int]:
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            # Map the column's categories once, then its small integer codes.
+            remap = self._index.get_indexer(values.cat.categories).astype(np.int64)
+            return remap[values.cat.codes.to_numpy()], 0
+        return self._index.get_indexer(values).astype(np.int64, copy=False), 0
+
+    def _from_raw(self, raw: np.ndarray) -> Any:
+        if self._decoder is None:
+            return pd.Categorical.from_codes(raw, categories=self._index)
+        return self._decoder.take(raw)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Categorical) and self.name == other.name
+                and self.values == other.values and self.dtype == other.dtype)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.values, self.dtype))
+
+
+class IntRange(Attribute):
+    """An integer attribute with domain {lo, lo+1, …, hi} (both ends included).
+
+    Examples
+    --------
+    >>> IntRange("age", 17, 90).size
+    74
+    """
+
+    def __init__(self, name: str, lo: int, hi: int, dtype: str = "int64"):
+        self.name = _check_name(name)
+        for label, v in (("lo", lo), ("hi", hi)):
+            if _value_kind(v) != "integer":
+                raise SchemaError(f"attribute {name!r}: {label} must be an integer, got {v!r}")
+        self.lo, self.hi = int(lo), int(hi)
+        if self.lo > self.hi:
+            raise SchemaError(f"attribute {name!r} has an empty domain: lo={lo} > hi={hi}")
+        int64 = np.iinfo(np.int64)
+        if self.lo < int64.min or self.hi > int64.max:
+            raise SchemaError(f"attribute {name!r}: bounds must fit in int64, got [{lo}, {hi}]")
+        self.dtype = _check_dtype(name, dtype)
+        if not pd.api.types.is_integer_dtype(self.dtype):
+            raise SchemaError(f"attribute {name!r}: dtype must be an integer dtype, got {dtype}")
+        info = np.iinfo(pd.api.types.pandas_dtype(self.dtype).type)
+        if self.lo < info.min or self.hi > info.max:
+            raise SchemaError(f"attribute {name!r}: dtype {dtype} cannot hold [{lo}, {hi}]")
+        self.kind = "integer"
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo + 1
+
+    def describe(self) -> str:
+        return f"integers {self.lo}..{self.hi}"
+
+    def to_dict(self) -> dict:
+        return {"type": "int_range", "name": self.name, "lo": self.lo, "hi": self.hi,
+                "dtype": self.dtype}
+
+    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int]:
+        if values.dtype == np.uint64 and len(values) and values.max() > np.iinfo(np.int64).max:
+            row = int(np.argmax(values.to_numpy() > np.iinfo(np.int64).max))
+            raise self._outside(values, row)
+        return values.to_numpy(dtype=np.int64), self.lo
+
+    def _from_raw(self, raw: np.ndarray) -> Any:
+        return raw if self.dtype == "int64" else pd.array(raw, dtype=self.dtype)
+
+    def _outside(self, values: pd.Series, row: int) -> DomainError:
+        return DomainError(f"column {self.name!r}: value {values.iloc[row]!r} at row "
+                           f"{values.index[row]!r} is outside the domain ({self.describe()})")
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, IntRange) and self.name == other.name
+                and (self.lo, self.hi, self.dtype) == (other.lo, other.hi, other.dtype))
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.lo, self.hi, self.dtype))
+
+
+def _attribute_from_dict(d: dict) -> Attribute:
+    kind = d.get("type")
+    if kind == "categorical":
+        return Categorical(d["name"], d["values"], dtype=d.get("dtype"))
+    if kind == "int_range":
+        return IntRange(d["name"], d["lo"], d["hi"], dtype=d.get("dtype", "int64"))
+    raise SchemaError(f"unknown attribute type {kind!r} (expected 'categorical' or 'int_range')")
+
+
+class Schema:
+    """An ordered list of attributes; the domain D is their product.
+
+    Examples
+    --------
+    >>> s = Schema([Categorical("sex", ["F", "M"]), IntRange("age", 0, 99)])
+    >>> s.size
+    200
+    >>> codes = s.encode(pd.DataFrame({"sex": ["M", "F"], "age": [30, 7]}))
+    >>> codes.tolist()
+    [130, 7]
+    >>> s.decode(codes)["sex"].tolist()
+    ['M', 'F']
+    """
+
+    def __init__(self, attributes: Sequence[Attribute]):
+        attributes = list(attributes)
+        if not attributes:
+            raise SchemaError("a schema needs at least one attribute")
+        seen: set[str] = set()
+        for a in attributes:
+            if not isinstance(a, Attribute):
+                raise SchemaError(f"schema entries must be Categorical or IntRange, got {a!r}")
+            if a.name in seen:
+                raise SchemaError(f"duplicate attribute name {a.name!r}")
+            seen.add(a.name)
+        self.attributes: tuple[Attribute, ...] = tuple(attributes)
+        self.radices: tuple[int, ...] = tuple(a.size for a in attributes)
+        if any(r >= 2**64 for r in self.radices):
+            raise SchemaError("an attribute's domain must have fewer than 2^64 values")
+        #: m = |D|, exact.
+        self.size: int = math.prod(self.radices)
+        #: 64-bit words per code: 1 when m ≤ 2^64.
+        self.limbs: int = _core.limbs_for(list(self.radices))
+
+    # ---- construction -------------------------------------------------------------
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, columns: Sequence[str] | None = None) -> Schema:
+        """Infer a schema of active domains: each column's distinct values, sorted.
+
+        Every column becomes a :class:`Categorical` holding the values that
+        occur (so Adult's age has 72 values, not 74), remembering the column's
+        dtype for :meth:`decode`. NaN/None and mixed types raise.
+        """
+        names = list(df.columns) if columns is None else list(columns)
+        attributes = []
+        for name in names:
+            values = _column(df, name)
+            _check_no_missing(name, values)
+            if _column_kind(name, values) == "empty":
+                raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                domain = values.cat.remove_unused_categories().cat.categories
+            else:
+                domain = pd.unique(values)
+            attributes.append(Categorical(name, sorted(domain), dtype=str(values.dtype)))
+        return cls(attributes)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Schema:
+        """Inverse of :meth:`to_dict`."""
+        if not isinstance(d, dict) or "attributes" not in d:
+            raise SchemaError("a schema dict needs an 'attributes' list")
+        return cls([_attribute_from_dict(a) for a in d["attributes"]])
+
+    def to_dict(self) -> dict:
+        """A JSON-ready description (for artifact metadata)."""
+        return {"attributes": [a.to_dict() for a in self.attributes]}
+
+    # ---- access -----------------------------------------------------------------
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attributes)
+
+    @property
+    def is_wide(self) -> bool:
+        """True when codes need more than one 64-bit word (m > 2^64)."""
+        return self.limbs > 1
+
+    def __getitem__(self, name: str) -> Attribute:
+        for a in self.attributes:
+            if a.name == name:
+                return a
+        raise SchemaError(f"no attribute {name!r} in schema (attributes: {', '.join(self.names)})")
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def __iter__(self) -> Iterator[Attribute]:
+        return iter(self.attributes)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Schema) and self.attributes == other.attributes
+
+    def __hash__(self) -> int:
+        return hash(self.attributes)
+
+    def __repr__(self) -> str:
+        lines = [f"Schema({len(self)} attributes, m = {self.size:,})"]
+        width = max(len(n) for n in self.names)
+        lines += [f"  {a.name:<{width}}  {type(a).__name__}({a.describe()})" for a in self]
+        return "\n".join(lines)
+
+    # ---- codes ------------------------------------------------------------------
+    def encode(self, df: pd.DataFrame) -> np.ndarray:
+        """Tuple codes of the rows of ``df`` (columns not in the schema are ignored).
+
+        Returns a uint64 array of shape (n,) when m ≤ 2^64, else (n, limbs).
+        Raises MissingValueError, DataTypeError or DomainError naming the
+        column, row and value at fault.
+        """
+        columns = [_column(df, a.name) for a in self.attributes]
+        raws, offsets = [], []
+        for attr, values in zip(self.attributes, columns):
+            _check_no_missing(attr.name, values)
+            _check_kind(attr, values)
+            raw, offset = attr._raw(values)
+            raws.append(np.ascontiguousarray(raw, dtype=np.int64))
+            offsets.append(offset)
+        radices = list(self.radices)
+        try:
+            if self.is_wide:
+                return _core.encode_wide(raws, offsets, radices, self.limbs)
+            return _core.encode_u64(raws, offsets, radices)
+        except DomainError as exc:
+            attr, values, row = self.attributes[exc.attribute_index], columns[exc.attribute_index], exc.row
+            outside = int(((raws[exc.attribute_index] - offsets[exc.attribute_index] < 0)
+                           | (raws[exc.attribute_index] - offsets[exc.attribute_index]
+                              >= attr.size)).sum())
+            raise DomainError(
+                f"column {attr.name!r}: value {attr._value_at(values, row)!r} at row "
+                f"{values.index[row]!r} is outside the domain ({attr.describe()}); "
+                f"{outside} row(s) of this column are outside"
+            ) from None
+
+    def decode(self, codes: np.ndarray | Sequence[int]) -> pd.DataFrame:
+        """The DataFrame whose rows have these codes, with the schema's values and dtypes."""
+        codes = self._check_codes(codes)
+        offsets = [a.lo if isinstance(a, IntRange) else 0 for a in self.attributes]
+        radices = list(self.radices)
+        if self.is_wide:
+            raw = _core.decode_wide(codes, offsets, radices)
+        else:
+            raw = _core.decode_u64(codes, offsets, radices)
+        return pd.DataFrame({a.name: a._from_raw(raw[j]) for j, a in enumerate(self.attributes)},
+                            copy=False)
+
+    def _check_codes(self, codes: np.ndarray | Sequence[int]) -> np.ndarray:
+        if not isinstance(codes, np.ndarray):
+            return self.ints_to_codes(codes)
+        if codes.dtype.kind not in "iu":
+            raise CodeError(f"codes must be an integer array, got dtype {codes.dtype}")
+        expected = (codes.shape[0], self.limbs) if self.is_wide else (len(codes),)
+        if codes.shape != expected or (not self.is_wide and codes.ndim != 1):
+            raise CodeError(f"codes for this schema must have shape (n,{' ' + str(self.limbs) if self.is_wide else ''}), "
+                            f"got {codes.shape}")
+        if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
+            raise CodeError(f"codes must be non-negative, got {codes.min()}")
+        return np.ascontiguousarray(codes, dtype=np.uint64)
+
+    def codes_to_ints(self, codes: np.ndarray) -> list[int]:
+        """Codes as exact Python ints (for either representation)."""
+        codes = self._check_codes(codes)
+        if not self.is_wide:
+            return [int(c) for c in codes]
+        total = np.zeros(len(codes), dtype=object)
+        for j in range(self.limbs):
+            total = (total << 64) + codes[:, j].astype(object)
+        return [int(c) for c in total]
+
+    def ints_to_codes(self, ints: Iterable[int]) -> np.ndarray:
+        """The code array for Python ints in [0, m); raises CodeError otherwise."""
+        ints = list(ints)
+        for i, v in enumerate(ints):
+            if _value_kind(v) != "integer" or not 0 <= v < self.size:
+                raise CodeError(f"code #{i} = {v!r} is not an integer in [0, m = {self.size})")
+        if not self.is_wide:
+            return np.array(ints, dtype=np.uint64).reshape(len(ints))
+        mask = (1 << 64) - 1
+        words = [[(int(v) >> (64 * (self.limbs - 1 - j))) & mask for j in range(self.limbs)]
+                 for v in ints]
+        return np.array(words, dtype=np.uint64).reshape(len(ints), self.limbs)
+
+
+def _column(df: pd.DataFrame, name: str) -> pd.Series:
+    if not isinstance(df, pd.DataFrame):
+        raise DataTypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    if name not in df.columns:
+        raise SchemaError(f"the frame has no column {name!r} (columns: {', '.join(map(str, df.columns))})")
+    column = df[name]
+    if isinstance(column, pd.DataFrame):
+        raise SchemaError(f"the frame has more than one column named {name!r}")
+    return column

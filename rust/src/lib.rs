@@ -1,0 +1,139 @@
+//! The `privpub._core` extension: thin bindings over the kernels.
+//!
+//! Each binding converts numpy arrays to slices, releases the GIL for the
+//! kernel, and maps `KernelError` once onto `privpub.errors`. No privacy
+//! parameter is decided here.
+
+pub mod encode;
+pub mod error;
+pub mod rng;
+
+use error::KernelError;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// Raise a kernel error as the matching `privpub.errors` class, carrying the
+/// attribute index and row so Python can name the column and value.
+fn to_py(py: Python<'_>, err: KernelError) -> PyErr {
+    let (class, attribute, row) = match &err {
+        KernelError::OutOfDomain { attribute, row } => ("DomainError", Some(*attribute), Some(*row)),
+        KernelError::InvalidCode { row } => ("CodeError", None, Some(*row)),
+        KernelError::Shape(_) => ("PrivpubError", None, None),
+    };
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import("privpub.errors")?.getattr(class)?;
+        let exc = cls.call1((err.to_string(),))?;
+        exc.setattr("attribute_index", attribute)?;
+        exc.setattr("row", row)?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+fn key_from(bytes: &Bound<'_, PyBytes>) -> PyResult<rng::Key> {
+    bytes
+        .as_bytes()
+        .try_into()
+        .map_err(|_| PyValueError::new_err("random key must be exactly 32 bytes"))
+}
+
+/// Encode columns of int64 values (domain index = value − offset) into u64 codes.
+#[pyfunction]
+fn encode_u64<'py>(
+    py: Python<'py>,
+    cols: Vec<PyReadonlyArray1<'py, i64>>,
+    offsets: Vec<i64>,
+    radices: Vec<u64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let slices = cols.iter().map(|c| c.as_slice()).collect::<Result<Vec<_>, _>>()?;
+    let n = slices.first().map_or(0, |c| c.len());
+    let mut out = vec![0u64; n];
+    py.detach(|| encode::encode_u64(&slices, &offsets, &radices, &mut out))
+        .map_err(|e| to_py(py, e))?;
+    Ok(out.into_pyarray(py))
+}
+
+/// Encode into an (n, limbs) u64 array, most significant limb first.
+#[pyfunction]
+fn encode_wide<'py>(
+    py: Python<'py>,
+    cols: Vec<PyReadonlyArray1<'py, i64>>,
+    offsets: Vec<i64>,
+    radices: Vec<u64>,
+    limbs: usize,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let slices = cols.iter().map(|c| c.as_slice()).collect::<Result<Vec<_>, _>>()?;
+    let n = slices.first().map_or(0, |c| c.len());
+    let mut out = vec![0u64; n * limbs];
+    py.detach(|| encode::encode_wide(&slices, &offsets, &radices, limbs, &mut out))
+        .map_err(|e| to_py(py, e))?;
+    out.into_pyarray(py).reshape([n, limbs])
+}
+
+/// Decode u64 codes into a (k, n) int64 array of values (index + offset).
+#[pyfunction]
+fn decode_u64<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray1<'py, u64>,
+    offsets: Vec<i64>,
+    radices: Vec<u64>,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let codes = codes.as_slice()?;
+    let (n, k) = (codes.len(), radices.len());
+    let mut out = vec![0i64; n * k];
+    py.detach(|| encode::decode_u64(codes, &offsets, &radices, &mut out))
+        .map_err(|e| to_py(py, e))?;
+    out.into_pyarray(py).reshape([k, n])
+}
+
+/// Decode (n, limbs) wide codes into a (k, n) int64 array of values.
+#[pyfunction]
+fn decode_wide<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, u64>,
+    offsets: Vec<i64>,
+    radices: Vec<u64>,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let limbs = codes.shape()[1];
+    let codes = codes.as_slice()?;
+    let n = codes.len() / limbs.max(1);
+    let k = radices.len();
+    let mut out = vec![0i64; n * k];
+    py.detach(|| encode::decode_wide(codes, limbs, &offsets, &radices, &mut out))
+        .map_err(|e| to_py(py, e))?;
+    out.into_pyarray(py).reshape([k, n])
+}
+
+/// Number of u64 limbs a code needs for this domain (1 when m ≤ 2^64).
+#[pyfunction]
+fn limbs_for(radices: Vec<u64>) -> usize {
+    encode::limbs_for(&radices)
+}
+
+/// Elements [start, start + n) of the uniform [0, 1) stream of a 32-byte key.
+#[pyfunction]
+fn uniform<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    n: usize,
+    start: u64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let key = key_from(key)?;
+    let mut out = vec![0.0; n];
+    py.detach(|| rng::fill_uniform(&key, start, &mut out));
+    Ok(out.into_pyarray(py))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("BLOCK", rng::BLOCK)?;
+    m.add_function(wrap_pyfunction!(encode_u64, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_wide, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_u64, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_wide, m)?)?;
+    m.add_function(wrap_pyfunction!(limbs_for, m)?)?;
+    m.add_function(wrap_pyfunction!(uniform, m)?)?;
+    Ok(())
+}
