@@ -71,10 +71,11 @@ class Artifact:
         try:
             meta = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ArtifactError(f"{os.fspath(path)!r}: privpub metadata is not JSON: {exc}") from exc
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ArtifactError(f"{os.fspath(path)!r}: unsupported artifact format "
-                                f"{meta.get('format_version')!r} (this library reads {FORMAT_VERSION})")
+            raise ArtifactError(f"{os.fspath(path)!r}: privpub metadata is not JSON") from exc
+        found = meta.get("format_version")
+        if found != FORMAT_VERSION:
+            raise ArtifactError(f"{os.fspath(path)!r}: unsupported artifact format {found!r} "
+                                f"(this library reads {FORMAT_VERSION})")
         schema = None if meta["schema"] is None else Schema.from_dict(meta["schema"])
         return cls(frame=table.to_pandas(), mechanism=meta["mechanism"],
                    parameters=meta["parameters"], schema=schema, extra=meta["extra"],

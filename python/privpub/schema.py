@@ -62,9 +62,9 @@ def _column_kind(name: str, values: pd.Series | pd.Index) -> str:
         return "integer"
     if pd.api.types.is_float_dtype(dtype):
         return "float"
-    if pd.api.types.is_string_dtype(dtype) and dtype != object:
+    if pd.api.types.is_string_dtype(dtype) and dtype != np.dtype(object):
         return "string"
-    if dtype == object:
+    if dtype == np.dtype(object):
         inferred = pd.api.types.infer_dtype(values, skipna=True)
         kind = {"string": "string", "integer": "integer", "floating": "float",
                 "boolean": "boolean"}.get(inferred)
@@ -417,7 +417,7 @@ class Schema:
         """
         columns = [_column(df, a.name) for a in self.attributes]
         raws, offsets = [], []
-        for attr, values in zip(self.attributes, columns):
+        for attr, values in zip(self.attributes, columns, strict=True):
             _check_no_missing(attr.name, values)
             _check_kind(attr, values)
             raw, offset = attr._raw(values)
@@ -429,10 +429,10 @@ class Schema:
                 return _core.encode_wide(raws, offsets, radices, self.limbs)
             return _core.encode_u64(raws, offsets, radices)
         except DomainError as exc:
-            attr, values, row = self.attributes[exc.attribute_index], columns[exc.attribute_index], exc.row
-            outside = int(((raws[exc.attribute_index] - offsets[exc.attribute_index] < 0)
-                           | (raws[exc.attribute_index] - offsets[exc.attribute_index]
-                              >= attr.size)).sum())
+            j, row = exc.attribute_index, exc.row
+            attr, values = self.attributes[j], columns[j]
+            index = raws[j] - offsets[j]
+            outside = int(((index < 0) | (index >= attr.size)).sum())
             raise DomainError(
                 f"column {attr.name!r}: value {attr._value_at(values, row)!r} at row "
                 f"{values.index[row]!r} is outside the domain ({attr.describe()}); "
@@ -458,8 +458,8 @@ class Schema:
             raise CodeError(f"codes must be an integer array, got dtype {codes.dtype}")
         expected = (codes.shape[0], self.limbs) if self.is_wide else (len(codes),)
         if codes.shape != expected or (not self.is_wide and codes.ndim != 1):
-            raise CodeError(f"codes for this schema must have shape (n,{' ' + str(self.limbs) if self.is_wide else ''}), "
-                            f"got {codes.shape}")
+            shape = f"(n, {self.limbs})" if self.is_wide else "(n,)"
+            raise CodeError(f"codes for this schema must have shape {shape}, got {codes.shape}")
         if codes.dtype.kind == "i" and codes.size and codes.min() < 0:
             raise CodeError(f"codes must be non-negative, got {codes.min()}")
         return np.ascontiguousarray(codes, dtype=np.uint64)
@@ -492,7 +492,8 @@ def _column(df: pd.DataFrame, name: str) -> pd.Series:
     if not isinstance(df, pd.DataFrame):
         raise DataTypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
     if name not in df.columns:
-        raise SchemaError(f"the frame has no column {name!r} (columns: {', '.join(map(str, df.columns))})")
+        columns = ", ".join(map(str, df.columns))
+        raise SchemaError(f"the frame has no column {name!r} (columns: {columns})")
     column = df[name]
     if isinstance(column, pd.DataFrame):
         raise SchemaError(f"the frame has more than one column named {name!r}")

@@ -30,6 +30,7 @@ import numpy as np
 from privpub import _core
 from privpub.errors import ParameterError
 
+
 @dataclass(frozen=True)
 class RandomSource:
     """A 32-byte ChaCha20 key and whether it came from a user seed."""

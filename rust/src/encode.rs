@@ -37,7 +37,10 @@ fn check_columns(cols: &[&[i64]], offsets: &[i64], radices: &[u64]) -> Result<us
 fn index(value: i64, offset: i64, radix: u64, attr: usize, row: usize) -> Result<u64, KernelError> {
     let idx = (value as i128) - (offset as i128);
     if idx < 0 || idx >= radix as i128 {
-        return Err(KernelError::OutOfDomain { attribute: attr, row });
+        return Err(KernelError::OutOfDomain {
+            attribute: attr,
+            row,
+        });
     }
     Ok(idx as u64)
 }
@@ -85,18 +88,22 @@ pub fn encode_u64(
     if limbs_for(radices) != 1 {
         return Err(KernelError::Shape("domain does not fit in u64".into()));
     }
-    out.par_chunks_mut(CHUNK).enumerate().try_for_each(|(c, piece)| {
-        let base = c * CHUNK;
-        piece.fill(0);
-        for (a, (col, (&off, &r))) in cols.iter().zip(offsets.iter().zip(radices)).enumerate() {
-            let src = &col[base..base + piece.len()];
-            for (i, (code, &v)) in piece.iter_mut().zip(src).enumerate() {
-                // Horner step; cannot overflow because the final code is < m ≤ 2^64.
-                *code = code.wrapping_mul(r).wrapping_add(index(v, off, r, a, base + i)?);
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .try_for_each(|(c, piece)| {
+            let base = c * CHUNK;
+            piece.fill(0);
+            for (a, (col, (&off, &r))) in cols.iter().zip(offsets.iter().zip(radices)).enumerate() {
+                let src = &col[base..base + piece.len()];
+                for (i, (code, &v)) in piece.iter_mut().zip(src).enumerate() {
+                    // Horner step; cannot overflow because the final code is < m ≤ 2^64.
+                    *code = code
+                        .wrapping_mul(r)
+                        .wrapping_add(index(v, off, r, a, base + i)?);
+                }
             }
-        }
-        Ok(())
-    })
+            Ok(())
+        })
 }
 
 /// Encode into `limbs` u64 words per row, most significant first; `out` is
@@ -112,23 +119,25 @@ pub fn encode_wide(
     if out.len() != n * limbs || limbs_for(radices) > limbs {
         return Err(KernelError::Shape("output limbs".into()));
     }
-    out.par_chunks_mut(CHUNK * limbs).enumerate().try_for_each(|(c, piece)| {
-        let base = c * CHUNK;
-        let mut acc: Vec<u64> = Vec::with_capacity(limbs + 1);
-        for (i, row) in piece.chunks_mut(limbs).enumerate() {
-            acc.clear();
-            acc.push(0);
-            for (a, col) in cols.iter().enumerate() {
-                let idx = index(col[base + i], offsets[a], radices[a], a, base + i)?;
-                mul_add(&mut acc, radices[a], idx);
+    out.par_chunks_mut(CHUNK * limbs)
+        .enumerate()
+        .try_for_each(|(c, piece)| {
+            let base = c * CHUNK;
+            let mut acc: Vec<u64> = Vec::with_capacity(limbs + 1);
+            for (i, row) in piece.chunks_mut(limbs).enumerate() {
+                acc.clear();
+                acc.push(0);
+                for (a, col) in cols.iter().enumerate() {
+                    let idx = index(col[base + i], offsets[a], radices[a], a, base + i)?;
+                    mul_add(&mut acc, radices[a], idx);
+                }
+                acc.resize(limbs, 0);
+                for (dst, &w) in row.iter_mut().zip(acc.iter().rev()) {
+                    *dst = w;
+                }
             }
-            acc.resize(limbs, 0);
-            for (dst, &w) in row.iter_mut().zip(acc.iter().rev()) {
-                *dst = w;
-            }
-        }
-        Ok(())
-    })
+            Ok(())
+        })
 }
 
 /// Decode u64 codes into k columns of values (index + offset), written
@@ -240,7 +249,11 @@ mod tests {
 
     #[test]
     fn codes_are_mixed_radix_with_first_attribute_most_significant() {
-        let codes = roundtrip_u64(vec![vec![0, 1, 2], vec![10, 11, 10]], vec![0, 10], vec![3, 2]);
+        let codes = roundtrip_u64(
+            vec![vec![0, 1, 2], vec![10, 11, 10]],
+            vec![0, 10],
+            vec![3, 2],
+        );
         assert_eq!(codes, vec![0, 3, 4]);
     }
 
@@ -250,7 +263,13 @@ mod tests {
         let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
         let mut out = vec![0u64; 3];
         let err = encode_u64(&refs, &[0, 5], &[3, 4], &mut out).unwrap_err();
-        assert_eq!(err, KernelError::OutOfDomain { attribute: 1, row: 1 });
+        assert_eq!(
+            err,
+            KernelError::OutOfDomain {
+                attribute: 1,
+                row: 1
+            }
+        );
         let neg = [vec![-1i64]];
         let refs: Vec<&[i64]> = neg.iter().map(|c| c.as_slice()).collect();
         let mut one = vec![0u64; 1];
@@ -259,7 +278,7 @@ mod tests {
 
     #[test]
     fn decode_rejects_codes_at_or_above_m() {
-        let mut out = vec![0i64; 2];
+        let mut out = [0i64; 2];
         let err = decode_u64(&[5, 6], &[0, 0], &[3, 2], &mut out[..]).unwrap_err();
         // m = 6: code 5 is fine and code 6 is not (there are two columns, so out needs 4).
         assert!(matches!(err, KernelError::Shape(_)));
@@ -281,7 +300,11 @@ mod tests {
 
     #[test]
     fn wide_agrees_with_u64_where_both_apply_and_roundtrips_past_2_128() {
-        let cols = vec![vec![0i64, 6, 3, 6], vec![1i64, 0, 4, 4], vec![2i64, 0, 1, 2]];
+        let cols = vec![
+            vec![0i64, 6, 3, 6],
+            vec![1i64, 0, 4, 4],
+            vec![2i64, 0, 1, 2],
+        ];
         let offsets = vec![0, 0, 0];
         let radices = vec![7u64, 5, 3];
         let codes = roundtrip_u64(cols.clone(), offsets.clone(), radices.clone());
@@ -296,7 +319,9 @@ mod tests {
         let k = 40;
         let radices = vec![1000u64; k];
         assert_eq!(limbs_for(&radices), 7);
-        let cols: Vec<Vec<i64>> = (0..k).map(|a| vec![0, 999, (a * 37 % 1000) as i64]).collect();
+        let cols: Vec<Vec<i64>> = (0..k)
+            .map(|a| vec![0, 999, (a * 37 % 1000) as i64])
+            .collect();
         let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
         let offsets = vec![0i64; k];
         let mut wide = vec![0u64; 3 * 7];

@@ -9,7 +9,10 @@ pub mod error;
 pub mod rng;
 
 use error::KernelError;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -18,7 +21,9 @@ use pyo3::types::PyBytes;
 /// attribute index and row so Python can name the column and value.
 fn to_py(py: Python<'_>, err: KernelError) -> PyErr {
     let (class, attribute, row) = match &err {
-        KernelError::OutOfDomain { attribute, row } => ("DomainError", Some(*attribute), Some(*row)),
+        KernelError::OutOfDomain { attribute, row } => {
+            ("DomainError", Some(*attribute), Some(*row))
+        }
         KernelError::InvalidCode { row } => ("CodeError", None, Some(*row)),
         KernelError::Shape(_) => ("PrivpubError", None, None),
     };
@@ -47,7 +52,10 @@ fn encode_u64<'py>(
     offsets: Vec<i64>,
     radices: Vec<u64>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let slices = cols.iter().map(|c| c.as_slice()).collect::<Result<Vec<_>, _>>()?;
+    let slices = cols
+        .iter()
+        .map(|c| c.as_slice())
+        .collect::<Result<Vec<_>, _>>()?;
     let n = slices.first().map_or(0, |c| c.len());
     let mut out = vec![0u64; n];
     py.detach(|| encode::encode_u64(&slices, &offsets, &radices, &mut out))
@@ -64,7 +72,10 @@ fn encode_wide<'py>(
     radices: Vec<u64>,
     limbs: usize,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
-    let slices = cols.iter().map(|c| c.as_slice()).collect::<Result<Vec<_>, _>>()?;
+    let slices = cols
+        .iter()
+        .map(|c| c.as_slice())
+        .collect::<Result<Vec<_>, _>>()?;
     let n = slices.first().map_or(0, |c| c.len());
     let mut out = vec![0u64; n * limbs];
     py.detach(|| encode::encode_wide(&slices, &offsets, &radices, limbs, &mut out))

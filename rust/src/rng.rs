@@ -70,8 +70,16 @@ mod tests {
         let key = [7u8; 32];
         let n = 3 * BLOCK + 123;
         let whole = stream(&key, 0, n);
-        for &(start, len) in &[(0, 10), (5, BLOCK), (BLOCK as u64 - 3, 7), (2 * BLOCK as u64 + 1, BLOCK + 100)] {
-            assert_eq!(stream(&key, start, len), whole[start as usize..start as usize + len]);
+        for &(start, len) in &[
+            (0, 10),
+            (5, BLOCK),
+            (BLOCK as u64 - 3, 7),
+            (2 * BLOCK as u64 + 1, BLOCK + 100),
+        ] {
+            assert_eq!(
+                stream(&key, start, len),
+                whole[start as usize..start as usize + len]
+            );
         }
     }
 
