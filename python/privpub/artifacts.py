@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,7 +23,49 @@ from privpub.errors import ArtifactError, ParameterError
 from privpub.schema import Schema
 
 METADATA_KEY = b"privpub"
+#: Column dtypes that pyarrow's pandas metadata does not bring back by itself.
+DTYPES_KEY = b"privpub.dtypes"
 FORMAT_VERSION = 1
+
+
+def _check_keys(value: Any, where: str) -> None:
+    """JSON turns non-string dict keys into strings; refuse rather than coerce."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ParameterError(f"artifact metadata keys must be strings, "
+                                     f"got {k!r} in {where}")
+            _check_keys(v, f"{where}[{k!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_keys(v, f"{where}[{i}]")
+
+
+def _dtype_notes(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Object columns (read back as 'str' under pandas >= 3) and categoricals whose
+    categories are not 'str' (Parquet keeps only string dictionaries)."""
+    notes = []
+    for name, dtype in frame.dtypes.items():
+        if dtype == np.dtype(object):
+            notes.append({"name": name, "dtype": "object"})
+        elif isinstance(dtype, pd.CategoricalDtype) and dtype.categories.dtype != "str":
+            notes.append({"name": name, "dtype": "category",
+                          "categories": dtype.categories.tolist(),
+                          "categories_dtype": str(dtype.categories.dtype),
+                          "ordered": bool(dtype.ordered)})
+    return notes
+
+
+def _restore_dtypes(frame: pd.DataFrame, notes: list[dict[str, Any]]) -> pd.DataFrame:
+    for note in notes:
+        name = note["name"]
+        if note["dtype"] == "object":
+            frame[name] = frame[name].astype(object)
+        else:
+            categories = pd.Index(note["categories"], dtype=note["categories_dtype"])
+            frame[name] = pd.Categorical(frame[name], categories=categories,
+                                         ordered=note["ordered"])
+    return frame
 
 
 @dataclass
@@ -51,13 +94,21 @@ class Artifact:
 
     def to_parquet(self, path: str | os.PathLike) -> None:
         """Write frame and metadata to one Parquet file."""
+        metadata = self.metadata()
+        _check_keys(metadata, "metadata")
         try:
-            document = json.dumps(self.metadata(), allow_nan=False)
+            document = json.dumps(metadata, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise ParameterError(f"artifact metadata must be JSON-serialisable: {exc}") from exc
+        try:
+            notes = json.dumps(_dtype_notes(self.frame), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"the frame's categorical categories must be "
+                                 f"JSON-serialisable to be stored exactly: {exc}") from exc
         table = pa.Table.from_pandas(self.frame, preserve_index=False)
         meta = dict(table.schema.metadata or {})
         meta[METADATA_KEY] = document.encode()
+        meta[DTYPES_KEY] = notes.encode()
         pq.write_table(table.replace_schema_metadata(meta), path)
 
     @classmethod
@@ -77,6 +128,8 @@ class Artifact:
             raise ArtifactError(f"{os.fspath(path)!r}: unsupported artifact format {found!r} "
                                 f"(this library reads {FORMAT_VERSION})")
         schema = None if meta["schema"] is None else Schema.from_dict(meta["schema"])
-        return cls(frame=table.to_pandas(), mechanism=meta["mechanism"],
+        notes = json.loads((table.schema.metadata or {}).get(DTYPES_KEY, b"[]"))
+        frame = _restore_dtypes(table.to_pandas(), notes)
+        return cls(frame=frame, mechanism=meta["mechanism"],
                    parameters=meta["parameters"], schema=schema, extra=meta["extra"],
                    library_version=meta["library_version"])

@@ -97,8 +97,10 @@ def _check_no_missing(name: str, values: pd.Series) -> None:
 def _check_kind(attr: Attribute, values: pd.Series) -> None:
     kind = _column_kind(attr.name, values)
     if kind not in (attr.kind, "empty"):
+        example = (f" (e.g. {attr._value_at(values, 0)!r} at row {values.index[0]!r})"
+                   if len(values) else "")
         raise DataTypeError(
-            f"column {attr.name!r} holds {kind} values but attribute {attr.name!r} has a "
+            f"column {attr.name!r} holds {kind} values{example} but attribute {attr.name!r} has a "
             f"{attr.kind} domain ({attr.describe()}); convert the column explicitly"
         )
 
@@ -129,7 +131,8 @@ class Attribute:
         raise NotImplementedError
 
     def _value_at(self, values: pd.Series, row: int) -> Any:
-        return values.iloc[row]
+        value = values.iloc[row]
+        return value.item() if isinstance(value, np.generic) else value
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.describe()})"
@@ -194,7 +197,8 @@ class Categorical(Attribute):
         if self.dtype == "category":
             self._decoder = None
         else:
-            self._decoder = pd.array(self.values, dtype=self.dtype)
+            # Via an object array: pd.array(list, dtype='uint64') wraps ints above int64 max.
+            self._decoder = pd.array(np.array(self.values, dtype=object), dtype=self.dtype)
             if list(self._decoder) != list(self.values):
                 raise SchemaError(f"attribute {name!r}: dtype {self.dtype} cannot hold its values")
         self._index = pd.Index(self.values)
@@ -284,7 +288,7 @@ class IntRange(Attribute):
         return raw if self.dtype == "int64" else pd.array(raw, dtype=self.dtype)
 
     def _outside(self, values: pd.Series, row: int) -> DomainError:
-        return DomainError(f"column {self.name!r}: value {values.iloc[row]!r} at row "
+        return DomainError(f"column {self.name!r}: value {self._value_at(values, row)!r} at row "
                            f"{values.index[row]!r} is outside the domain ({self.describe()})")
 
     def __eq__(self, other: object) -> bool:
@@ -444,14 +448,25 @@ class Schema:
         codes = self._check_codes(codes)
         offsets = [a.lo if isinstance(a, IntRange) else 0 for a in self.attributes]
         radices = list(self.radices)
-        if self.is_wide:
-            raw = _core.decode_wide(codes, offsets, radices)
-        else:
-            raw = _core.decode_u64(codes, offsets, radices)
-        return pd.DataFrame({a.name: a._from_raw(raw[j]) for j, a in enumerate(self.attributes)},
-                            copy=False)
+        try:
+            if self.is_wide:
+                raw = _core.decode_wide(codes, offsets, radices)
+            else:
+                raw = _core.decode_u64(codes, offsets, radices)
+        except CodeError as exc:
+            if exc.row is None:
+                raise
+            value = self.codes_to_ints(codes[exc.row:exc.row + 1])[0]
+            raise CodeError(f"code {value} at row {exc.row} is not below the domain size "
+                            f"m = {self.size:,}") from None
+        # Explicit Series dtypes: pandas >= 3 would infer 'str' for an object column.
+        return pd.DataFrame({a.name: pd.Series(a._from_raw(raw[j]), dtype=a.dtype, copy=False)
+                             for j, a in enumerate(self.attributes)}, copy=False)
 
     def _check_codes(self, codes: np.ndarray | Sequence[int]) -> np.ndarray:
+        if isinstance(codes, (int, np.generic)) or (isinstance(codes, np.ndarray)
+                                                    and codes.ndim == 0):
+            raise CodeError(f"codes must be a sequence or array of codes, got the scalar {codes!r}")
         if not isinstance(codes, np.ndarray):
             return self.ints_to_codes(codes)
         if codes.dtype.kind not in "iu":

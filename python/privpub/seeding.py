@@ -56,9 +56,16 @@ class RandomSource:
         The stream is seekable: ``uniform(n, start)`` equals
         ``uniform(start + n)[start:]`` without computing the prefix.
         """
+        for label, v in (("n", n), ("start", start)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+                raise ParameterError(f"{label} must be an int, got {v!r}")
         if n < 0 or start < 0:
             raise ParameterError(f"n and start must be non-negative, got n={n}, start={start}")
-        return _core.uniform(self.key, n, start)
+        if int(start) + int(n) > 2**64:
+            # The stream has 2^64 elements; the core would wrap around to its start.
+            raise ParameterError(f"start + n must be at most 2^64 (the stream's length), "
+                                 f"got start={start}, n={n}")
+        return _core.uniform(self.key, int(n), int(start))
 
     @property
     def policy(self) -> str:

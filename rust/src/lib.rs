@@ -7,6 +7,7 @@
 pub mod encode;
 pub mod error;
 pub mod rng;
+pub mod sample;
 
 use error::KernelError;
 use numpy::{
@@ -137,6 +138,68 @@ fn uniform<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// Rows of an (n, limbs) code array as one flat slice and its limb count.
+fn code_rows<'a>(codes: &'a PyReadonlyArray2<'_, u64>) -> PyResult<(&'a [u64], usize)> {
+    let limbs = codes.shape()[1];
+    Ok((codes.as_slice()?, limbs))
+}
+
+/// α-step mask over sorted (n, limbs) codes: first copy kept with `p_first`, others `p_rest`.
+#[pyfunction]
+fn keep_records<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    codes: PyReadonlyArray2<'py, u64>,
+    p_first: f64,
+    p_rest: f64,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&codes)?;
+    let rows: Vec<&[u64]> = words.chunks_exact(limbs.max(1)).collect();
+    let mask = py.detach(|| sample::keep_records(&key, &rows, p_first, p_rest));
+    Ok(mask.into_pyarray(py))
+}
+
+/// β-step: codes in [0, m) outside the sorted distinct `excluded`, each with probability `beta`.
+#[pyfunction]
+fn beta_step<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    m: u128,
+    beta: f64,
+    excluded: PyReadonlyArray2<'py, u64>,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&excluded)?;
+    let out = py
+        .detach(|| {
+            let excluded = sample::to_u128(words, limbs)?;
+            sample::BetaStep::new(&key, m, beta, &excluded)?.run(limbs)
+        })
+        .map_err(|e| to_py(py, e))?;
+    let n = out.len() / limbs;
+    out.into_pyarray(py).reshape([n, limbs])
+}
+
+/// Merge two sorted (n, limbs) code arrays.
+#[pyfunction]
+fn merge_sorted<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, u64>,
+    b: PyReadonlyArray2<'py, u64>,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let (a, limbs) = code_rows(&a)?;
+    let (b, limbs_b) = code_rows(&b)?;
+    if limbs != limbs_b || limbs == 0 {
+        return Err(PyValueError::new_err(
+            "merge_sorted: code arrays differ in limbs",
+        ));
+    }
+    let out = py.detach(|| sample::merge_sorted(a, b, limbs));
+    let n = out.len() / limbs;
+    out.into_pyarray(py).reshape([n, limbs])
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BLOCK", rng::BLOCK)?;
@@ -146,5 +209,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_wide, m)?)?;
     m.add_function(wrap_pyfunction!(limbs_for, m)?)?;
     m.add_function(wrap_pyfunction!(uniform, m)?)?;
+    m.add_function(wrap_pyfunction!(keep_records, m)?)?;
+    m.add_function(wrap_pyfunction!(beta_step, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_sorted, m)?)?;
     Ok(())
 }

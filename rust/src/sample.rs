@@ -1,0 +1,336 @@
+//! The αβ algorithm's random steps over tuple codes.
+//!
+//! # Citations
+//! * Rastogi, Suciu, Hong. *The Boundary Between Privacy and Utility in Data
+//!   Publishing*, VLDB 2007: Algorithm 1 (α-step, β-step), Algorithm 7
+//!   (multiple views reuse both steps with other probabilities).
+//!
+//! Codes are handled as u128 inside (m ≤ 2^128); the output is written as
+//! `limbs` u64 words per code (1 when m ≤ 2^64, else 2, most significant
+//! first), matching `encode.rs`.
+
+use crate::error::KernelError;
+use crate::rng::{block_rng, fill_uniform, Key};
+use rand::RngCore;
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+
+/// Expected selections per β-step segment. Fixed: it defines which stream
+/// draws which ranks, so changing it changes every seeded result.
+const SEGMENT_TARGET: f64 = 65536.0;
+
+/// Keep each record of a *sorted* code list independently: the first copy of
+/// a code with probability `p_first`, each further copy with `p_rest`.
+/// Record i uses element i of the uniform stream of `key`.
+///
+/// With p_first = α+β and p_rest = α a tuple with c records contributes
+/// cα + β copies in expectation, so (n_V − β n_D)/α stays unbiased for record
+/// counts (DESIGN.md, "Real tables repeat records").
+pub fn keep_records<T: PartialEq + Sync>(
+    key: &Key,
+    sorted: &[T],
+    p_first: f64,
+    p_rest: f64,
+) -> Vec<bool> {
+    let mut u = vec![0.0; sorted.len()];
+    fill_uniform(key, 0, &mut u);
+    u.par_iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let first = i == 0 || sorted[i] != sorted[i - 1];
+            x < if first { p_first } else { p_rest }
+        })
+        .collect()
+}
+
+/// A geometric number of failures before a success with probability β,
+/// where `ln_q` = ln(1 − β) < 0. Inversion in f64; when the result exceeds
+/// 2^52 its bits below the double's precision are filled uniformly, which is
+/// the geometric law to within a relative 2^-52 (it is flat at that scale).
+fn geometric(rng: &mut ChaCha20Rng, ln_q: f64) -> u128 {
+    // U in (0, 1]: never 0, so ln U is finite.
+    let u = ((rng.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
+    let g = u.ln() / ln_q;
+    if g < (1u64 << 52) as f64 {
+        return g as u128;
+    }
+    if g >= 2f64.powi(126) {
+        return 1u128 << 126; // beyond every supported domain
+    }
+    let low_bits = (g.log2().floor() as u32).saturating_sub(52);
+    let high = (g as u128) >> low_bits << low_bits;
+    let random =
+        (u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64())) & ((1u128 << low_bits) - 1);
+    high | random
+}
+
+/// The β-step: every code in [0, m) that is not in `excluded` is selected
+/// independently with probability `beta`.
+///
+/// Exact simulation in expected O(β·m + |excluded|) time, never O(m): the
+/// non-excluded codes are ranked 0 .. m − |excluded|; the gaps between
+/// selected ranks are i.i.d. geometric, so rank space is cut into fixed
+/// segments of about `SEGMENT_TARGET / β` ranks, segment s drawing its gaps
+/// from stream s (memorylessness makes segments independent). A rank maps
+/// to its code by skipping the excluded codes below it.
+pub struct BetaStep {
+    key: Key,
+    ln_q: f64,
+    /// excluded[j] − j for the sorted distinct excluded codes: the number of
+    /// excluded codes at or below the code of rank r is #{j : adj[j] ≤ r}.
+    adj: Vec<u128>,
+    free: u128,
+    seg_len: u128,
+    segments: u64,
+}
+
+impl BetaStep {
+    pub fn new(key: &Key, m: u128, beta: f64, excluded: &[u128]) -> Result<Self, KernelError> {
+        if !(0.0..=1.0).contains(&beta) {
+            return Err(KernelError::Shape(format!(
+                "beta = {beta} is not a probability"
+            )));
+        }
+        if excluded.windows(2).any(|w| w[0] >= w[1]) || excluded.last().is_some_and(|&c| c >= m) {
+            return Err(KernelError::Shape(
+                "excluded codes must be sorted, distinct and below m".into(),
+            ));
+        }
+        let free = m - excluded.len() as u128;
+        let adj = excluded
+            .iter()
+            .enumerate()
+            .map(|(j, &c)| c - j as u128)
+            .collect();
+        let seg_len = if beta > 0.0 {
+            ((SEGMENT_TARGET / beta).ceil().min(2f64.powi(120)) as u128).max(1)
+        } else {
+            free.max(1)
+        };
+        let segments = u64::try_from(free.div_ceil(seg_len))
+            .map_err(|_| KernelError::Shape("too many β-step segments".into()))?;
+        let segments = if beta > 0.0 { segments } else { 0 };
+        Ok(BetaStep {
+            key: *key,
+            ln_q: (-beta).ln_1p(),
+            adj,
+            free,
+            seg_len,
+            segments,
+        })
+    }
+
+    /// Call `emit` with each selected code of segment `s`, in increasing order.
+    fn segment(&self, s: u64, mut emit: impl FnMut(u128)) {
+        let start = u128::from(s) * self.seg_len;
+        let end = (start + self.seg_len).min(self.free);
+        let mut rng = block_rng(&self.key, s);
+        let mut rank = start.saturating_add(geometric(&mut rng, self.ln_q));
+        let mut j = self.adj.partition_point(|&a| a <= rank);
+        while rank < end {
+            while j < self.adj.len() && self.adj[j] <= rank {
+                j += 1;
+            }
+            emit(rank + j as u128);
+            rank = rank
+                .saturating_add(1)
+                .saturating_add(geometric(&mut rng, self.ln_q));
+        }
+    }
+
+    /// Selected codes, sorted, as `limbs` u64 words each (most significant
+    /// first). Two passes (count, then fill at known offsets) keep peak
+    /// memory at the size of the output.
+    pub fn run(&self, limbs: usize) -> Result<Vec<u64>, KernelError> {
+        if !(limbs == 1 || limbs == 2)
+            || (limbs == 1 && self.free + self.adj.len() as u128 > 1u128 << 64)
+        {
+            return Err(KernelError::Shape(format!(
+                "{limbs} limbs cannot hold these codes"
+            )));
+        }
+        let counts: Vec<usize> = (0..self.segments)
+            .into_par_iter()
+            .map(|s| {
+                let mut c = 0;
+                self.segment(s, |_| c += 1);
+                c
+            })
+            .collect();
+        let total: usize = counts.iter().sum();
+        let mut out = vec![0u64; total * limbs];
+        let mut pieces = Vec::with_capacity(counts.len());
+        let mut rest = out.as_mut_slice();
+        for (s, &c) in counts.iter().enumerate() {
+            let (piece, tail) = rest.split_at_mut(c * limbs);
+            pieces.push((s as u64, piece));
+            rest = tail;
+        }
+        pieces.into_par_iter().for_each(|(s, piece)| {
+            let mut i = 0;
+            self.segment(s, |code| {
+                write_code(&mut piece[i..i + limbs], code);
+                i += limbs;
+            });
+        });
+        Ok(out)
+    }
+}
+
+#[inline]
+fn write_code(dst: &mut [u64], code: u128) {
+    if dst.len() == 1 {
+        dst[0] = code as u64;
+    } else {
+        dst[0] = (code >> 64) as u64;
+        dst[1] = code as u64;
+    }
+}
+
+/// Codes given as `limbs` (1 or 2) u64 words each, as u128.
+pub fn to_u128(words: &[u64], limbs: usize) -> Result<Vec<u128>, KernelError> {
+    match limbs {
+        1 => Ok(words.iter().map(|&w| u128::from(w)).collect()),
+        2 => Ok(words
+            .chunks_exact(2)
+            .map(|w| u128::from(w[0]) << 64 | u128::from(w[1]))
+            .collect()),
+        _ => Err(KernelError::Shape(format!(
+            "{limbs} limbs: the αβ kernels support m ≤ 2^128"
+        ))),
+    }
+}
+
+/// Merge two sorted code lists (each `limbs` words per code) into one sorted list.
+pub fn merge_sorted(a: &[u64], b: &[u64], limbs: usize) -> Vec<u64> {
+    let (a, b) = (a.chunks_exact(limbs), b.chunks_exact(limbs));
+    let mut out = Vec::with_capacity((a.len() + b.len()) * limbs);
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => {
+                if x <= y {
+                    a.next()
+                } else {
+                    b.next()
+                }
+            }
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        out.extend_from_slice(next.unwrap_or_default());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn beta_codes(seed: u8, m: u128, beta: f64, excluded: &[u128]) -> Vec<u64> {
+        BetaStep::new(&[seed; 32], m, beta, excluded)
+            .unwrap()
+            .run(1)
+            .unwrap()
+    }
+
+    #[test]
+    fn beta_step_output_is_sorted_distinct_and_avoids_excluded() {
+        let excluded: Vec<u128> = (0..1000).map(|i| i * 7 + 3).collect();
+        let codes = beta_codes(1, 100_000, 0.05, &excluded);
+        assert!(codes.windows(2).all(|w| w[0] < w[1]));
+        assert!(codes
+            .iter()
+            .all(|&c| c < 100_000 && (c < 3 || (c - 3) % 7 != 0 || c > 6996)));
+        // Mean 0.05 · 99,000 = 4,950, sd ≈ 68.6: allow 5 sd.
+        assert!(
+            (codes.len() as f64 - 4950.0).abs() < 5.0 * 68.6,
+            "{}",
+            codes.len()
+        );
+    }
+
+    #[test]
+    fn every_free_code_has_frequency_beta() {
+        // m = 40 with 10 excluded codes; 20,000 seeds; each free code should be
+        // selected with probability 0.3 (sd of the frequency ≈ 0.0032).
+        let excluded: Vec<u128> = (0..10).map(|i| i * 4).collect();
+        let mut hits = [0u32; 40];
+        let trials = 20_000;
+        for t in 0..trials {
+            let mut key = [0u8; 32];
+            key[..4].copy_from_slice(&(t as u32).to_le_bytes());
+            for c in BetaStep::new(&key, 40, 0.3, &excluded)
+                .unwrap()
+                .run(1)
+                .unwrap()
+            {
+                hits[c as usize] += 1;
+            }
+        }
+        for (c, &h) in hits.iter().enumerate() {
+            let f = f64::from(h) / f64::from(trials);
+            if c % 4 == 0 && c < 40 {
+                assert_eq!(h, 0, "excluded code {c} was selected");
+            } else {
+                assert!((f - 0.3).abs() < 5.0 * 0.00324, "code {c}: {f}");
+            }
+        }
+    }
+
+    #[test]
+    fn thread_count_and_limbs_do_not_change_results() {
+        let run = |threads, limbs| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    BetaStep::new(&[5; 32], 2_000_000, 0.2, &[10, 20, 30])
+                        .unwrap()
+                        .run(limbs)
+                        .unwrap()
+                })
+        };
+        let one = run(1, 1);
+        assert_eq!(one, run(2, 1));
+        let wide = run(2, 2);
+        assert_eq!(to_u128(&wide, 2).unwrap(), to_u128(&one, 1).unwrap());
+    }
+
+    #[test]
+    fn huge_domains_work_without_touching_every_code() {
+        // m = 2^120, β chosen for about 50,000 selections.
+        let m = 1u128 << 120;
+        let beta = 50_000.0 / m as f64;
+        let step = BetaStep::new(&[3; 32], m, beta, &[0, 1u128 << 100]).unwrap();
+        let codes = to_u128(&step.run(2).unwrap(), 2).unwrap();
+        assert!((codes.len() as f64 - 50_000.0).abs() < 5.0 * 223.6);
+        assert!(codes.windows(2).all(|w| w[0] < w[1]) && codes.iter().all(|&c| c < m));
+        // Selected codes are spread uniformly: the mean is near m/2 (sd m/sqrt(12·50000)).
+        let mean = codes.iter().map(|&c| c as f64).sum::<f64>() / codes.len() as f64;
+        assert!((mean / m as f64 - 0.5).abs() < 5.0 * 0.00129);
+    }
+
+    #[test]
+    fn keep_records_uses_first_and_rest_probabilities() {
+        let codes: Vec<u64> = (0..200_000).map(|i| i / 2).collect(); // every code twice
+        let keep = keep_records(&[8; 32], &codes, 0.9, 0.1);
+        let first = keep.iter().step_by(2).filter(|&&k| k).count() as f64 / 100_000.0;
+        let rest = keep.iter().skip(1).step_by(2).filter(|&&k| k).count() as f64 / 100_000.0;
+        assert!((first - 0.9).abs() < 5.0 * 0.00095 && (rest - 0.1).abs() < 5.0 * 0.00095);
+    }
+
+    #[test]
+    fn merge_keeps_order_and_duplicates() {
+        assert_eq!(
+            merge_sorted(&[1, 4, 4, 9], &[2, 4, 10], 1),
+            vec![1, 2, 4, 4, 4, 9, 10]
+        );
+        assert_eq!(
+            merge_sorted(&[0, 5, 1, 0], &[0, 7], 2),
+            vec![0, 5, 0, 7, 1, 0]
+        );
+    }
+}
