@@ -9,7 +9,8 @@ Import the pieces you need from here::
 
 from importlib.metadata import PackageNotFoundError, version
 
-from privpub import datasets
+from privpub import accounting, datasets
+from privpub.alphabeta import AlphaBeta
 from privpub.artifacts import Artifact
 from privpub.errors import (
     ArtifactError,
@@ -23,6 +24,7 @@ from privpub.errors import (
 )
 from privpub.schema import Categorical, IntRange, Schema
 from privpub.seeding import RandomSource, resolve_seed
+from privpub.views import Estimate, PublishedView
 
 try:
     __version__ = version("privpub")
@@ -30,6 +32,10 @@ except PackageNotFoundError:  # running from a source tree without an install
     __version__ = "0+unknown"
 
 __all__ = [
+    "AlphaBeta",
+    "Estimate",
+    "PublishedView",
+    "accounting",
     "Artifact",
     "ArtifactError",
     "Categorical",

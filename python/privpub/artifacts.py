@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,42 +95,69 @@ class Artifact:
 
     def to_parquet(self, path: str | os.PathLike) -> None:
         """Write frame and metadata to one Parquet file."""
-        metadata = self.metadata()
-        _check_keys(metadata, "metadata")
-        try:
-            document = json.dumps(metadata, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"artifact metadata must be JSON-serialisable: {exc}") from exc
-        try:
-            notes = json.dumps(_dtype_notes(self.frame), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"the frame's categorical categories must be "
-                                 f"JSON-serialisable to be stored exactly: {exc}") from exc
-        table = pa.Table.from_pandas(self.frame, preserve_index=False)
-        meta = dict(table.schema.metadata or {})
-        meta[METADATA_KEY] = document.encode()
-        meta[DTYPES_KEY] = notes.encode()
-        pq.write_table(table.replace_schema_metadata(meta), path)
+        write_parquet(path, [self.frame], self.metadata())
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> Artifact:
         """Read an artifact written by :meth:`to_parquet`."""
-        table = pq.read_table(path)
-        raw = (table.schema.metadata or {}).get(METADATA_KEY)
-        if raw is None:
-            raise ArtifactError(f"{os.fspath(path)!r} has no privpub metadata; "
-                                "was it written by privpub?")
-        try:
-            meta = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ArtifactError(f"{os.fspath(path)!r}: privpub metadata is not JSON") from exc
-        found = meta.get("format_version")
-        if found != FORMAT_VERSION:
-            raise ArtifactError(f"{os.fspath(path)!r}: unsupported artifact format {found!r} "
-                                f"(this library reads {FORMAT_VERSION})")
+        frame, meta = read_frame(path)
         schema = None if meta["schema"] is None else Schema.from_dict(meta["schema"])
-        notes = json.loads((table.schema.metadata or {}).get(DTYPES_KEY, b"[]"))
-        frame = _restore_dtypes(table.to_pandas(), notes)
         return cls(frame=frame, mechanism=meta["mechanism"],
                    parameters=meta["parameters"], schema=schema, extra=meta["extra"],
                    library_version=meta["library_version"])
+
+
+def write_parquet(path: str | os.PathLike, frames: Iterable[pd.DataFrame],
+                  metadata: dict[str, Any]) -> None:
+    """Write frames (same columns and dtypes) as row groups of one Parquet file,
+    with ``metadata`` as JSON under the key ``privpub``. Streaming: only one
+    frame is in memory at a time."""
+    _check_keys(metadata, "metadata")
+    try:
+        document = json.dumps(metadata, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"artifact metadata must be JSON-serialisable: {exc}") from exc
+    writer = None
+    try:
+        for frame in frames:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if writer is None:
+                meta = dict(table.schema.metadata or {})
+                meta[METADATA_KEY] = document
+                meta[DTYPES_KEY] = json.dumps(_dtype_notes(frame)).encode()
+                writer = pq.ParquetWriter(path, table.schema.with_metadata(meta))
+            writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is None:
+        raise ParameterError("write_parquet needs at least one frame (it may be empty)")
+
+
+def read_frame(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The frame (dtypes restored) and privpub metadata of a file from :func:`write_parquet`."""
+    table = pq.read_table(path)
+    meta = _parse_metadata(path, table.schema)
+    notes = json.loads((table.schema.metadata or {}).get(DTYPES_KEY, b"[]"))
+    return _restore_dtypes(table.to_pandas(), notes), meta
+
+
+def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
+    """The privpub metadata of a Parquet file, without reading its rows."""
+    return _parse_metadata(path, pq.read_schema(path))
+
+
+def _parse_metadata(path: str | os.PathLike, schema: pa.Schema) -> dict[str, Any]:
+    raw = (schema.metadata or {}).get(METADATA_KEY)
+    if raw is None:
+        raise ArtifactError(f"{os.fspath(path)!r} has no privpub metadata; "
+                            "was it written by privpub?")
+    try:
+        meta = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(f"{os.fspath(path)!r}: privpub metadata is not JSON") from exc
+    found = meta.get("format_version")
+    if found != FORMAT_VERSION:
+        raise ArtifactError(f"{os.fspath(path)!r}: unsupported artifact format {found!r} "
+                            f"(this library reads {FORMAT_VERSION})")
+    return meta

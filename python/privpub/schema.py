@@ -47,6 +47,11 @@ def _value_kind(value: Any) -> str | None:
     return None
 
 
+def _py(value: Any) -> Any:
+    """A numpy scalar as the Python scalar, so messages show 8, not np.int64(8)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, (float, np.floating)) and math.isnan(value))
 
@@ -87,7 +92,7 @@ def _column_kind(name: str, values: pd.Series | pd.Index) -> str:
 def _check_no_missing(name: str, values: pd.Series) -> None:
     missing = values.isna().to_numpy()
     if missing.any():
-        first = values.index[int(np.argmax(missing))]
+        first = _py(values.index[int(np.argmax(missing))])
         raise MissingValueError(
             f"column {name!r} has {int(missing.sum())} missing value(s) (NaN/None), first at "
             f"row {first!r}; privpub does not drop or impute records, clean them first"
@@ -97,7 +102,7 @@ def _check_no_missing(name: str, values: pd.Series) -> None:
 def _check_kind(attr: Attribute, values: pd.Series) -> None:
     kind = _column_kind(attr.name, values)
     if kind not in (attr.kind, "empty"):
-        example = (f" (e.g. {attr._value_at(values, 0)!r} at row {values.index[0]!r})"
+        example = (f" (e.g. {attr._value_at(values, 0)!r} at row {_py(values.index[0])!r})"
                    if len(values) else "")
         raise DataTypeError(
             f"column {attr.name!r} holds {kind} values{example} but attribute {attr.name!r} has a "
@@ -131,8 +136,7 @@ class Attribute:
         raise NotImplementedError
 
     def _value_at(self, values: pd.Series, row: int) -> Any:
-        value = values.iloc[row]
-        return value.item() if isinstance(value, np.generic) else value
+        return _py(values.iloc[row])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.describe()})"
@@ -289,7 +293,7 @@ class IntRange(Attribute):
 
     def _outside(self, values: pd.Series, row: int) -> DomainError:
         return DomainError(f"column {self.name!r}: value {self._value_at(values, row)!r} at row "
-                           f"{values.index[row]!r} is outside the domain ({self.describe()})")
+                           f"{_py(values.index[row])!r} is outside the domain ({self.describe()})")
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, IntRange) and self.name == other.name
@@ -439,7 +443,7 @@ class Schema:
             outside = int(((index < 0) | (index >= attr.size)).sum())
             raise DomainError(
                 f"column {attr.name!r}: value {attr._value_at(values, row)!r} at row "
-                f"{values.index[row]!r} is outside the domain ({attr.describe()}); "
+                f"{_py(values.index[row])!r} is outside the domain ({attr.describe()}); "
                 f"{outside} row(s) of this column are outside"
             ) from None
 

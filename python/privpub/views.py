@@ -1,0 +1,189 @@
+"""Published views: the released rows, their metadata, and estimation.
+
+A :class:`PublishedView` is what a mechanism hands out: the view's tuples
+(as codes and, decoded, as a DataFrame) plus everything needed to estimate
+counting queries from it later — mechanism, parameters, schema, seed policy.
+It round-trips through Parquet (:meth:`PublishedView.to_parquet`).
+
+Estimators are registered per mechanism by the mechanism modules
+(:func:`register_estimator`), so a view reopened from a file estimates with
+the estimator of the mechanism that made it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privpub.artifacts import read_frame, write_parquet
+from privpub.errors import DomainError, ParameterError
+from privpub.schema import Schema
+
+#: mechanism name → f(view, n_view, n_domain) -> (estimate, variance)
+_ESTIMATORS: dict[str, Callable[[PublishedView, int, int], tuple[float, float]]] = {}
+
+#: Rows per decoded chunk when streaming a view (to Parquet or iter_frames).
+CHUNK_ROWS = 1 << 20
+
+
+def register_estimator(mechanism: str):
+    """Decorator: the unbiased count estimator of views made by ``mechanism``."""
+    def deco(fn):
+        _ESTIMATORS[mechanism] = fn
+        return fn
+    return deco
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate of Q(I) = select count(*) from I where C.
+
+    ``value`` is the unbiased estimate, ``n_view`` = Q(V), ``n_domain`` = Q(D)
+    (exact), ``stderr`` the standard error from the binomial variances (with
+    the estimate plugged in for the unknown Q(I)), and ``bound`` the
+    mechanism's (ρ, ε) error bound ρ√n, which holds with probability ≥ 1−ε.
+    """
+
+    value: float
+    n_view: int
+    n_domain: int
+    stderr: float
+    bound: float | None
+    epsilon: float | None
+
+    def __str__(self) -> str:
+        text = f"{self.value:,.1f} ± {self.stderr:,.1f} (stderr)"
+        if self.bound is not None:
+            text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {1 - self.epsilon:g}"
+        return text
+
+
+class PublishedView:
+    """The rows a mechanism published, with what is needed to use them alone.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray
+        The view's tuple codes, sorted (uint64 (k,) or (k, limbs), see Schema).
+    schema : Schema
+    mechanism : str
+        Name of the mechanism, e.g. ``"alphabeta"``.
+    parameters : dict
+        JSON-ready parameters the estimator needs (α, β, n, ε, …).
+    seed_policy : str
+        ``"os-csprng"`` for real releases, or a note that the run was seeded.
+    """
+
+    def __init__(self, codes: np.ndarray, schema: Schema, mechanism: str,
+                 parameters: Mapping[str, Any], seed_policy: str):
+        self.codes = codes
+        self.schema = schema
+        self.mechanism = mechanism
+        self.parameters = dict(parameters)
+        self.seed_policy = seed_policy
+        self._frame: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in self.parameters.items())
+        return (f"PublishedView({self.mechanism}: {len(self):,} rows over m = "
+                f"{self.schema.size:,}; {params}; randomness: {self.seed_policy})")
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The published rows, decoded (computed once, then cached)."""
+        if self._frame is None:
+            self._frame = self.schema.decode(self.codes)
+        return self._frame
+
+    def iter_frames(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[pd.DataFrame]:
+        """The published rows decoded chunk by chunk (bounded memory)."""
+        if chunk_rows < 1:
+            raise ParameterError(f"chunk_rows must be positive, got {chunk_rows}")
+        for start in range(0, max(len(self), 1), chunk_rows):
+            yield self.schema.decode(self.codes[start:start + chunk_rows])
+
+    # ---- persistence ---------------------------------------------------------------
+    def metadata(self) -> dict[str, Any]:
+        from privpub import __version__
+        from privpub.artifacts import FORMAT_VERSION
+
+        return {"format_version": FORMAT_VERSION, "library_version": __version__,
+                "mechanism": self.mechanism, "parameters": self.parameters,
+                "schema": self.schema.to_dict(),
+                "extra": {"kind": "published_view", "seed_policy": self.seed_policy,
+                          "rows": len(self)}}
+
+    def to_parquet(self, path: str | os.PathLike) -> None:
+        """Write the decoded rows (streamed in chunks) and the metadata to Parquet."""
+        write_parquet(path, self.iter_frames(), self.metadata())
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
+        """Reopen a view written by :meth:`to_parquet`; it estimates as the original."""
+        frame, meta = read_frame(path)
+        extra = meta.get("extra", {})
+        if extra.get("kind") != "published_view":
+            raise ParameterError(f"{os.fspath(path)!r} holds a privpub artifact, not a view")
+        schema = Schema.from_dict(meta["schema"])
+        view = cls(schema.encode(frame), schema, meta["mechanism"], meta["parameters"],
+                   extra["seed_policy"])
+        if len(view) != extra["rows"]:
+            raise ParameterError(f"{os.fspath(path)!r}: {len(view)} rows, metadata says "
+                                 f"{extra['rows']}")
+        return view
+
+    # ---- estimation ------------------------------------------------------------------
+    def count_domain(self, where: Mapping[str, Any]) -> int:
+        """Q(D) for a conjunction of equalities {attribute: value}: m / Π |D_j|, exact."""
+        size = self.schema.size
+        for name, value in where.items():
+            attr = self.schema[name]
+            if value not in _domain_values(attr):
+                raise DomainError(f"value {value!r} is not in the domain of {name!r} "
+                                  f"({attr.describe()})")
+            size //= attr.size
+        return size
+
+    def count_view(self, where: Mapping[str, Any]) -> int:
+        """Q(V) for a conjunction of equalities {attribute: value}."""
+        frame = self.frame
+        mask = np.ones(len(frame), dtype=bool)
+        for name, value in where.items():
+            self.schema[name]  # names the attribute if it is unknown
+            mask &= (frame[name] == value).to_numpy(dtype=bool)
+        return int(mask.sum())
+
+    def estimate(self, where: Mapping[str, Any]) -> Estimate:
+        """Estimate select count(*) from I where A1 = v1 and A2 = v2 …
+
+        ``where`` maps attribute names to values (a conjunction of equality
+        predicates; ``{}`` counts all records).
+        """
+        if not isinstance(where, Mapping):
+            raise ParameterError("where must be a mapping {attribute: value}, "
+                                 f"got {type(where).__name__}")
+        estimator = _ESTIMATORS.get(self.mechanism)
+        if estimator is None:
+            raise ParameterError(f"no estimator registered for mechanism {self.mechanism!r}")
+        n_view, n_domain = self.count_view(where), self.count_domain(where)
+        value, variance = estimator(self, n_view, n_domain)
+        return Estimate(value=value, n_view=n_view, n_domain=n_domain,
+                        stderr=math.sqrt(max(variance, 0.0)),
+                        bound=self.parameters.get("error_bound"),
+                        epsilon=self.parameters.get("epsilon"))
+
+
+def _domain_values(attr) -> Any:
+    if hasattr(attr, "values"):
+        return set(attr.values)
+    return range(attr.lo, attr.hi + 1)
