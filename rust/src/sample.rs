@@ -19,6 +19,10 @@ use rayon::prelude::*;
 /// draws which ranks, so changing it changes every seeded result.
 const SEGMENT_TARGET: f64 = 65536.0;
 
+/// Up to this many segments (≈ 4M codes, 32 MiB) the β-step collects each
+/// segment's codes in one pass; beyond, it counts first to bound memory.
+const SINGLE_PASS_SEGMENTS: u64 = 64;
+
 /// Keep each record of a *sorted* code list independently: the first copy of
 /// a code with probability `p_first`, each further copy with `p_rest`.
 /// Record i uses element i of the uniform stream of `key`.
@@ -44,15 +48,16 @@ pub fn keep_records<T: PartialEq + Sync>(
 }
 
 /// A geometric number of failures before a success with probability β,
-/// where `ln_q` = ln(1 − β) < 0. Inversion in f64; when the result exceeds
+/// where `inv_ln_q` = 1 / ln(1 − β) < 0. Inversion in f64; when the result exceeds
 /// 2^52 its bits below the double's precision are filled uniformly, which is
 /// the geometric law to within a relative 2^-52 (it is flat at that scale).
-fn geometric(rng: &mut ChaCha20Rng, ln_q: f64) -> u128 {
+#[inline]
+fn geometric(rng: &mut ChaCha20Rng, inv_ln_q: f64) -> u128 {
     // U in (0, 1]: never 0, so ln U is finite.
     let u = ((rng.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
-    let g = u.ln() / ln_q;
+    let g = u.ln() * inv_ln_q;
     if g < (1u64 << 52) as f64 {
-        return g as u128;
+        return u128::from(g as u64); // the common case: no u128 float conversion
     }
     if g >= 2f64.powi(126) {
         return 1u128 << 126; // beyond every supported domain
@@ -75,7 +80,7 @@ fn geometric(rng: &mut ChaCha20Rng, ln_q: f64) -> u128 {
 /// to its code by skipping the excluded codes below it.
 pub struct BetaStep {
     key: Key,
-    ln_q: f64,
+    inv_ln_q: f64,
     /// excluded[j] − j for the sorted distinct excluded codes: the number of
     /// excluded codes at or below the code of rank r is #{j : adj[j] ≤ r}.
     adj: Vec<u128>,
@@ -112,7 +117,7 @@ impl BetaStep {
         let segments = if beta > 0.0 { segments } else { 0 };
         Ok(BetaStep {
             key: *key,
-            ln_q: (-beta).ln_1p(),
+            inv_ln_q: 1.0 / (-beta).ln_1p(),
             adj,
             free,
             seg_len,
@@ -125,7 +130,7 @@ impl BetaStep {
         let start = u128::from(s) * self.seg_len;
         let end = (start + self.seg_len).min(self.free);
         let mut rng = block_rng(&self.key, s);
-        let mut rank = start.saturating_add(geometric(&mut rng, self.ln_q));
+        let mut rank = start.saturating_add(geometric(&mut rng, self.inv_ln_q));
         let mut j = self.adj.partition_point(|&a| a <= rank);
         while rank < end {
             while j < self.adj.len() && self.adj[j] <= rank {
@@ -134,13 +139,15 @@ impl BetaStep {
             emit(rank + j as u128);
             rank = rank
                 .saturating_add(1)
-                .saturating_add(geometric(&mut rng, self.ln_q));
+                .saturating_add(geometric(&mut rng, self.inv_ln_q));
         }
     }
 
     /// Selected codes, sorted, as `limbs` u64 words each (most significant
-    /// first). Two passes (count, then fill at known offsets) keep peak
-    /// memory at the size of the output.
+    /// first). Large outputs take two passes (count, then fill at known
+    /// offsets) so peak memory stays at the size of the output; small ones
+    /// (up to `SINGLE_PASS_SEGMENTS` segments) take one pass and a copy.
+    /// Both give the same codes.
     pub fn run(&self, limbs: usize) -> Result<Vec<u64>, KernelError> {
         if !(limbs == 1 || limbs == 2)
             || (limbs == 1 && self.free + self.adj.len() as u128 > 1u128 << 64)
@@ -148,6 +155,17 @@ impl BetaStep {
             return Err(KernelError::Shape(format!(
                 "{limbs} limbs cannot hold these codes"
             )));
+        }
+        if self.segments <= SINGLE_PASS_SEGMENTS {
+            let pieces: Vec<Vec<u64>> = (0..self.segments)
+                .into_par_iter()
+                .map(|s| {
+                    let mut piece = Vec::with_capacity(SEGMENT_TARGET as usize * limbs * 9 / 8);
+                    self.segment(s, |code| push_code(&mut piece, code, limbs));
+                    piece
+                })
+                .collect();
+            return Ok(pieces.concat());
         }
         let counts: Vec<usize> = (0..self.segments)
             .into_par_iter()
@@ -174,6 +192,15 @@ impl BetaStep {
             });
         });
         Ok(out)
+    }
+}
+
+#[inline]
+fn push_code(out: &mut Vec<u64>, code: u128, limbs: usize) {
+    if limbs == 1 {
+        out.push(code as u64);
+    } else {
+        out.extend_from_slice(&[(code >> 64) as u64, code as u64]);
     }
 }
 
@@ -277,6 +304,24 @@ mod tests {
                 assert!((f - 0.3).abs() < 5.0 * 0.00324, "code {c}: {f}");
             }
         }
+    }
+
+    #[test]
+    fn single_and_two_pass_runs_agree() {
+        // β·m ≈ 70 segments' worth straddles SINGLE_PASS_SEGMENTS.
+        let beta = 0.25;
+        let m = (SEGMENT_TARGET / beta) as u128 * 70;
+        let step = BetaStep::new(&[11; 32], m, beta, &[5, 6, 7]).unwrap();
+        assert!(step.segments > SINGLE_PASS_SEGMENTS);
+        let two_pass = step.run(1).unwrap();
+        let small = BetaStep {
+            segments: SINGLE_PASS_SEGMENTS,
+            ..step
+        };
+        let cut = (small.seg_len * u128::from(SINGLE_PASS_SEGMENTS)) as u64;
+        // The first 64 segments hold ranks below `cut`: codes below cut + 3.
+        let prefix: Vec<u64> = two_pass.iter().copied().filter(|&c| c < cut + 3).collect();
+        assert_eq!(small.run(1).unwrap(), prefix);
     }
 
     #[test]

@@ -1,0 +1,79 @@
+"""Shared set-up for the pytest-benchmark suites in benches/.
+
+- Collects ``bench_*.py`` (pytest's default pattern only finds ``test_*.py``), so a
+  plain ``pytest`` run executes every benchmark once as a test (benchmarks are
+  disabled by default in pyproject.toml) and ``--benchmark-enable`` times them.
+- ``full_size(config)`` (importable: ``from conftest import full_size``) is True when
+  benchmarks are enabled.
+- The ``bench_rows(full, small)`` fixture gives a problem size: ``PRIVPUB_BENCH_ROWS``
+  if set, else ``full`` when benchmarks are enabled and ``small`` otherwise.
+- ``bench_report`` collects lines (ratios of privpub to its baseline) printed in
+  the terminal summary at the end of the session; benchmarks tagged with
+  ``benchmark.extra_info["role"] = "privpub" | "baseline"`` get the ratio of their
+  group's mean times added there too.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_REPORT: list[str] = []
+
+
+def pytest_collect_file(file_path, parent):
+    if (file_path.suffix == ".py" and file_path.name.startswith("bench_")
+            and not parent.session.isinitpath(file_path)):
+        return pytest.Module.from_parent(parent, path=file_path)
+    return None
+
+
+def benchmarks_enabled(config: pytest.Config) -> bool:
+    """True when pytest-benchmark times (--benchmark-enable, or no --benchmark-disable)."""
+    return bool(config.getoption("benchmark_enable", False)
+                or not config.getoption("benchmark_disable", False))
+
+
+def full_size(config: pytest.Config) -> bool:
+    """Whether a benchmark should run at full size: only when benchmarks are enabled."""
+    return benchmarks_enabled(config)
+
+
+@pytest.fixture(scope="session")
+def bench_rows(request):
+    def rows(full: int, small: int) -> int:
+        env = os.environ.get("PRIVPUB_BENCH_ROWS")
+        if env:
+            return int(env.replace("_", ""))
+        return full if benchmarks_enabled(request.config) else small
+    return rows
+
+
+@pytest.fixture(scope="session")
+def bench_report():
+    return _REPORT
+
+
+def _role_ratios(config: pytest.Config) -> list[str]:
+    """baseline/privpub mean-time ratio for each group whose benchmarks are tagged
+    ``benchmark.extra_info["role"] = "privpub" | "baseline"``."""
+    session = getattr(config, "_benchmarksession", None)
+    if session is None or session.disabled:
+        return []
+    groups: dict[str, dict[str, float]] = {}
+    for bench in session.benchmarks:
+        role = bench.extra_info.get("role")
+        if role:
+            groups.setdefault(bench.group, {})[role] = bench.stats.mean
+    return [f"{group}: baseline / privpub = {r['baseline'] / r['privpub']:.1f}x "
+            f"(privpub {r['privpub'] * 1e3:.1f} ms, baseline {r['baseline'] * 1e3:.1f} ms)"
+            for group, r in sorted(groups.items()) if {"privpub", "baseline"} <= r.keys()]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    lines = _REPORT + _role_ratios(config)
+    if lines:
+        terminalreporter.section("privpub benchmarks: privpub vs baseline")
+        for line in lines:
+            terminalreporter.write_line(line)
