@@ -1,0 +1,48 @@
+"""Type stubs for the Rust extension ``privpub._core`` (thin bindings over rust/src).
+
+Every function takes numpy arrays and plain numbers, releases the GIL for its
+loop, and raises ``privpub.errors`` exceptions carrying ``attribute_index`` and
+``row`` where they apply. None decides a privacy parameter.
+"""
+
+import numpy as np
+import numpy.typing as npt
+
+#: Items per logical random block: block b draws from ChaCha20 stream b.
+BLOCK: int
+
+def encode_u64(cols: list[npt.NDArray[np.int64]], offsets: list[int],
+               radices: list[int]) -> npt.NDArray[np.uint64]:
+    """Mixed-radix codes (first column most significant) of index = value − offset."""
+
+def encode_wide(cols: list[npt.NDArray[np.int64]], offsets: list[int], radices: list[int],
+                limbs: int) -> npt.NDArray[np.uint64]:
+    """Codes as an (n, limbs) array, most significant word first."""
+
+def decode_u64(codes: npt.NDArray[np.uint64], offsets: list[int],
+               radices: list[int]) -> npt.NDArray[np.int64]:
+    """(k, n) values (digit + offset); CodeError for a code ≥ m."""
+
+def decode_wide(codes: npt.NDArray[np.uint64], offsets: list[int],
+                radices: list[int]) -> npt.NDArray[np.int64]:
+    """(k, n) values from (n, limbs) codes; CodeError for a code ≥ m."""
+
+def limbs_for(radices: list[int]) -> int:
+    """64-bit words needed for codes below the product of the radices."""
+
+def uniform(key: bytes, n: int, start: int) -> npt.NDArray[np.float64]:
+    """Elements [start, start + n) of the uniform [0, 1) stream of a 32-byte key."""
+
+def keep_records(key: bytes, codes: npt.NDArray[np.uint64], p_first: float,
+                 p_rest: float) -> npt.NDArray[np.bool_]:
+    """α-step mask over sorted (n, limbs) codes: first copy of a code kept with
+    probability p_first, further copies with p_rest; record i uses stream element i."""
+
+def beta_step(key: bytes, m: int, beta: float,
+              excluded: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """Sorted codes in [0, m) outside the sorted distinct (n, limbs) ``excluded``, each
+    selected independently with probability beta (exact geometric skipping; m ≤ 2^128)."""
+
+def merge_sorted(a: npt.NDArray[np.uint64],
+                 b: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """Merge two sorted (n, limbs) code arrays, keeping duplicates."""
