@@ -114,4 +114,6 @@ def test_beta_step_peak_memory_is_within_twice_the_output(request, capsys):
     with capsys.disabled():
         print(f"\nβ-step peak memory: {grown / 2**20:.0f} MiB for {output / 2**20:.0f} MiB "
               f"of codes ({grown / output:.2f}x)")
-    assert output <= grown <= 2 * output
+    # Outputs up to ~32 MiB take the one-pass path (pieces, then one copy): allow
+    # that much on top; the 10^8-tuple run takes the two-pass path.
+    assert output <= grown <= 2 * output + 32 * 2**20
