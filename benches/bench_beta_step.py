@@ -17,7 +17,7 @@ from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package
 
 import privpub
 from privpub import _core
-from privpub.alphabeta import _distinct_sorted, _sorted_rows
+from privpub.records import distinct_sorted, sorted_rows
 
 
 def numpy_beta_step(rng: np.random.Generator, m: int, beta: float, excluded: np.ndarray):
@@ -38,7 +38,7 @@ def numpy_beta_step(rng: np.random.Generator, m: int, beta: float, excluded: np.
 def adult():
     df, schema = privpub.datasets.load_adult()
     mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
-    excluded = _distinct_sorted(_sorted_rows(schema.encode(df)))
+    excluded = distinct_sorted(sorted_rows(schema.encode(df)))
     return schema.size, mech.beta, excluded
 
 

@@ -22,6 +22,7 @@ from privpub.errors import (
     PrivpubError,
     SchemaError,
 )
+from privpub.frapp import FRAPP
 from privpub.schema import Categorical, IntRange, Schema
 from privpub.seeding import RandomSource, resolve_seed
 from privpub.views import Estimate, PublishedView
@@ -34,6 +35,7 @@ except PackageNotFoundError:  # running from a source tree without an install
 __all__ = [
     "AlphaBeta",
     "Estimate",
+    "FRAPP",
     "PublishedView",
     "accounting",
     "Artifact",

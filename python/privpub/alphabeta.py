@@ -42,6 +42,7 @@ from privpub.accounting import (
     theorem_4_3_r,
 )
 from privpub.errors import ParameterError
+from privpub.records import as_schema_codes, distinct_sorted, records_as_codes, sorted_rows
 from privpub.schema import Schema
 from privpub.seeding import SeedLike, resolve_seed
 from privpub.views import PublishedView, register_estimator
@@ -198,22 +199,22 @@ class AlphaBeta:
         numpy Generator for a reproducible run. Refuses when the expected
         number of noise tuples β·m exceeds ``max_noise_rows``.
         """
-        codes = _records_as_codes(self.schema, data)
+        codes = records_as_codes(self.schema, data)
         expected_noise = self.beta * self.schema.size
         if expected_noise > max_noise_rows:
             raise ParameterError(f"β·m = {expected_noise:.4g} expected noise tuples exceeds "
                                  f"max_noise_rows = {max_noise_rows:,}")
         source = resolve_seed(seed)
-        records = _sorted_rows(codes)
+        records = sorted_rows(codes)
         keep = _core.keep_records(source.derive("alpha-step").key, records,
                                   self.alpha + self.beta, self.alpha)
-        distinct = _distinct_sorted(records)
+        distinct = distinct_sorted(records)
         noise = _core.beta_step(source.derive("beta-step").key, self.schema.size, self.beta,
                                 distinct)
         view = _core.merge_sorted(np.ascontiguousarray(records[keep]), noise)
         parameters = self.parameters() | {"n": len(records),
                                           "repeated_records": len(records) - len(distinct)}
-        return PublishedView(_as_schema_codes(self.schema, view), self.schema, self.name,
+        return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
                              parameters, source.policy)
 
 
@@ -226,41 +227,3 @@ def _estimate(view: PublishedView, n_view: int, n_domain: int) -> tuple[float, f
     q = min(max(value, 0.0), float(n_domain))
     variance = (q * (a + b) * (1 - a - b) + (n_domain - q) * b * (1 - b)) / (a * a)
     return value, variance
-
-
-def _records_as_codes(schema: Schema, data: pd.DataFrame | np.ndarray) -> np.ndarray:
-    if isinstance(data, pd.DataFrame):
-        extra = [c for c in data.columns if c not in schema.names]
-        if extra:
-            raise ParameterError(f"the frame has columns not in the schema: {extra}; publishing "
-                                 "would drop them, select df[list(schema.names)] explicitly")
-        return schema.encode(data)
-    if isinstance(data, np.ndarray):
-        codes = schema._check_codes(data)
-        if len(codes) and not schema.is_wide and int(codes.max()) >= schema.size:
-            raise ParameterError(f"code {int(codes.max())} is not below m = {schema.size}")
-        if len(codes) and schema.is_wide:
-            schema.decode(codes)  # raises CodeError on any code ≥ m
-        return codes
-    raise ParameterError("data must be a DataFrame or an array of codes, "
-                         f"got {type(data).__name__}")
-
-
-def _sorted_rows(codes: np.ndarray) -> np.ndarray:
-    """Codes as a sorted, C-contiguous (n, limbs) array."""
-    if codes.ndim == 1:
-        return np.sort(codes).reshape(-1, 1)
-    order = np.lexsort(codes.T[::-1])
-    return np.ascontiguousarray(codes[order])
-
-
-def _distinct_sorted(rows: np.ndarray) -> np.ndarray:
-    if len(rows) == 0:
-        return rows
-    new = np.ones(len(rows), dtype=bool)
-    new[1:] = (rows[1:] != rows[:-1]).any(axis=1)
-    return np.ascontiguousarray(rows[new])
-
-
-def _as_schema_codes(schema: Schema, rows: np.ndarray) -> np.ndarray:
-    return rows if schema.is_wide else rows.reshape(-1)

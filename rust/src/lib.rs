@@ -6,6 +6,7 @@
 
 pub mod encode;
 pub mod error;
+pub mod frapp;
 pub mod rng;
 pub mod sample;
 
@@ -200,6 +201,28 @@ fn merge_sorted<'py>(
     out.into_pyarray(py).reshape([n, limbs])
 }
 
+/// FRAPP: each (n, limbs) code kept with probability `keep`, else a uniform other tuple.
+#[pyfunction]
+fn frapp_perturb<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    codes: PyReadonlyArray2<'py, u64>,
+    m: u128,
+    keep: f64,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&codes)?;
+    let out = py
+        .detach(|| {
+            let codes = sample::to_u128(words, limbs)?;
+            let perturbed = frapp::perturb(&key, &codes, m, keep)?;
+            Ok(sample::from_u128(&perturbed, limbs))
+        })
+        .map_err(|e| to_py(py, e))?;
+    let n = out.len() / limbs;
+    out.into_pyarray(py).reshape([n, limbs])
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BLOCK", rng::BLOCK)?;
@@ -212,5 +235,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(keep_records, m)?)?;
     m.add_function(wrap_pyfunction!(beta_step, m)?)?;
     m.add_function(wrap_pyfunction!(merge_sorted, m)?)?;
+    m.add_function(wrap_pyfunction!(frapp_perturb, m)?)?;
     Ok(())
 }

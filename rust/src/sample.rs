@@ -228,6 +228,15 @@ pub fn to_u128(words: &[u64], limbs: usize) -> Result<Vec<u128>, KernelError> {
     }
 }
 
+/// Codes as `limbs` (1 or 2) u64 words each, most significant first.
+pub fn from_u128(codes: &[u128], limbs: usize) -> Vec<u64> {
+    let mut out = Vec::with_capacity(codes.len() * limbs);
+    for &c in codes {
+        push_code(&mut out, c, limbs);
+    }
+    out
+}
+
 /// Merge two sorted code lists (each `limbs` words per code) into one sorted list.
 pub fn merge_sorted(a: &[u64], b: &[u64], limbs: usize) -> Vec<u64> {
     let (a, b) = (a.chunks_exact(limbs), b.chunks_exact(limbs));

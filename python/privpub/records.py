@@ -1,0 +1,56 @@
+"""Records to publish, as the code arrays the Rust kernels take.
+
+The kernels work on C-contiguous (n, limbs) uint64 arrays (limbs = 1 when
+m ≤ 2^64); these helpers convert from what users pass and back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from privpub.errors import ParameterError
+from privpub.schema import Schema
+
+
+def records_as_codes(schema: Schema, data: pd.DataFrame | np.ndarray) -> np.ndarray:
+    """The codes of the records to publish: a DataFrame with exactly the schema's
+    columns (an extra column would be dropped from the release, so it is an
+    error), or an array of codes below m."""
+    if isinstance(data, pd.DataFrame):
+        extra = [c for c in data.columns if c not in schema.names]
+        if extra:
+            raise ParameterError(f"the frame has columns not in the schema: {extra}; publishing "
+                                 "would drop them, select df[list(schema.names)] explicitly")
+        return schema.encode(data)
+    if isinstance(data, np.ndarray):
+        codes = schema._check_codes(data)
+        if len(codes) and not schema.is_wide and int(codes.max()) >= schema.size:
+            raise ParameterError(f"code {int(codes.max())} is not below m = {schema.size}")
+        if len(codes) and schema.is_wide:
+            schema.decode(codes)  # raises CodeError on any code ≥ m
+        return codes
+    raise ParameterError("data must be a DataFrame or an array of codes, "
+                         f"got {type(data).__name__}")
+
+
+def sorted_rows(codes: np.ndarray) -> np.ndarray:
+    """Codes as a sorted, C-contiguous (n, limbs) array."""
+    if codes.ndim == 1:
+        return np.sort(codes).reshape(-1, 1)
+    order = np.lexsort(codes.T[::-1])
+    return np.ascontiguousarray(codes[order])
+
+
+def distinct_sorted(rows: np.ndarray) -> np.ndarray:
+    """The distinct rows of a sorted (n, limbs) array (adjacent-difference dedupe)."""
+    if len(rows) == 0:
+        return rows
+    new = np.ones(len(rows), dtype=bool)
+    new[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    return np.ascontiguousarray(rows[new])
+
+
+def as_schema_codes(schema: Schema, rows: np.ndarray) -> np.ndarray:
+    """(n, limbs) kernel output in the schema's code representation."""
+    return rows if schema.is_wide else rows.reshape(-1)
