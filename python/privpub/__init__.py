@@ -23,6 +23,7 @@ from privpub.errors import (
     SchemaError,
 )
 from privpub.frapp import FRAPP
+from privpub.multiview import MultiViewPublisher
 from privpub.schema import Categorical, IntRange, Schema
 from privpub.seeding import RandomSource, resolve_seed
 from privpub.views import Estimate, PublishedView
@@ -36,6 +37,7 @@ __all__ = [
     "AlphaBeta",
     "Estimate",
     "FRAPP",
+    "MultiViewPublisher",
     "PublishedView",
     "accounting",
     "Artifact",

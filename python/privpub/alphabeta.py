@@ -24,6 +24,7 @@ metadata reports how many extra copies I holds.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -219,7 +220,8 @@ class AlphaBeta:
 
 
 @register_estimator(AlphaBeta.name)
-def _estimate(view: PublishedView, n_view: int, n_domain: int) -> tuple[float, float]:
+def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
+              n_domain: int) -> tuple[float, float]:
     """Algorithm 3: Q̃ = (n_V − β n_D)/α. Variance: Σ_t p_t(1 − p_t)/α² with
     p_t = α+β for the Q̃ matching records and β for the other n_D − Q̃ tuples."""
     a, b = view.parameters["alpha"], view.parameters["beta"]

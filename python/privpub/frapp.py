@@ -20,6 +20,7 @@ and :meth:`FRAPP.guarantee` says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -148,7 +149,8 @@ class FRAPP:
 
 
 @register_estimator(FRAPP.name)
-def _estimate(view: PublishedView, n_view: int, n_domain: int) -> tuple[float, float]:
+def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
+              n_domain: int) -> tuple[float, float]:
     """Q̃ = (n_V − n·o·n_D)/(γ_f − o); variance from the two per-record probabilities."""
     g, n = view.parameters["gamma_frapp"], view.parameters["n"]
     o = frapp_off_diagonal(g, view.schema.size)

@@ -54,3 +54,27 @@ def distinct_sorted(rows: np.ndarray) -> np.ndarray:
 def as_schema_codes(schema: Schema, rows: np.ndarray) -> np.ndarray:
     """(n, limbs) kernel output in the schema's code representation."""
     return rows if schema.is_wide else rows.reshape(-1)
+
+
+def _comparable(rows: np.ndarray) -> np.ndarray:
+    """A 1-D view of (n, limbs) rows that numpy compares lexicographically."""
+    if rows.shape[1] == 1:
+        return rows.reshape(-1)
+    fields = [(f"w{j}", "<u8") for j in range(rows.shape[1])]
+    return np.ascontiguousarray(rows).view(fields).reshape(-1)
+
+
+def isin_sorted(rows: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """Which of the (n, limbs) ``rows`` occur in the sorted (k, limbs) ``sorted_set``."""
+    if len(sorted_set) == 0:
+        return np.zeros(len(rows), dtype=bool)
+    keys, pool = _comparable(rows), _comparable(sorted_set)
+    at = np.minimum(np.searchsorted(pool, keys), len(pool) - 1)
+    return pool[at] == keys
+
+
+def union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sorted distinct union of two sorted (n, limbs) arrays."""
+    from privpub import _core
+
+    return distinct_sorted(_core.merge_sorted(np.ascontiguousarray(a), np.ascontiguousarray(b)))

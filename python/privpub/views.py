@@ -25,11 +25,15 @@ from privpub.artifacts import read_frame, write_parquet
 from privpub.errors import DomainError, ParameterError
 from privpub.schema import Schema
 
-#: mechanism name → f(view, n_view, n_domain) -> (estimate, variance)
-_ESTIMATORS: dict[str, Callable[[PublishedView, int, int], tuple[float, float]]] = {}
+#: mechanism name → f(view, where, n_view, n_domain) -> (estimate, variance)
+_ESTIMATORS: dict[str, Callable[[PublishedView, Mapping[str, Any], int, int],
+                                tuple[float, float]]] = {}
 
 #: Rows per decoded chunk when streaming a view (to Parquet or iter_frames).
 CHUNK_ROWS = 1 << 20
+#: In a Parquet file of a view with context sets: which set a row belongs to
+#: ("" for the view's own rows). Absent when the view has no context.
+CONTEXT_COLUMN = "__privpub_set"
 
 
 def register_estimator(mechanism: str):
@@ -78,15 +82,22 @@ class PublishedView:
         JSON-ready parameters the estimator needs (α, β, n, ε, …).
     seed_policy : str
         ``"os-csprng"`` for real releases, or a note that the run was seeded.
+    context : dict of str → codes, optional
+        Public code sets the estimator needs besides the view itself (for the
+        i-th of several views: ``"previous_union"``, the union of the views
+        published before it). Saved in the same Parquet file, as rows flagged
+        in the column ``CONTEXT_COLUMN``.
     """
 
     def __init__(self, codes: np.ndarray, schema: Schema, mechanism: str,
-                 parameters: Mapping[str, Any], seed_policy: str):
+                 parameters: Mapping[str, Any], seed_policy: str,
+                 context: Mapping[str, np.ndarray] | None = None):
         self.codes = codes
         self.schema = schema
         self.mechanism = mechanism
         self.parameters = dict(parameters)
         self.seed_policy = seed_policy
+        self.context = dict(context or {})
         self._frame: pd.DataFrame | None = None
 
     def __len__(self) -> int:
@@ -121,11 +132,23 @@ class PublishedView:
                 "mechanism": self.mechanism, "parameters": self.parameters,
                 "schema": self.schema.to_dict(),
                 "extra": {"kind": "published_view", "seed_policy": self.seed_policy,
-                          "rows": len(self)}}
+                          "rows": len(self),
+                          "context": {k: len(v) for k, v in self.context.items()}}}
+
+    def _all_frames(self) -> Iterator[pd.DataFrame]:
+        """The view's rows, then each context set's, flagged when there is context."""
+        sets = [("", self.codes), *self.context.items()]
+        for label, codes in sets:
+            for start in range(0, max(len(codes), 1), CHUNK_ROWS):
+                frame = self.schema.decode(codes[start:start + CHUNK_ROWS])
+                if self.context:
+                    frame[CONTEXT_COLUMN] = label
+                if len(frame) or (label == "" and not len(codes)):
+                    yield frame
 
     def to_parquet(self, path: str | os.PathLike) -> None:
         """Write the decoded rows (streamed in chunks) and the metadata to Parquet."""
-        write_parquet(path, self.iter_frames(), self.metadata())
+        write_parquet(path, self._all_frames(), self.metadata())
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
@@ -135,8 +158,14 @@ class PublishedView:
         if extra.get("kind") != "published_view":
             raise ParameterError(f"{os.fspath(path)!r} holds a privpub artifact, not a view")
         schema = Schema.from_dict(meta["schema"])
+        context = {}
+        if extra.get("context"):
+            labels = frame.pop(CONTEXT_COLUMN).to_numpy()
+            for name in extra["context"]:
+                context[name] = schema.encode(frame[labels == name].reset_index(drop=True))
+            frame = frame[labels == ""].reset_index(drop=True)
         view = cls(schema.encode(frame), schema, meta["mechanism"], meta["parameters"],
-                   extra["seed_policy"])
+                   extra["seed_policy"], context)
         if len(view) != extra["rows"]:
             raise ParameterError(f"{os.fspath(path)!r}: {len(view)} rows, metadata says "
                                  f"{extra['rows']}")
@@ -154,14 +183,19 @@ class PublishedView:
             size //= attr.size
         return size
 
-    def count_view(self, where: Mapping[str, Any]) -> int:
-        """Q(V) for a conjunction of equalities {attribute: value}."""
-        frame = self.frame
+    def matches(self, where: Mapping[str, Any], codes: np.ndarray | None = None) -> np.ndarray:
+        """Boolean mask of the rows of ``codes`` (default: the view) satisfying
+        a conjunction of equalities {attribute: value}."""
+        frame = self.frame if codes is None else self.schema.decode(codes)
         mask = np.ones(len(frame), dtype=bool)
         for name, value in where.items():
             self.schema[name]  # names the attribute if it is unknown
             mask &= (frame[name] == value).to_numpy(dtype=bool)
-        return int(mask.sum())
+        return mask
+
+    def count_view(self, where: Mapping[str, Any]) -> int:
+        """Q(V) for a conjunction of equalities {attribute: value}."""
+        return int(self.matches(where).sum())
 
     def estimate(self, where: Mapping[str, Any]) -> Estimate:
         """Estimate select count(*) from I where A1 = v1 and A2 = v2 …
@@ -176,7 +210,7 @@ class PublishedView:
         if estimator is None:
             raise ParameterError(f"no estimator registered for mechanism {self.mechanism!r}")
         n_view, n_domain = self.count_view(where), self.count_domain(where)
-        value, variance = estimator(self, n_view, n_domain)
+        value, variance = estimator(self, where, n_view, n_domain)
         return Estimate(value=value, n_view=n_view, n_domain=n_domain,
                         stderr=math.sqrt(max(variance, 0.0)),
                         bound=self.parameters.get("error_bound"),

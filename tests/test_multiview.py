@@ -1,0 +1,85 @@
+"""Algorithm 7: several views, their size bound and the unbiased split estimator."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privpub
+from privpub.alphabeta import AlphaBeta
+from privpub.multiview import MultiViewPublisher
+
+ALPHA, BETA, V = 0.3, 0.1, 3
+TRIALS = 1500
+
+
+@pytest.fixture(scope="module")
+def runs():
+    schema = privpub.Schema([privpub.IntRange("a", 0, 3), privpub.IntRange("b", 0, 7)])  # m = 32
+    records = np.array([0, 5, 5, 9, 17, 17, 30], dtype=np.uint64)
+    frame = schema.decode(records)
+    queries = [{}, {"a": 0}, {"a": 2}, {"b": 1}, {"a": 0, "b": 5}, {"a": 3, "b": 6}]
+    sizes = np.zeros((TRIALS, V))
+    hits = np.zeros((TRIALS, V, schema.size))
+    est = np.zeros((TRIALS, V, len(queries)))
+    for s in range(TRIALS):
+        pub = MultiViewPublisher(AlphaBeta(schema, ALPHA, BETA), max_views=V)
+        for i in range(V):
+            view = pub.publish(records, seed=s * V + i)
+            sizes[s, i] = len(view)
+            hits[s, i] = np.bincount(view.codes.astype(np.int64), minlength=schema.size)
+            est[s, i] = [view.estimate(q).value for q in queries]
+    truths = [int((frame[list(q)] == pd.Series(q)).all(axis=1).sum()) if q else len(frame)
+              for q in queries]
+    return schema, records, sizes, hits, est, truths
+
+
+def test_every_view_estimates_without_bias(runs):
+    _, _, _, _, est, truths = runs
+    for i in range(V):
+        for j, truth in enumerate(truths):
+            e = est[:, i, j]
+            se = e.std(ddof=1) / math.sqrt(TRIALS)
+            assert abs(e.mean() - truth) < 4 * se, (i + 1, j, e.mean(), truth)
+    # Power: view 3's estimate of {"a": 0} is told apart from a truth one record off.
+    e = est[:, 2, 1]
+    assert abs(e.mean() - (truths[1] + 1)) > 4 * e.std(ddof=1) / math.sqrt(TRIALS)
+
+
+def test_real_tuples_appear_with_alpha_plus_beta_in_every_view(runs):
+    _, records, _, hits, _, _ = runs
+    single = 0  # code 0 has one record
+    for i in range(V):
+        f = (hits[:, i, single] > 0).mean()
+        p = ALPHA + BETA
+        assert abs(f - p) < 4 * math.sqrt(p * (1 - p) / TRIALS), (i, f)
+
+
+def test_view_sizes_stay_below_the_section_4_4_1_bound(runs):
+    schema, records, sizes, _, _, _ = runs
+    pub = MultiViewPublisher(AlphaBeta(schema, ALPHA, BETA), max_views=V)
+    bound = pub.expected_size_bound(len(records))
+    for i in range(V):
+        assert sizes[:, i].mean() <= bound + 4 * sizes[:, i].std(ddof=1) / math.sqrt(TRIALS)
+    # The first view has the single-view size: α·n + β(m) in expectation (one record per
+    # distinct tuple adds β once).
+    distinct = len(np.unique(records))
+    mean1 = ALPHA * len(records) + BETA * distinct + BETA * (schema.size - distinct)
+    assert abs(sizes[:, 0].mean() - mean1) < 4 * sizes[:, 0].std(ddof=1) / math.sqrt(TRIALS)
+
+
+def test_more_than_max_views_is_refused_and_parquet_round_trips(tmp_path):
+    df, schema = privpub.datasets.load_adult()
+    pub = MultiViewPublisher(AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10), 2)
+    pub.publish(df, seed=1)
+    v2 = pub.publish(df, seed=2)
+    assert len(v2) <= pub.expected_size_bound(len(df)) * 1.01
+    with pytest.raises(privpub.ParameterError, match="max_views = 2"):
+        pub.publish(df, seed=3)
+    v2.to_parquet(tmp_path / "v2.parquet")
+    back = privpub.PublishedView.read_parquet(tmp_path / "v2.parquet")
+    np.testing.assert_array_equal(back.codes, v2.codes)
+    np.testing.assert_array_equal(back.context["previous_union"], v2.context["previous_union"])
+    for q in [{"sex": "Male"}, {"age": 40, "salary": ">50K"}]:
+        assert back.estimate(q) == v2.estimate(q)
