@@ -150,7 +150,7 @@ def test_for_privacy_on_adult_follows_section_4_2():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(gamma=0.2, d=0.3), "d = 0.3 ≥ γ"),
-    (dict(gamma=0.2, d=0.15), "β = d/γ = 0.75 ≥ 1/2"),
+    (dict(gamma=0.2, d=0.15), "max β(t) = 0.75 ≥ 1/2"),
     (dict(gamma=1.5, k=10), "gamma must be in (0, 1)"),
     (dict(gamma=0.2, k=10, d=0.1), "exactly one of k"),
     (dict(gamma=0.2), "exactly one of k"),

@@ -33,10 +33,21 @@ def limbs_for(radices: list[int]) -> int:
 def uniform(key: bytes, n: int, start: int) -> npt.NDArray[np.float64]:
     """Elements [start, start + n) of the uniform [0, 1) stream of a 32-byte key."""
 
-def keep_records(key: bytes, codes: npt.NDArray[np.uint64], p_first: float,
+def keep_records(key: bytes, codes: npt.NDArray[np.uint64], p_first: npt.NDArray[np.float64],
                  p_rest: float) -> npt.NDArray[np.bool_]:
     """α-step mask over sorted (n, limbs) codes: first copy of a code kept with
-    probability p_first, further copies with p_rest; record i uses stream element i."""
+    probability p_first (one value, or one per record), further copies with p_rest;
+    record i uses stream element i."""
+
+def thin_product(key: bytes, codes: npt.NDArray[np.uint64], radices: list[int],
+                 ratios: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Algorithm 8's thinning: keep each (n, limbs) code with probability
+    Π_j ratios[block j][digit j] (each attribute's ratios back to back)."""
+
+def frapp_perturb(key: bytes, codes: npt.NDArray[np.uint64], m: int,
+                  keep: float) -> npt.NDArray[np.uint64]:
+    """FRAPP: each (n, limbs) code kept with probability ``keep``, else replaced by a
+    uniform other tuple of [0, m); record i draws from stream i // BLOCK."""
 
 def beta_step(key: bytes, m: int, beta: float,
               excluded: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

@@ -46,6 +46,7 @@ from privpub.errors import ParameterError
 from privpub.records import as_schema_codes, distinct_sorted, records_as_codes, sorted_rows
 from privpub.schema import Schema
 from privpub.seeding import SeedLike, resolve_seed
+from privpub.source import SourceDistribution
 from privpub.views import PublishedView, register_estimator
 
 #: Largest expected number of noise tuples publish() accepts by default.
@@ -79,7 +80,8 @@ class AlphaBeta:
     name = "alphabeta"
 
     def __init__(self, schema: Schema, alpha: float, beta: float, *, n: int | None = None,
-                 d: float | None = None, gamma: float | None = None, epsilon: float = 0.05):
+                 d: float | None = None, gamma: float | None = None, epsilon: float = 0.05,
+                 source: SourceDistribution | Mapping[str, Any] | None = None):
         if not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
         if schema.size > MAX_DOMAIN:
@@ -97,15 +99,30 @@ class AlphaBeta:
             raise ParameterError(f"epsilon must be in (0, 1), got {epsilon}")
         self.schema, self.alpha, self.beta = schema, float(alpha), float(beta)
         self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
+        if source is not None and not isinstance(source, SourceDistribution):
+            source = SourceDistribution(schema, source)
+        self.source = source
+        if self.beta_max > 1 or alpha + self.beta_max > 1:
+            raise ParameterError(f"with this source the most likely tuple's β(t) = "
+                                 f"{self.beta_max:.6g}; α + β(t) must stay ≤ 1")
+
+    @property
+    def beta_max(self) -> float:
+        """The largest insertion probability β(t) (β without a source)."""
+        return self.beta * (1.0 if self.source is None else self.source.max_weight)
 
     @classmethod
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
-                    d: float | None = None, epsilon: float = 0.05) -> AlphaBeta:
+                    d: float | None = None, epsilon: float = 0.05,
+                    source: SourceDistribution | Mapping[str, Any] | None = None) -> AlphaBeta:
         """Parameters of Sec. 4.2 for (d, γ)-privacy: α + β = 1/2, β = d/γ.
 
         Give the adversary's prior bound either as ``k`` (d = k·n/m) or as
         ``d``. Refuses requests that cannot be met: d ≥ γ, β = d/γ ≥ 1/2 (no
         α > 0 left), or Theorem 4.2's conditions failing.
+
+        With a ``source`` (Sec. 4.4.2) the prior bound is taken proportional to
+        it, d(t) = d·w(t), and β(t) = β·w(t); α = 1/2 − max_t β(t).
         """
         if not isinstance(n, (int, np.integer)) or n < 1:
             raise ParameterError(f"n must be a positive integer (records in I), got {n!r}")
@@ -126,22 +143,37 @@ class AlphaBeta:
             raise ParameterError(f"infeasible: d = {d:.6g} ≥ γ = {gamma}; a posterior bound "
                                  "below the prior bound cannot be met")
         beta = d / gamma
-        if beta >= 0.5:
-            raise ParameterError(f"infeasible: β = d/γ = {beta:.6g} ≥ 1/2 leaves no α > 0 "
-                                 "with α + β = 1/2; raise γ or lower k (or d)")
-        alpha = 0.5 - beta
-        if not theorem_4_2_holds(alpha, beta, d, gamma):
+        if source is not None and not isinstance(source, SourceDistribution):
+            source = SourceDistribution(schema, source)
+        w_max = 1.0 if source is None else source.max_weight
+        if beta * w_max >= 0.5:
+            raise ParameterError(f"infeasible: max β(t) = {beta * w_max:.6g} ≥ 1/2 leaves no "
+                                 "α > 0 with α + β(t) ≤ 1/2; raise γ or lower k (or d)")
+        alpha = 0.5 - beta * w_max
+        if not theorem_4_2_holds(alpha, beta * w_max, min(d * w_max, 0.999999), gamma):
             raise ParameterError(f"infeasible: Theorem 4.2's conditions fail for d = {d:.6g}, "
                                  f"γ = {gamma}")
-        return cls(schema, alpha, beta, n=int(n), d=d, gamma=gamma, epsilon=epsilon)
+        return cls(schema, alpha, beta, n=int(n), d=d, gamma=gamma, epsilon=epsilon,
+                   source=source)
 
     # ---- guarantee ---------------------------------------------------------------------
     def guarantee(self) -> Guarantee:
         """The privacy and utility statements that hold for these parameters."""
-        a, b, m = self.alpha, self.beta, self.schema.size
+        a, m = self.alpha, self.schema.size
+        # With a source, every bound below is for the most likely tuple, where
+        # both leakages are worst (posterior and d(t)/γ grow with w(t)).
+        w = 1.0 if self.source is None else self.source.max_weight
+        b = self.beta * w
         claims = []
+        if self.source is not None:
+            claims.append(Claim(
+                "source distribution", True,
+                f"β(t) = β·w(t) with w(t) in [{self.source.min_weight:.4g}, {w:.4g}]; the "
+                f"adversary's prior bound is taken as d(t) = d·w(t), so the statements below "
+                f"are for the most likely tuple (d(t) = {(self.d or 0) * w:.6g}), the worst case.",
+                "Sec. 4.4.2, Algorithm 8"))
         if self.d is not None and self.gamma is not None:
-            d, g = self.d, self.gamma
+            d, g = min(self.d * w, 0.999999), self.gamma
             worst_post, worst_ratio = alphabeta_leakage(a, b, d)
             claims.append(Claim(
                 "(d, γ)-privacy", is_alphabeta_private(a, b, d, g),
@@ -164,7 +196,7 @@ class AlphaBeta:
                 "(Example 6.4).",
                 "Theorem 6.3 (App. D.2.1)"))
         if self.n is not None:
-            r = theorem_4_3_r(a, b, self.n, m)
+            r = theorem_4_3_r(a, self.beta_max, self.n, m)
             rho = rho_theorem_4_3(r, self.epsilon)
             bound = rho * math.sqrt(self.n)
             text = (f"r = βm/(α²n) = {r:.6g}: for every counting query, |Q̃(V) − Q(I)| < "
@@ -180,15 +212,17 @@ class AlphaBeta:
         return Guarantee(f"αβ (α = {a:.6g}, β = {b:.6g}, m = {m:,})", tuple(claims))
 
     def error_bound(self) -> float | None:
-        """ρ√n of Theorem 4.3, when n is known."""
+        """ρ√n of Theorem 4.3, when n is known (with a source, for β = max β(t),
+        which bounds Σ_{Q(D)} β(t) ≤ max β(t)·n_D in the theorem's proof)."""
         if self.n is None:
             return None
-        return rho_theorem_4_3(theorem_4_3_r(self.alpha, self.beta, self.n, self.schema.size),
-                               self.epsilon) * math.sqrt(self.n)
+        r = theorem_4_3_r(self.alpha, self.beta_max, self.n, self.schema.size)
+        return rho_theorem_4_3(r, self.epsilon) * math.sqrt(self.n)
 
     def parameters(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "beta": self.beta, "n": self.n, "d": self.d,
-                "gamma": self.gamma, "epsilon": self.epsilon, "error_bound": self.error_bound()}
+                "gamma": self.gamma, "epsilon": self.epsilon, "error_bound": self.error_bound(),
+                "source": None if self.source is None else self.source.to_dict()}
 
     # ---- publishing --------------------------------------------------------------------
     def publish(self, data: pd.DataFrame | np.ndarray, seed: SeedLike = None,
@@ -201,31 +235,48 @@ class AlphaBeta:
         number of noise tuples β·m exceeds ``max_noise_rows``.
         """
         codes = records_as_codes(self.schema, data)
-        expected_noise = self.beta * self.schema.size
+        # With a source, candidates come at the largest rate β_max and are
+        # thinned to β(t) (exact); the candidate count is what costs.
+        expected_noise = self.beta_max * self.schema.size
         if expected_noise > max_noise_rows:
-            raise ParameterError(f"β·m = {expected_noise:.4g} expected noise tuples exceeds "
-                                 f"max_noise_rows = {max_noise_rows:,}")
-        source = resolve_seed(seed)
+            raise ParameterError(f"max β(t)·m = {expected_noise:.4g} expected noise candidates "
+                                 f"exceeds max_noise_rows = {max_noise_rows:,}")
+        rand = resolve_seed(seed)
         records = sorted_rows(codes)
-        keep = _core.keep_records(source.derive("alpha-step").key, records,
-                                  self.alpha + self.beta, self.alpha)
+        first = self.alpha + self.beta * (np.ones(1) if self.source is None
+                                          else self.source.weight_of(records))
+        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, self.alpha)
         distinct = distinct_sorted(records)
-        noise = _core.beta_step(source.derive("beta-step").key, self.schema.size, self.beta,
+        noise = _core.beta_step(rand.derive("beta-step").key, self.schema.size, self.beta_max,
                                 distinct)
+        if self.source is not None:
+            accept = _core.thin_product(rand.derive("thinning").key, noise,
+                                        list(self.schema.radices), self.source.ratios())
+            noise = np.ascontiguousarray(noise[accept])
         view = _core.merge_sorted(np.ascontiguousarray(records[keep]), noise)
         parameters = self.parameters() | {"n": len(records),
                                           "repeated_records": len(records) - len(distinct)}
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             parameters, source.policy)
+                             parameters, rand.policy)
 
 
 @register_estimator(AlphaBeta.name)
 def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
               n_domain: int) -> tuple[float, float]:
-    """Algorithm 3: Q̃ = (n_V − β n_D)/α. Variance: Σ_t p_t(1 − p_t)/α² with
-    p_t = α+β for the Q̃ matching records and β for the other n_D − Q̃ tuples."""
+    """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
+    correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Variance: Σ_t p_t(1 − p_t)/α²
+    with p_t = α+β for the Q̃ matching records and β for the other tuples
+    (with a source: β(t), and the mean β(t) over Q(D) for the records)."""
     a, b = view.parameters["alpha"], view.parameters["beta"]
-    value = (n_view - b * n_domain) / a
+    if view.parameters.get("source") is None:
+        noise, noise_sq = b * n_domain, b * b * n_domain
+    else:
+        source = SourceDistribution(view.schema, view.parameters["source"])
+        noise = b * source.weighted_count(where)
+        noise_sq = b * b * source.weighted_count(where, power=2)
+    value = (n_view - noise) / a
     q = min(max(value, 0.0), float(n_domain))
-    variance = (q * (a + b) * (1 - a - b) + (n_domain - q) * b * (1 - b)) / (a * a)
+    b_mean = noise / n_domain if n_domain else b
+    variance = (q * (a + b_mean) * (1 - a - b_mean) + (noise - noise_sq)
+                - q * b_mean * (1 - b_mean)) / (a * a)
     return value, variance

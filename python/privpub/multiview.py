@@ -76,6 +76,9 @@ class MultiViewPublisher:
             raise ParameterError(f"mech must be an AlphaBeta, got {type(mech).__name__}")
         if not isinstance(max_views, (int, np.integer)) or max_views < 1:
             raise ParameterError(f"max_views must be a positive integer, got {max_views!r}")
+        if mech.source is not None:
+            raise ParameterError("MultiViewPublisher supports the uniform β-step only "
+                                 "(Algorithm 7 is stated for it); this mechanism has a source")
         self.mech, self.max_views = mech, int(max_views)
         self.views: list[PublishedView] = []
         self._union = np.zeros((0, max(mech.schema.limbs, 1)), dtype=np.uint64)
@@ -108,11 +111,11 @@ class MultiViewPublisher:
                                   ("outside", records[~in_prev], p_fresh)):
             rows = np.ascontiguousarray(rows)
             keep = _core.keep_records(source.derive(f"alpha-step/{label}").key, rows,
-                                      first, first - p_bg)
+                                      np.array([first]), first - p_bg)
             parts.append(rows[keep])
         previous_noise = np.ascontiguousarray(union[~isin_sorted(union, distinct)])
         keep = _core.keep_records(source.derive("previous-noise").key, previous_noise,
-                                  p_prev, p_prev)
+                                  np.array([p_prev]), p_prev)
         parts.append(previous_noise[keep])
         parts.append(_core.beta_step(source.derive("beta-step").key, schema.size, p_fresh,
                                      union_sorted(distinct, union)))

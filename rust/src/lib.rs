@@ -145,19 +145,45 @@ fn code_rows<'a>(codes: &'a PyReadonlyArray2<'_, u64>) -> PyResult<(&'a [u64], u
     Ok((codes.as_slice()?, limbs))
 }
 
-/// α-step mask over sorted (n, limbs) codes: first copy kept with `p_first`, others `p_rest`.
+/// α-step mask over sorted (n, limbs) codes: first copy kept with `p_first`
+/// (one value, or one per record), further copies with `p_rest`.
 #[pyfunction]
 fn keep_records<'py>(
     py: Python<'py>,
     key: &Bound<'py, PyBytes>,
     codes: PyReadonlyArray2<'py, u64>,
-    p_first: f64,
+    p_first: PyReadonlyArray1<'py, f64>,
     p_rest: f64,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let key = key_from(key)?;
     let (words, limbs) = code_rows(&codes)?;
+    let p_first = p_first.as_slice()?;
     let rows: Vec<&[u64]> = words.chunks_exact(limbs.max(1)).collect();
-    let mask = py.detach(|| sample::keep_records(&key, &rows, p_first, p_rest));
+    let mask = py
+        .detach(|| sample::keep_records(&key, &rows, p_first, p_rest))
+        .map_err(|e| to_py(py, e))?;
+    Ok(mask.into_pyarray(py))
+}
+
+/// Algorithm 8's thinning: keep each (n, limbs) code with probability
+/// Π_j ratios[attribute j's block][digit_j].
+#[pyfunction]
+fn thin_product<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    codes: PyReadonlyArray2<'py, u64>,
+    radices: Vec<u64>,
+    ratios: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&codes)?;
+    let ratios = ratios.as_slice()?;
+    let mask = py
+        .detach(|| {
+            let codes = sample::to_u128(words, limbs)?;
+            sample::thin_product(&key, &codes, &radices, ratios)
+        })
+        .map_err(|e| to_py(py, e))?;
     Ok(mask.into_pyarray(py))
 }
 
@@ -236,5 +262,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(beta_step, m)?)?;
     m.add_function(wrap_pyfunction!(merge_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(frapp_perturb, m)?)?;
+    m.add_function(wrap_pyfunction!(thin_product, m)?)?;
     Ok(())
 }

@@ -24,8 +24,9 @@ const SEGMENT_TARGET: f64 = 65536.0;
 const SINGLE_PASS_SEGMENTS: u64 = 64;
 
 /// Keep each record of a *sorted* code list independently: the first copy of
-/// a code with probability `p_first`, each further copy with `p_rest`.
-/// Record i uses element i of the uniform stream of `key`.
+/// a code with probability `p_first[i]` (one value for all, or one per
+/// record), each further copy with `p_rest`. Record i uses element i of the
+/// uniform stream of `key`.
 ///
 /// With p_first = α+β and p_rest = α a tuple with c records contributes
 /// cα + β copies in expectation, so (n_V − β n_D)/α stays unbiased for record
@@ -33,18 +34,66 @@ const SINGLE_PASS_SEGMENTS: u64 = 64;
 pub fn keep_records<T: PartialEq + Sync>(
     key: &Key,
     sorted: &[T],
-    p_first: f64,
+    p_first: &[f64],
     p_rest: f64,
-) -> Vec<bool> {
+) -> Result<Vec<bool>, KernelError> {
+    if p_first.len() != 1 && p_first.len() != sorted.len() {
+        return Err(KernelError::Shape(format!(
+            "{} first-copy probabilities for {} records",
+            p_first.len(),
+            sorted.len()
+        )));
+    }
     let mut u = vec![0.0; sorted.len()];
     fill_uniform(key, 0, &mut u);
-    u.par_iter()
+    Ok(u.par_iter()
         .enumerate()
         .map(|(i, &x)| {
             let first = i == 0 || sorted[i] != sorted[i - 1];
-            x < if first { p_first } else { p_rest }
+            x < if first {
+                p_first[if p_first.len() == 1 { 0 } else { i }]
+            } else {
+                p_rest
+            }
         })
-        .collect()
+        .collect())
+}
+
+/// Thinning for a product-form insertion probability (Algorithm 8): keep
+/// candidate code c with probability Π_j ratio_j[digit_j(c)], where the
+/// digits are the mixed-radix digits of c (first attribute most significant)
+/// and `ratios` holds each attribute's table back to back. Candidate i uses
+/// element i of the uniform stream of `key`.
+pub fn thin_product(
+    key: &Key,
+    codes: &[u128],
+    radices: &[u64],
+    ratios: &[f64],
+) -> Result<Vec<bool>, KernelError> {
+    if ratios.len() as u64 != radices.iter().sum::<u64>() {
+        return Err(KernelError::Shape("one ratio per domain value".into()));
+    }
+    let mut starts = Vec::with_capacity(radices.len());
+    let mut at = 0usize;
+    for &r in radices {
+        starts.push(at);
+        at += r as usize;
+    }
+    let mut u = vec![0.0; codes.len()];
+    fill_uniform(key, 0, &mut u);
+    Ok(codes
+        .par_iter()
+        .zip(u.par_iter())
+        .map(|(&code, &x)| {
+            let mut rest = code;
+            let mut p = 1.0;
+            for (j, &r) in radices.iter().enumerate().rev() {
+                p *= ratios[starts[j] + (rest % u128::from(r)) as usize];
+                rest /= u128::from(r);
+            }
+            x < p
+        })
+        .collect())
 }
 
 /// A geometric number of failures before a success with probability β,
@@ -370,10 +419,20 @@ mod tests {
     #[test]
     fn keep_records_uses_first_and_rest_probabilities() {
         let codes: Vec<u64> = (0..200_000).map(|i| i / 2).collect(); // every code twice
-        let keep = keep_records(&[8; 32], &codes, 0.9, 0.1);
+        let keep = keep_records(&[8; 32], &codes, &[0.9], 0.1).unwrap();
         let first = keep.iter().step_by(2).filter(|&&k| k).count() as f64 / 100_000.0;
         let rest = keep.iter().skip(1).step_by(2).filter(|&&k| k).count() as f64 / 100_000.0;
         assert!((first - 0.9).abs() < 5.0 * 0.00095 && (rest - 0.1).abs() < 5.0 * 0.00095);
+    }
+
+    #[test]
+    fn thinning_keeps_with_the_product_of_ratios() {
+        // Two attributes of sizes 2 and 3; code 5 = digits (1, 2): 0.5 · 0.4 = 0.2.
+        let codes = vec![5u128; 100_000];
+        let keep = thin_product(&[2; 32], &codes, &[2, 3], &[1.0, 0.5, 1.0, 0.7, 0.4]).unwrap();
+        let f = keep.iter().filter(|&&k| k).count() as f64 / 100_000.0;
+        assert!((f - 0.2).abs() < 5.0 * (0.16f64 / 100_000.0).sqrt(), "{f}");
+        assert!(thin_product(&[2; 32], &codes, &[2, 3], &[1.0]).is_err());
     }
 
     #[test]
