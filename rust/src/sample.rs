@@ -11,8 +11,9 @@
 
 use crate::error::KernelError;
 use crate::rng::{block_rng, fill_uniform, Key};
-use rand::RngCore;
+use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
+use rand_distr::Exp1;
 use rayon::prelude::*;
 
 /// Expected selections per β-step segment. Fixed: it defines which stream
@@ -97,14 +98,15 @@ pub fn thin_product(
 }
 
 /// A geometric number of failures before a success with probability β,
-/// where `inv_ln_q` = 1 / ln(1 − β) < 0. Inversion in f64; when the result exceeds
-/// 2^52 its bits below the double's precision are filled uniformly, which is
-/// the geometric law to within a relative 2^-52 (it is flat at that scale).
+/// where `inv_rate` = −1 / ln(1 − β) > 0: if E ~ Exp(1) then ⌊E / −ln(1 − β)⌋
+/// is geometric. E comes from the ziggurat sampler (exact, and cheaper than
+/// inverting a logarithm). When the result exceeds 2^52 its bits below the
+/// double's precision are filled uniformly, which is the geometric law to
+/// within a relative 2^-52 (it is flat at that scale).
 #[inline]
-fn geometric(rng: &mut ChaCha20Rng, inv_ln_q: f64) -> u128 {
-    // U in (0, 1]: never 0, so ln U is finite.
-    let u = ((rng.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
-    let g = u.ln() * inv_ln_q;
+fn geometric(rng: &mut ChaCha20Rng, inv_rate: f64) -> u128 {
+    let e: f64 = rng.sample(Exp1);
+    let g = e * inv_rate;
     if g < (1u64 << 52) as f64 {
         return u128::from(g as u64); // the common case: no u128 float conversion
     }
@@ -129,7 +131,7 @@ fn geometric(rng: &mut ChaCha20Rng, inv_ln_q: f64) -> u128 {
 /// to its code by skipping the excluded codes below it.
 pub struct BetaStep {
     key: Key,
-    inv_ln_q: f64,
+    inv_rate: f64,
     /// excluded[j] − j for the sorted distinct excluded codes: the number of
     /// excluded codes at or below the code of rank r is #{j : adj[j] ≤ r}.
     adj: Vec<u128>,
@@ -166,7 +168,7 @@ impl BetaStep {
         let segments = if beta > 0.0 { segments } else { 0 };
         Ok(BetaStep {
             key: *key,
-            inv_ln_q: 1.0 / (-beta).ln_1p(),
+            inv_rate: -1.0 / (-beta).ln_1p(),
             adj,
             free,
             seg_len,
@@ -179,7 +181,7 @@ impl BetaStep {
         let start = u128::from(s) * self.seg_len;
         let end = (start + self.seg_len).min(self.free);
         let mut rng = block_rng(&self.key, s);
-        let mut rank = start.saturating_add(geometric(&mut rng, self.inv_ln_q));
+        let mut rank = start.saturating_add(geometric(&mut rng, self.inv_rate));
         let mut j = self.adj.partition_point(|&a| a <= rank);
         while rank < end {
             while j < self.adj.len() && self.adj[j] <= rank {
@@ -188,7 +190,7 @@ impl BetaStep {
             emit(rank + j as u128);
             rank = rank
                 .saturating_add(1)
-                .saturating_add(geometric(&mut rng, self.inv_ln_q));
+                .saturating_add(geometric(&mut rng, self.inv_rate));
         }
     }
 
