@@ -120,8 +120,12 @@ class PublishedView:
         """The published rows decoded chunk by chunk (bounded memory)."""
         if chunk_rows < 1:
             raise ParameterError(f"chunk_rows must be positive, got {chunk_rows}")
-        for start in range(0, max(len(self), 1), chunk_rows):
-            yield self.schema.decode(self.codes[start:start + chunk_rows])
+        return self._decode_chunks(self.codes, chunk_rows)
+
+    def _decode_chunks(self, codes: np.ndarray, chunk_rows: int) -> Iterator[pd.DataFrame]:
+        """Decoded chunks of ``codes``; one empty frame when there are none."""
+        for start in range(0, max(len(codes), 1), chunk_rows):
+            yield self.schema.decode(codes[start:start + chunk_rows])
 
     # ---- persistence ---------------------------------------------------------------
     def metadata(self) -> dict[str, Any]:
@@ -137,14 +141,11 @@ class PublishedView:
 
     def _all_frames(self) -> Iterator[pd.DataFrame]:
         """The view's rows, then each context set's, flagged when there is context."""
-        sets = [("", self.codes), *self.context.items()]
-        for label, codes in sets:
-            for start in range(0, max(len(codes), 1), CHUNK_ROWS):
-                frame = self.schema.decode(codes[start:start + CHUNK_ROWS])
+        for label, codes in [("", self.codes), *self.context.items()]:
+            for frame in self._decode_chunks(codes, CHUNK_ROWS):
                 if self.context:
                     frame[CONTEXT_COLUMN] = label
-                if len(frame) or (label == "" and not len(codes)):
-                    yield frame
+                yield frame
 
     def to_parquet(self, path: str | os.PathLike) -> None:
         """Write the decoded rows (streamed in chunks) and the metadata to Parquet."""
