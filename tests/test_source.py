@@ -8,6 +8,7 @@ import pytest
 
 import privpub
 from privpub.alphabeta import AlphaBeta
+from privpub.domaincount import count
 from privpub.source import SourceDistribution
 
 ALPHA, BETA, TRIALS = 0.3, 0.1, 4000
@@ -61,10 +62,14 @@ def test_weighted_count_matches_brute_force(setup):
     w = source.weight_of(all_codes)
     assert w.sum() == pytest.approx(16)
     frame = schema.decode(np.arange(16, dtype=np.uint64))
-    for q in [{"a": 2}, {"a": 0, "b": 3}, {}]:
-        mask = (frame[list(q)] == pd.Series(q)).all(axis=1).to_numpy() if q else np.ones(16, bool)
-        assert source.weighted_count(q) == pytest.approx(w[mask].sum())
-        assert source.weighted_count(q, power=2) == pytest.approx((w[mask] ** 2).sum())
+    squares = [x * x for x in source.weights]
+    for q in [{"a": 2}, {"a": 0, "b": 3}, {}, "a + b > 3 or a = 0"]:
+        mask = privpub.query.Condition(schema, q).mask(frame)
+        for method in ("direct", "cond"):
+            got = count(schema, q, weights=source.weights, method=method).value
+            assert got == pytest.approx(w[mask].sum())
+            got = count(schema, q, weights=squares, method=method).value
+            assert got == pytest.approx((w[mask] ** 2).sum())
 
 
 def test_adult_with_empirical_source(tmp_path):

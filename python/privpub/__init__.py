@@ -20,10 +20,12 @@ from privpub.errors import (
     MissingValueError,
     ParameterError,
     PrivpubError,
+    QueryError,
     SchemaError,
 )
 from privpub.frapp import FRAPP
 from privpub.multiview import MultiViewPublisher
+from privpub.query import Condition, col
 from privpub.schema import Categorical, IntRange, Schema
 from privpub.seeding import RandomSource, resolve_seed
 from privpub.views import Estimate, PublishedView
@@ -35,11 +37,13 @@ except PackageNotFoundError:  # running from a source tree without an install
 
 __all__ = [
     "AlphaBeta",
+    "Condition",
     "Estimate",
     "FRAPP",
     "MultiViewPublisher",
     "PublishedView",
     "accounting",
+    "col",
     "Artifact",
     "ArtifactError",
     "Categorical",
@@ -50,6 +54,7 @@ __all__ = [
     "MissingValueError",
     "ParameterError",
     "PrivpubError",
+    "QueryError",
     "RandomSource",
     "Schema",
     "SchemaError",

@@ -42,7 +42,9 @@ from privpub.accounting import (
     theorem_4_2_holds,
     theorem_4_3_r,
 )
+from privpub.domaincount import count
 from privpub.errors import ParameterError
+from privpub.query import Condition
 from privpub.records import as_schema_codes, distinct_sorted, records_as_codes, sorted_rows
 from privpub.schema import Schema
 from privpub.seeding import SeedLike, resolve_seed
@@ -261,7 +263,7 @@ class AlphaBeta:
 
 
 @register_estimator(AlphaBeta.name)
-def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
+def _estimate(view: PublishedView, cond: Condition, n_view: int,
               n_domain: int) -> tuple[float, float]:
     """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
     correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Variance: Σ_t p_t(1 − p_t)/α²
@@ -271,9 +273,9 @@ def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
     if view.parameters.get("source") is None:
         noise, noise_sq = b * n_domain, b * b * n_domain
     else:
-        source = SourceDistribution(view.schema, view.parameters["source"])
-        noise = b * source.weighted_count(where)
-        noise_sq = b * b * source.weighted_count(where, power=2)
+        w = SourceDistribution(view.schema, view.parameters["source"]).weights
+        noise = b * count(view.schema, cond, weights=w).value
+        noise_sq = b * b * count(view.schema, cond, weights=[x * x for x in w]).value
     value = (n_view - noise) / a
     q = min(max(value, 0.0), float(n_domain))
     b_mean = noise / n_domain if n_domain else b

@@ -46,3 +46,8 @@ class ParameterError(PrivpubError, ValueError):
 
 class ArtifactError(PrivpubError, ValueError):
     """A published artifact is missing privpub metadata or has it malformed."""
+
+
+class QueryError(PrivpubError, ValueError):
+    """A query is malformed: unknown column, type mismatch, unsupported SQL (the
+    message names the token), or too large to count within the memory budget."""

@@ -20,7 +20,6 @@ and :meth:`FRAPP.guarantee` says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ from privpub.accounting import (
     rho_frapp,
 )
 from privpub.errors import ParameterError
+from privpub.query import Condition
 from privpub.records import as_schema_codes, records_as_codes, sorted_rows
 from privpub.schema import Schema
 from privpub.seeding import SeedLike, resolve_seed
@@ -149,7 +149,7 @@ class FRAPP:
 
 
 @register_estimator(FRAPP.name)
-def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
+def _estimate(view: PublishedView, cond: Condition, n_view: int,
               n_domain: int) -> tuple[float, float]:
     """Q̃ = (n_V − n·o·n_D)/(γ_f − o); variance from the two per-record probabilities."""
     g, n = view.parameters["gamma_frapp"], view.parameters["n"]

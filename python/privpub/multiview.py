@@ -27,8 +27,6 @@ for record counts; for V_1 this is the single-view rule (α + β, then α).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,6 +34,7 @@ import pandas as pd
 from privpub import _core
 from privpub.alphabeta import AlphaBeta
 from privpub.errors import ParameterError
+from privpub.query import Condition
 from privpub.records import (
     as_schema_codes,
     distinct_sorted,
@@ -134,7 +133,7 @@ class MultiViewPublisher:
 
 
 @register_estimator(MECHANISM)
-def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
+def _estimate(view: PublishedView, cond: Condition, n_view: int,
               n_domain: int) -> tuple[float, float]:
     """The split estimator of the module docstring, with plug-in binomial variances."""
     p = view.parameters
@@ -142,9 +141,9 @@ def _estimate(view: PublishedView, where: Mapping[str, Any], n_view: int,
     union = view.context["previous_union"]
     limbs = view.schema.limbs
     in_prev = isin_sorted(view.codes.reshape(-1, limbs), union.reshape(-1, limbs))
-    n_a = int(view.matches(where)[in_prev].sum())
+    n_a = int(cond.mask_codes(view.codes)[in_prev].sum())
     n_b = n_view - n_a
-    n_union = int(view.matches(where, union).sum())
+    n_union = cond.count_codes(union)
     x_a = (n_a - p_prev * n_union) / (first - p_prev)
     x_b = (n_b - p_fresh * (n_domain - n_union)) / (first - p_fresh)
 

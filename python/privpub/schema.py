@@ -415,6 +415,16 @@ class Schema:
         lines += [f"  {a.name:<{width}}  {type(a).__name__}({a.describe()})" for a in self]
         return "\n".join(lines)
 
+    # ---- counting ---------------------------------------------------------------
+    def count(self, where=None, tables=None) -> int:
+        """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
+        text, a ``privpub.col`` expression or {attribute: value}); see
+        :mod:`privpub.domaincount`. ``tables`` registers auxiliary tables for
+        IN-subqueries."""
+        from privpub.domaincount import count
+
+        return count(self, where, tables).value
+
     # ---- codes ------------------------------------------------------------------
     def encode(self, df: pd.DataFrame) -> np.ndarray:
         """Tuple codes of the rows of ``df`` (columns not in the schema are ignored).
@@ -466,6 +476,14 @@ class Schema:
         # Explicit Series dtypes: pandas >= 3 would infer 'str' for an object column.
         return pd.DataFrame({a.name: pd.Series(a._from_raw(raw[j]), dtype=a.dtype, copy=False)
                              for j, a in enumerate(self.attributes)}, copy=False)
+
+    def digits(self, codes: np.ndarray) -> np.ndarray:
+        """Domain indices of each attribute: a (k, n) int64 array (Rust)."""
+        codes = self._check_codes(codes)
+        zeros, radices = [0] * len(self), list(self.radices)
+        if self.is_wide:
+            return _core.decode_wide(codes, zeros, radices)
+        return _core.decode_u64(codes, zeros, radices)
 
     def _check_codes(self, codes: np.ndarray | Sequence[int]) -> np.ndarray:
         if isinstance(codes, (int, np.generic)) or (isinstance(codes, np.ndarray)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from privpub import _core
-from privpub.errors import DomainError, ParameterError
+from privpub.errors import ParameterError
 from privpub.schema import Schema
 
 
@@ -88,29 +88,9 @@ class SourceDistribution:
             out *= w[d]
         return out
 
-    def weighted_count(self, where: Mapping[str, Any], power: int = 1) -> float:
-        """Σ_{t ∈ Q(D)} (Π_j w_j(t_j))^power for a conjunction of equalities."""
-        total = 1.0
-        for attr, w in zip(self.schema, self.weights, strict=True):
-            if attr.name in where:
-                index = _index_of(attr, where[attr.name])
-                total *= w[index] ** power
-            else:
-                total *= float((w ** power).sum())
-        return total
-
 
 def _values(attr) -> Sequence[Any]:
     return attr.values if hasattr(attr, "values") else range(attr.lo, attr.hi + 1)
-
-
-def _index_of(attr, value) -> int:
-    values = list(_values(attr))
-    try:
-        return values.index(value)
-    except ValueError:
-        raise DomainError(f"value {value!r} is not in the domain of {attr.name!r} "
-                          f"({attr.describe()})") from None
 
 
 def _aligned(attr, given) -> np.ndarray:

@@ -22,12 +22,13 @@ import numpy as np
 import pandas as pd
 
 from privpub.artifacts import read_frame, write_parquet
-from privpub.errors import DomainError, ParameterError
+from privpub.domaincount import count
+from privpub.errors import ParameterError
+from privpub.query import Condition, QueryLike
 from privpub.schema import Schema
 
-#: mechanism name → f(view, where, n_view, n_domain) -> (estimate, variance)
-_ESTIMATORS: dict[str, Callable[[PublishedView, Mapping[str, Any], int, int],
-                                tuple[float, float]]] = {}
+#: mechanism name → f(view, condition, n_view, n_domain) -> (estimate, variance)
+_ESTIMATORS: dict[str, Callable[[PublishedView, Condition, int, int], tuple[float, float]]] = {}
 
 #: Rows per decoded chunk when streaming a view (to Parquet or iter_frames).
 CHUNK_ROWS = 1 << 20
@@ -173,52 +174,30 @@ class PublishedView:
         return view
 
     # ---- estimation ------------------------------------------------------------------
-    def count_domain(self, where: Mapping[str, Any]) -> int:
-        """Q(D) for a conjunction of equalities {attribute: value}: m / Π |D_j|, exact."""
-        size = self.schema.size
-        for name, value in where.items():
-            attr = self.schema[name]
-            if value not in _domain_values(attr):
-                raise DomainError(f"value {value!r} is not in the domain of {name!r} "
-                                  f"({attr.describe()})")
-            size //= attr.size
-        return size
+    def condition(self, where: QueryLike, tables: Mapping[str, pd.DataFrame] | None = None
+                  ) -> Condition:
+        """``where`` parsed against this view's schema (a Condition is reused)."""
+        if isinstance(where, Condition) and where.schema == self.schema and not tables:
+            return where
+        return Condition(self.schema, where, tables)
 
-    def matches(self, where: Mapping[str, Any], codes: np.ndarray | None = None) -> np.ndarray:
-        """Boolean mask of the rows of ``codes`` (default: the view) satisfying
-        a conjunction of equalities {attribute: value}."""
-        frame = self.frame if codes is None else self.schema.decode(codes)
-        mask = np.ones(len(frame), dtype=bool)
-        for name, value in where.items():
-            self.schema[name]  # names the attribute if it is unknown
-            mask &= (frame[name] == value).to_numpy(dtype=bool)
-        return mask
+    def estimate(self, where: QueryLike = None,
+                 tables: Mapping[str, pd.DataFrame] | None = None) -> Estimate:
+        """Estimate Q(I) = select count(*) from I where C.
 
-    def count_view(self, where: Mapping[str, Any]) -> int:
-        """Q(V) for a conjunction of equalities {attribute: value}."""
-        return int(self.matches(where).sum())
-
-    def estimate(self, where: Mapping[str, Any]) -> Estimate:
-        """Estimate select count(*) from I where A1 = v1 and A2 = v2 …
-
-        ``where`` maps attribute names to values (a conjunction of equality
-        predicates; ``{}`` counts all records).
+        ``where`` is SQL WHERE text (``"age > 50 and sex = 'Male'"``; quote
+        names with hyphens: ``"marital-status"``), a ``privpub.col``
+        expression, or {attribute: value}; ``None`` counts all records.
+        ``tables`` registers auxiliary tables for IN-subqueries.
         """
-        if not isinstance(where, Mapping):
-            raise ParameterError("where must be a mapping {attribute: value}, "
-                                 f"got {type(where).__name__}")
         estimator = _ESTIMATORS.get(self.mechanism)
         if estimator is None:
             raise ParameterError(f"no estimator registered for mechanism {self.mechanism!r}")
-        n_view, n_domain = self.count_view(where), self.count_domain(where)
-        value, variance = estimator(self, where, n_view, n_domain)
+        cond = self.condition(where, tables)
+        n_view = cond.count_codes(self.codes)
+        n_domain = count(self.schema, cond).value
+        value, variance = estimator(self, cond, n_view, n_domain)
         return Estimate(value=value, n_view=n_view, n_domain=n_domain,
                         stderr=math.sqrt(max(variance, 0.0)),
                         bound=self.parameters.get("error_bound"),
                         epsilon=self.parameters.get("epsilon"))
-
-
-def _domain_values(attr) -> Any:
-    if hasattr(attr, "values"):
-        return set(attr.values)
-    return range(attr.lo, attr.hi + 1)

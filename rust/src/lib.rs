@@ -4,6 +4,7 @@
 //! kernel, and maps `KernelError` once onto `privpub.errors`. No privacy
 //! parameter is decided here.
 
+pub mod cond;
 pub mod encode;
 pub mod error;
 pub mod frapp;
@@ -249,6 +250,61 @@ fn frapp_perturb<'py>(
     out.into_pyarray(py).reshape([n, limbs])
 }
 
+/// Factors from Python: scopes (sorted variable ids) and flat tables.
+fn factors<T: Copy>(scopes: Vec<Vec<usize>>, tables: &[&[T]]) -> Vec<cond::Factor<T>> {
+    scopes
+        .into_iter()
+        .zip(tables)
+        .map(|(scope, table)| cond::Factor {
+            scope,
+            table: table.to_vec(),
+        })
+        .collect()
+}
+
+/// ConD: exact Σ over assignments of Π of 0/1 truth tables (u8), as a Python int.
+#[pyfunction]
+fn cond_count(
+    py: Python<'_>,
+    scopes: Vec<Vec<usize>>,
+    tables: Vec<PyReadonlyArray1<'_, u8>>,
+    radices: Vec<u64>,
+    order: Vec<usize>,
+    budget: usize,
+) -> PyResult<u128> {
+    let slices = tables
+        .iter()
+        .map(|t| t.as_slice())
+        .collect::<Result<Vec<_>, _>>()?;
+    let wide: Vec<Vec<u128>> = slices
+        .iter()
+        .map(|t| t.iter().map(|&x| u128::from(x)).collect())
+        .collect();
+    let views: Vec<&[u128]> = wide.iter().map(|t| t.as_slice()).collect();
+    let fs = factors(scopes, &views);
+    py.detach(|| cond::sum_product(fs, &radices, &order, budget))
+        .map_err(|e| to_py(py, e))
+}
+
+/// Weighted ConD: Σ over assignments of Π of f64 factor tables.
+#[pyfunction]
+fn cond_weighted(
+    py: Python<'_>,
+    scopes: Vec<Vec<usize>>,
+    tables: Vec<PyReadonlyArray1<'_, f64>>,
+    radices: Vec<u64>,
+    order: Vec<usize>,
+    budget: usize,
+) -> PyResult<f64> {
+    let slices = tables
+        .iter()
+        .map(|t| t.as_slice())
+        .collect::<Result<Vec<_>, _>>()?;
+    let fs = factors(scopes, &slices);
+    py.detach(|| cond::sum_product(fs, &radices, &order, budget))
+        .map_err(|e| to_py(py, e))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BLOCK", rng::BLOCK)?;
@@ -263,5 +319,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(frapp_perturb, m)?)?;
     m.add_function(wrap_pyfunction!(thin_product, m)?)?;
+    m.add_function(wrap_pyfunction!(cond_count, m)?)?;
+    m.add_function(wrap_pyfunction!(cond_weighted, m)?)?;
     Ok(())
 }

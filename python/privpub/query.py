@@ -1,0 +1,414 @@
+"""Counting queries: ``select count(*) from I where C``.
+
+A condition C is written as SQL WHERE text (parsed with sqlglot), built with
+the expression API (``col("age") > 50``, ``&``, ``|``, ``~``, ``.isin``,
+arithmetic across attributes such as ``col("score") < 3 * col("age")``), or
+given as a mapping ``{attribute: value}`` (a conjunction of equalities).
+
+A :class:`Condition` splits C into *atoms* (comparisons, IN, BETWEEN, LIKE,
+each over a set of attributes) combined by AND / OR / NOT; the domain count
+(:mod:`privpub.domaincount`) works on that structure. IN-subqueries over
+auxiliary tables (the paper's Q2, ``nationality in (select country from
+Regions where …)``) are run once with duckdb on the registered tables and
+replaced by the list of values they return. All evaluation goes through
+duckdb with the same SQL text, so Q(V) and Q(D) share one semantics.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Union
+
+import duckdb
+import numpy as np
+import pandas as pd
+import sqlglot
+from sqlglot import exp
+
+from privpub.errors import DomainError, QueryError
+from privpub.schema import Schema
+
+DIALECT = "duckdb"
+#: Conditions whose attributes span at most this many domain tuples are
+#: evaluated once over that projection and looked up by code.
+PROJECTION_LIMIT = 1 << 20
+
+_local = threading.local()
+
+
+def _connection() -> duckdb.DuckDBPyConnection:
+    """One duckdb connection per thread (connecting costs ~15 ms)."""
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = _local.con = duckdb.connect()
+    return con
+
+#: Nodes that combine atoms.
+_CONNECTIVES = (exp.And, exp.Or, exp.Not, exp.Paren)
+#: Nodes that are atoms (a truth value computed from attribute values).
+_ATOMS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between, exp.Like,
+          exp.ILike, exp.Boolean)
+#: Nodes allowed inside an atom.
+_VALUES = (exp.Column, exp.Identifier, exp.Literal, exp.Neg, exp.Paren, exp.Add, exp.Sub,
+           exp.Mul, exp.Div, exp.Mod, exp.Boolean, exp.Tuple)
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg)
+
+
+# ---- expression API ---------------------------------------------------------------------------
+
+
+def _node(value: Any) -> exp.Expression:
+    """A sqlglot node for an Expr or a Python literal."""
+    if isinstance(value, Expr):
+        return value.node
+    if isinstance(value, (bool, np.bool_)):
+        return exp.Boolean(this=bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = exp.Literal.number(value.item() if isinstance(value, np.generic) else value)
+        return exp.Neg(this=exp.Literal.number(-value)) if value < 0 else number
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    raise QueryError(f"cannot use {value!r} ({type(value).__name__}) in a query; "
+                     "use attributes, numbers, strings or booleans")
+
+
+def _grouped(node: exp.Expression) -> exp.Expression:
+    """Parenthesise compound operands so the generated SQL keeps Python's grouping."""
+    return exp.Paren(this=node) if isinstance(node, (exp.Binary, exp.Not)) else node
+
+
+class Expr:
+    """A query expression; combine with comparison, arithmetic, ``&``, ``|``, ``~``.
+
+    Examples
+    --------
+    >>> from privpub import col
+    >>> ((col("age") > 50) & col("sex").isin(["Male"])).sql()
+    '("age" > 50) AND "sex" IN (\\'Male\\')'
+    """
+
+    __hash__ = None  # == builds an expression, so Expr is not hashable
+
+    def __init__(self, node: exp.Expression):
+        self.node = node
+
+    def sql(self) -> str:
+        return self.node.sql(dialect=DIALECT)
+
+    def __repr__(self) -> str:
+        return f"Expr({self.sql()})"
+
+    def __bool__(self) -> bool:
+        raise QueryError("an Expr has no truth value: combine conditions with & | ~ "
+                         "(not and/or/not) and write a < x < b as (a < x) & (x < b)")
+
+    def _binary(self, cls, other, reverse=False) -> Expr:
+        left, right = (_node(other), self.node) if reverse else (self.node, _node(other))
+        return Expr(cls(this=_grouped(left), expression=_grouped(right)))
+
+    def __eq__(self, other): return self._binary(exp.EQ, other)  # noqa: E704
+    def __ne__(self, other): return self._binary(exp.NEQ, other)  # noqa: E704
+    def __gt__(self, other): return self._binary(exp.GT, other)  # noqa: E704
+    def __ge__(self, other): return self._binary(exp.GTE, other)  # noqa: E704
+    def __lt__(self, other): return self._binary(exp.LT, other)  # noqa: E704
+    def __le__(self, other): return self._binary(exp.LTE, other)  # noqa: E704
+    def __add__(self, other): return self._binary(exp.Add, other)  # noqa: E704
+    def __radd__(self, other): return self._binary(exp.Add, other, True)  # noqa: E704
+    def __sub__(self, other): return self._binary(exp.Sub, other)  # noqa: E704
+    def __rsub__(self, other): return self._binary(exp.Sub, other, True)  # noqa: E704
+    def __mul__(self, other): return self._binary(exp.Mul, other)  # noqa: E704
+    def __rmul__(self, other): return self._binary(exp.Mul, other, True)  # noqa: E704
+    def __truediv__(self, other): return self._binary(exp.Div, other)  # noqa: E704
+    def __rtruediv__(self, other): return self._binary(exp.Div, other, True)  # noqa: E704
+    def __and__(self, other): return self._binary(exp.And, other)  # noqa: E704
+    def __rand__(self, other): return self._binary(exp.And, other, True)  # noqa: E704
+    def __or__(self, other): return self._binary(exp.Or, other)  # noqa: E704
+    def __ror__(self, other): return self._binary(exp.Or, other, True)  # noqa: E704
+
+    def __neg__(self) -> Expr:
+        return Expr(exp.Neg(this=exp.Paren(this=self.node)))
+
+    def __invert__(self) -> Expr:
+        return Expr(exp.Not(this=exp.Paren(this=self.node)))
+
+    def isin(self, values: Iterable[Any] | str) -> Expr:
+        """Membership in a list of values, or in an SQL subquery over a registered
+        table (``"select country from Regions where continent = 'Africa'"``)."""
+        if isinstance(values, str):
+            sub = _parse_select(values)
+            return Expr(exp.In(this=self.node, query=exp.Subquery(this=sub)))
+        return Expr(exp.In(this=self.node, expressions=[_node(v) for v in values]))
+
+    def between(self, low: Any, high: Any) -> Expr:
+        """low ≤ self ≤ high (SQL BETWEEN, both ends included)."""
+        return Expr(exp.Between(this=self.node, low=_node(low), high=_node(high)))
+
+
+def col(name: str) -> Expr:
+    """The attribute ``name`` in a query expression."""
+    if not isinstance(name, str) or not name:
+        raise QueryError(f"col() needs an attribute name, got {name!r}")
+    return Expr(exp.column(name, quoted=True))
+
+
+# ---- parsing ----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=512)
+def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str) -> np.ndarray | None:
+    """``sql`` over the projection of D on ``attributes`` (cached across
+    Condition objects: estimating the same query on many views parses it once)."""
+    from privpub.domaincount import domain_frame
+
+    if math.prod(schema[a].size for a in attributes) > PROJECTION_LIMIT:
+        return None
+    frame = domain_frame(schema, attributes) if attributes else pd.DataFrame({"_": [0]})
+    table = _evaluate(frame, sql)
+    table.setflags(write=False)
+    return table
+
+
+def _evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:
+    """The boolean value of ``sql`` on every row of ``frame`` (duckdb)."""
+    if len(frame) == 0:
+        return np.zeros(0, dtype=bool)
+    con = _connection()
+    try:
+        con.register("rows", frame)
+        out = con.execute(f"SELECT ({sql}) AS v FROM rows").fetchnumpy()["v"]
+    except duckdb.Error as err:
+        raise QueryError(f"evaluating {sql!r} failed: {err}") from None
+    finally:
+        con.unregister("rows")
+    return np.asarray(out, dtype=bool)
+
+
+def _check_in_domain(schema: Schema, name: str, value: Any) -> None:
+    """Equality mappings name domain values; a value outside is almost surely a typo."""
+    attr = schema[name]
+    inside = (value in set(attr.values)) if hasattr(attr, "values") else (
+        isinstance(value, (int, np.integer)) and attr.lo <= value <= attr.hi)
+    if not inside:
+        raise DomainError(f"value {value!r} is not in the domain of {name!r} "
+                          f"({attr.describe()})")
+
+
+def _parse_select(text: str) -> exp.Select:
+    try:
+        tree = sqlglot.parse_one(text, dialect=DIALECT)
+    except sqlglot.errors.ParseError as err:
+        raise QueryError(f"cannot parse SQL {text!r}: {err.errors[0]['description']}") from None
+    if not isinstance(tree, exp.Select):
+        raise QueryError(f"expected a SELECT, got {tree.sql()!r}")
+    return tree
+
+
+def _parse_where(text: str) -> exp.Expression | None:
+    stripped = text.strip()
+    if stripped.lower().startswith("select"):
+        select = _parse_select(stripped)
+        count = select.expressions
+        if len(count) != 1 or not isinstance(count[0], exp.Count):
+            raise QueryError(f"a counting query selects count(*), got {count[0].sql()!r}")
+        where = select.args.get("where")
+        return None if where is None else where.this
+    if not stripped:
+        return None
+    return _parse_select(f"SELECT 1 FROM I WHERE {stripped}").args["where"].this
+
+
+QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One atomic predicate: its SQL text and the attributes it reads (schema order)."""
+
+    sql: str
+    attributes: tuple[str, ...]
+
+
+class Condition:
+    """A parsed WHERE condition over a schema.
+
+    ``formula`` is a tree of tuples: ``("atom", i)``, ``("not", f)``,
+    ``("and", [f, …])``, ``("or", [f, …])`` over ``atoms[i]``.
+    """
+
+    def __init__(self, schema: Schema, where: QueryLike = None,
+                 tables: Mapping[str, pd.DataFrame] | None = None):
+        self.schema = schema
+        self.tables = dict(tables or {})
+        if isinstance(where, Condition):
+            where = where.expression
+        if where is None:
+            root: exp.Expression | None = None
+        elif isinstance(where, Expr):
+            root = where.node.copy()
+        elif isinstance(where, str):
+            root = _parse_where(where)
+        elif isinstance(where, Mapping):
+            root = None
+            for name, value in where.items():
+                _check_in_domain(schema, name, value)
+                term = (col(name) == value).node
+                root = term if root is None else exp.And(this=root, expression=term)
+        else:
+            raise QueryError(f"a query is SQL text, an Expr, a mapping or None, "
+                             f"got {type(where).__name__}")
+        self.expression: exp.Expression | None = (
+            None if root is None else self._resolve_subqueries(root))
+        self.atoms: list[Atom] = []
+        self.formula = ("and", []) if self.expression is None else self._split(self.expression)
+
+    @property
+    def sql(self) -> str:
+        """The condition as duckdb SQL (subqueries replaced by their values)."""
+        return "TRUE" if self.expression is None else self.expression.sql(dialect=DIALECT)
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        used = {a for atom in self.atoms for a in atom.attributes}
+        return tuple(n for n in self.schema.names if n in used)
+
+    def __repr__(self) -> str:
+        return f"Condition({self.sql})"
+
+    # ---- construction ---------------------------------------------------------------------
+    def _resolve_subqueries(self, root: exp.Expression) -> exp.Expression:
+        for node in list(root.find_all(exp.In)):
+            query = node.args.get("query")
+            if query is None:
+                continue
+            select = query.this if isinstance(query, exp.Subquery) else query
+            values = self._run_subquery(select)
+            node.set("query", None)
+            if values:
+                node.set("expressions", [_node(v) for v in values])
+            else:
+                node.replace(exp.Boolean(this=False))
+        return root
+
+    def _run_subquery(self, select: exp.Select) -> list[Any]:
+        if len(select.expressions) != 1:
+            raise QueryError(f"an IN subquery selects one column: {select.sql()!r}")
+        names = {t.name for t in select.find_all(exp.Table)}
+        missing = sorted(n for n in names if n not in self.tables)
+        if missing:
+            raise QueryError(f"subquery {select.sql()!r} reads table(s) {missing}; register "
+                             f"them with tables={{name: DataFrame}} (registered: "
+                             f"{sorted(self.tables) or 'none'})")
+        con = _connection()
+        try:
+            for name in names:
+                con.register(name, self.tables[name])
+            rows = con.execute(select.sql(dialect=DIALECT)).fetchall()
+        except duckdb.Error as err:
+            raise QueryError(f"subquery {select.sql()!r} failed: {err}") from None
+        finally:
+            for name in names:
+                con.unregister(name)
+        return sorted({r[0] for r in rows if r[0] is not None}, key=repr)
+
+    def _split(self, node: exp.Expression):
+        if isinstance(node, exp.Paren):
+            return self._split(node.this)
+        if isinstance(node, exp.Not):
+            return ("not", self._split(node.this))
+        if isinstance(node, (exp.And, exp.Or)):
+            kind = "and" if isinstance(node, exp.And) else "or"
+            parts = []
+            for child in (node.this, node.expression):
+                sub = self._split(child)
+                parts.extend(sub[1] if sub[0] == kind else [sub])
+            return (kind, parts)
+        if not isinstance(node, _ATOMS):
+            raise QueryError(f"unsupported SQL in a condition: {node.sql(dialect=DIALECT)!r} "
+                             f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
+                             "arithmetic, AND, OR, NOT")
+        self._check_atom(node)
+        columns = {c.name for c in node.find_all(exp.Column)}
+        attrs = tuple(n for n in self.schema.names if n in columns)
+        self.atoms.append(Atom(node.sql(dialect=DIALECT), attrs))
+        return ("atom", len(self.atoms) - 1)
+
+    def _check_atom(self, atom: exp.Expression) -> None:
+        for node in atom.walk():
+            if node is atom:
+                continue
+            if not isinstance(node, _VALUES):
+                raise QueryError(f"unsupported SQL {node.sql(dialect=DIALECT)!r} "
+                                 f"({type(node).__name__}) in {atom.sql(dialect=DIALECT)!r}")
+            if isinstance(node, exp.Column) and node.name not in self.schema.names:
+                raise QueryError(f"unknown column {node.name!r} in "
+                                 f"{atom.sql(dialect=DIALECT)!r}; attributes: "
+                                 f"{', '.join(self.schema.names)}")
+        if isinstance(atom, (exp.Like, exp.ILike)):
+            if self._kind(atom.this) != "string":
+                raise QueryError(f"LIKE needs a string attribute: {atom.sql(dialect=DIALECT)!r}")
+            return
+        operands = [atom.this] + [atom.args[k] for k in ("expression", "low", "high")
+                                  if atom.args.get(k) is not None]
+        operands += list(atom.args.get("expressions") or [])
+        kinds = {(self._kind(o), o.sql(dialect=DIALECT)) for o in operands}
+        if len({k for k, _ in kinds}) > 1:
+            detail = ", ".join(f"{s!r} is {k}" for k, s in sorted(kinds))
+            raise QueryError(f"type mismatch in {atom.sql(dialect=DIALECT)!r}: {detail}")
+
+    def _kind(self, node: exp.Expression) -> str:
+        if isinstance(node, exp.Paren):
+            return self._kind(node.this)
+        if isinstance(node, exp.Column):
+            kind = self.schema[node.name].kind
+            return "number" if kind in ("integer", "float") else kind
+        if isinstance(node, exp.Literal):
+            return "string" if node.is_string else "number"
+        if isinstance(node, exp.Boolean):
+            return "boolean"
+        if isinstance(node, _ARITHMETIC):
+            for child in (node.this, node.args.get("expression")):
+                if child is not None and self._kind(child) != "number":
+                    raise QueryError(f"arithmetic on a non-number: {child.sql(dialect=DIALECT)!r} "
+                                     f"in {node.sql(dialect=DIALECT)!r}")
+            return "number"
+        raise QueryError(f"unsupported SQL {node.sql(dialect=DIALECT)!r}")
+
+    # ---- evaluation -------------------------------------------------------------------------
+    def mask(self, frame: pd.DataFrame, sql: str | None = None) -> np.ndarray:
+        """Which rows of ``frame`` satisfy the condition (or the SQL ``sql``)."""
+        return _evaluate(frame, sql or self.sql)
+
+    def count(self, frame: pd.DataFrame) -> int:
+        """Q(frame): the number of rows satisfying the condition."""
+        return int(self.mask(frame).sum())
+
+    def truth_table(self) -> np.ndarray | None:
+        """The condition over the projection of D on its attributes (first
+        attribute slowest), evaluated once; None when that projection has more
+        than ``PROJECTION_LIMIT`` tuples."""
+        if not hasattr(self, "_truth_table"):
+            self._truth_table = _projection_table(self.schema, self.attributes, self.sql)
+        return self._truth_table
+
+    def mask_codes(self, codes: np.ndarray) -> np.ndarray:
+        """Which tuple codes satisfy the condition: a lookup in :meth:`truth_table`
+        by the codes' digits (the same duckdb semantics), or duckdb on the
+        decoded rows when the projection is too large."""
+        table = self.truth_table()
+        if table is None:
+            return self.mask(self.schema.decode(codes))
+        if not self.attributes:
+            return np.full(len(codes), bool(table[0]))
+        digits = self.schema.digits(codes)
+        flat = np.zeros(digits.shape[1], dtype=np.int64)
+        for name in self.attributes:
+            flat = flat * self.schema[name].size + digits[self.schema.names.index(name)]
+        return table[flat]
+
+    def count_codes(self, codes: np.ndarray) -> int:
+        """Q(V) for the tuples with these codes."""
+        return int(self.mask_codes(codes).sum())
