@@ -1,0 +1,46 @@
+"""Every mechanism's estimator is unbiased for conjunctive, disjunctive and
+cross-attribute queries (mean over seeds within 4 standard errors)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import privpub
+from privpub import Condition
+
+SCHEMA = privpub.Schema([privpub.IntRange("a", 0, 3), privpub.IntRange("b", 0, 7)])  # m = 32
+RECORDS = np.array([0, 5, 5, 9, 17, 17, 17, 30, 31], dtype=np.uint64)
+QUERIES = ["a >= 2 and b < 3", "a = 0 or b = 7", "a + b > 6", "not (a = 1) and b * 2 < a + 5"]
+SEEDS = 1200
+
+
+def _publishers():
+    ab = privpub.AlphaBeta(SCHEMA, 0.3, 0.15)
+    src = privpub.AlphaBeta(SCHEMA, 0.3, 0.1, source={"a": [0.1, 0.2, 0.3, 0.4]})
+    frapp = privpub.FRAPP(SCHEMA, 0.5)
+
+    def multiview(seed):
+        pub = privpub.MultiViewPublisher(privpub.AlphaBeta(SCHEMA, 0.3, 0.15), max_views=3)
+        pub.publish(RECORDS, seed=seed)
+        pub.publish(RECORDS, seed=seed + 10**6)
+        return pub.publish(RECORDS, seed=seed + 2 * 10**6)
+
+    return {"alphabeta": lambda s: ab.publish(RECORDS, seed=s),
+            "source": lambda s: src.publish(RECORDS, seed=s),
+            "frapp": lambda s: frapp.publish(RECORDS, seed=s),
+            "multiview (3rd view)": multiview}
+
+
+@pytest.mark.parametrize("name", list(_publishers()))
+def test_unbiased(name):
+    publish = _publishers()[name]
+    conds = [Condition(SCHEMA, q) for q in QUERIES]
+    truths = [c.count_codes(RECORDS) for c in conds]
+    est = np.array([[publish(s).estimate(c).value for c in conds] for s in range(SEEDS)])
+    for j, q in enumerate(QUERIES):
+        se = est[:, j].std(ddof=1) / math.sqrt(SEEDS)
+        assert abs(est[:, j].mean() - truths[j]) < 4 * se, (name, q, est[:, j].mean(), truths[j])
+    # Power: a truth one record off is rejected for the first query.
+    se = est[:, 0].std(ddof=1) / math.sqrt(SEEDS)
+    assert abs(est[:, 0].mean() - (truths[0] + 1)) > 4 * se
