@@ -44,3 +44,26 @@ def test_unbiased(name):
     # Power: a truth one record off is rejected for the first query.
     se = est[:, 0].std(ddof=1) / math.sqrt(SEEDS)
     assert abs(est[:, 0].mean() - (truths[0] + 1)) > 4 * se
+
+
+@pytest.mark.parametrize("name", list(_publishers()))
+def test_marginals_agree_with_one_query_at_a_time(name):
+    view = _publishers()[name](7)
+    table = view.estimate_marginals(["b", "a"])
+    assert len(table) == 32 and list(table.columns[:2]) == ["b", "a"]
+    for row in table.sample(8, random_state=0).itertuples(index=False):
+        single = view.estimate({"a": row.a, "b": row.b})
+        assert row.n_view == single.n_view and row.n_domain == single.n_domain
+        assert row.estimate == pytest.approx(single.value)
+        assert row.stderr == pytest.approx(single.stderr)
+    one = view.estimate_marginals(["a"])
+    assert one["estimate"].tolist() == pytest.approx(
+        [view.estimate({"a": a}).value for a in range(4)])
+
+
+def test_marginals_refuse_bad_attributes():
+    view = privpub.AlphaBeta(SCHEMA, 0.3, 0.15).publish(RECORDS, seed=1)
+    with pytest.raises(privpub.SchemaError, match="no attribute 'c'"):
+        view.estimate_marginals(["c"])
+    with pytest.raises(privpub.ParameterError, match="repeat"):
+        view.estimate_marginals(["a", "a"])

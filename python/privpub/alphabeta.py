@@ -42,14 +42,12 @@ from privpub.accounting import (
     theorem_4_2_holds,
     theorem_4_3_r,
 )
-from privpub.domaincount import count
 from privpub.errors import ParameterError
-from privpub.query import Condition
 from privpub.records import as_schema_codes, distinct_sorted, records_as_codes, sorted_rows
 from privpub.schema import Schema
 from privpub.seeding import SeedLike, resolve_seed
 from privpub.source import SourceDistribution
-from privpub.views import PublishedView, register_estimator
+from privpub.views import PublishedView, QueryCounts, register_estimator
 
 #: Largest expected number of noise tuples publish() accepts by default.
 MAX_NOISE_ROWS = 2_000_000_000
@@ -263,22 +261,16 @@ class AlphaBeta:
 
 
 @register_estimator(AlphaBeta.name)
-def _estimate(view: PublishedView, cond: Condition, n_view: int,
-              n_domain: int) -> tuple[float, float]:
+def _estimate(view: PublishedView, c: QueryCounts) -> tuple[Any, Any]:
     """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
     correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Variance: Σ_t p_t(1 − p_t)/α²
-    with p_t = α+β for the Q̃ matching records and β for the other tuples
-    (with a source: β(t), and the mean β(t) over Q(D) for the records)."""
+    with p_t = α + β(t) for the Q̃ matching records (β(t) at its mean over
+    Q(D)) and β(t) for the other tuples of Q(D)."""
     a, b = view.parameters["alpha"], view.parameters["beta"]
-    if view.parameters.get("source") is None:
-        noise, noise_sq = b * n_domain, b * b * n_domain
-    else:
-        w = SourceDistribution(view.schema, view.parameters["source"]).weights
-        noise = b * count(view.schema, cond, weights=w).value
-        noise_sq = b * b * count(view.schema, cond, weights=[x * x for x in w]).value
-    value = (n_view - noise) / a
-    q = min(max(value, 0.0), float(n_domain))
-    b_mean = noise / n_domain if n_domain else b
+    noise, noise_sq = b * c.w_sum, b * b * c.w2_sum
+    value = (c.n_view - noise) / a
+    q = np.clip(value, 0.0, c.n_domain)
+    b_mean = np.divide(noise, c.n_domain, out=np.full_like(noise, b), where=c.n_domain > 0)
     variance = (q * (a + b_mean) * (1 - a - b_mean) + (noise - noise_sq)
                 - q * b_mean * (1 - b_mean)) / (a * a)
     return value, variance

@@ -36,11 +36,10 @@ from privpub.accounting import (
     rho_frapp,
 )
 from privpub.errors import ParameterError
-from privpub.query import Condition
 from privpub.records import as_schema_codes, records_as_codes, sorted_rows
 from privpub.schema import Schema
 from privpub.seeding import SeedLike, resolve_seed
-from privpub.views import PublishedView, register_estimator
+from privpub.views import PublishedView, QueryCounts, register_estimator
 
 
 class FRAPP:
@@ -149,13 +148,12 @@ class FRAPP:
 
 
 @register_estimator(FRAPP.name)
-def _estimate(view: PublishedView, cond: Condition, n_view: int,
-              n_domain: int) -> tuple[float, float]:
+def _estimate(view: PublishedView, c: QueryCounts) -> tuple[Any, Any]:
     """Q̃ = (n_V − n·o·n_D)/(γ_f − o); variance from the two per-record probabilities."""
     g, n = view.parameters["gamma_frapp"], view.parameters["n"]
     o = frapp_off_diagonal(g, view.schema.size)
-    value = (n_view - n * o * n_domain) / (g - o)
-    q = min(max(value, 0.0), float(n))
-    p_in, p_out = g + o * (n_domain - 1), o * n_domain
+    value = (c.n_view - n * o * c.n_domain) / (g - o)
+    q = np.clip(value, 0.0, float(n))
+    p_in, p_out = g + o * (c.n_domain - 1), o * c.n_domain
     variance = (q * p_in * (1 - p_in) + (n - q) * p_out * (1 - p_out)) / (g - o) ** 2
     return value, variance

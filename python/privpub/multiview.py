@@ -27,6 +27,7 @@ for record counts; for V_1 this is the single-view rule (α + β, then α).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,6 @@ import pandas as pd
 from privpub import _core
 from privpub.alphabeta import AlphaBeta
 from privpub.errors import ParameterError
-from privpub.query import Condition
 from privpub.records import (
     as_schema_codes,
     distinct_sorted,
@@ -44,7 +44,7 @@ from privpub.records import (
     union_sorted,
 )
 from privpub.seeding import SeedLike, resolve_seed
-from privpub.views import PublishedView, register_estimator
+from privpub.views import PublishedView, QueryCounts, register_estimator
 
 MECHANISM = "alphabeta-multiview"
 
@@ -133,23 +133,17 @@ class MultiViewPublisher:
 
 
 @register_estimator(MECHANISM)
-def _estimate(view: PublishedView, cond: Condition, n_view: int,
-              n_domain: int) -> tuple[float, float]:
+def _estimate(view: PublishedView, c: QueryCounts) -> tuple[Any, Any]:
     """The split estimator of the module docstring, with plug-in binomial variances."""
     p = view.parameters
     first, p_prev, p_fresh = p["alpha"] + p["beta"], p["p_previous"], p["p_fresh"]
-    union = view.context["previous_union"]
-    limbs = view.schema.limbs
-    in_prev = isin_sorted(view.codes.reshape(-1, limbs), union.reshape(-1, limbs))
-    n_a = int(cond.mask_codes(view.codes)[in_prev].sum())
-    n_b = n_view - n_a
-    n_union = cond.count_codes(union)
-    x_a = (n_a - p_prev * n_union) / (first - p_prev)
-    x_b = (n_b - p_fresh * (n_domain - n_union)) / (first - p_fresh)
+    n_union = c.previous
+    x_a = (c.view_previous - p_prev * n_union) / (first - p_prev)
+    x_b = (c.n_view - c.view_previous - p_fresh * (c.n_domain - n_union)) / (first - p_fresh)
 
-    def variance(x: float, total: int, p_bg: float, denom: float) -> float:
-        x = min(max(x, 0.0), float(total))
-        return (x * first * (1 - first) + (total - x) * p_bg * (1 - p_bg)) / denom**2
+    def variance(x, total, p_bg: float):
+        x = np.clip(x, 0.0, total)
+        return (x * first * (1 - first) + (total - x) * p_bg * (1 - p_bg)) / (first - p_bg) ** 2
 
-    return x_a + x_b, (variance(x_a, n_union, p_prev, first - p_prev)
-                       + variance(x_b, n_domain - n_union, p_fresh, first - p_fresh))
+    return x_a + x_b, variance(x_a, n_union, p_prev) + variance(x_b, c.n_domain - n_union,
+                                                                   p_fresh)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,13 +22,16 @@ import numpy as np
 import pandas as pd
 
 from privpub.artifacts import read_frame, write_parquet
-from privpub.domaincount import count
+from privpub.domaincount import count, domain_frame
 from privpub.errors import ParameterError
 from privpub.query import Condition, QueryLike
+from privpub.records import isin_sorted
 from privpub.schema import Schema
 
-#: mechanism name → f(view, condition, n_view, n_domain) -> (estimate, variance)
-_ESTIMATORS: dict[str, Callable[[PublishedView, Condition, int, int], tuple[float, float]]] = {}
+#: mechanism name → f(view, QueryCounts) -> (estimate, variance), vectorised over queries
+_ESTIMATORS: dict[str, Callable[[PublishedView, QueryCounts], tuple[Any, Any]]] = {}
+#: Most value combinations estimate_marginals handles in one call.
+MARGINAL_CELLS = 1 << 24
 
 #: Rows per decoded chunk when streaming a view (to Parquet or iter_frames).
 CHUNK_ROWS = 1 << 20
@@ -100,6 +103,7 @@ class PublishedView:
         self.seed_policy = seed_policy
         self.context = dict(context or {})
         self._frame: pd.DataFrame | None = None
+        self._digits: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -190,14 +194,123 @@ class PublishedView:
         expression, or {attribute: value}; ``None`` counts all records.
         ``tables`` registers auxiliary tables for IN-subqueries.
         """
+        cond = self.condition(where, tables)
+        n_domain = count(self.schema, cond).value
+        counts = self._counts_for(cond, n_domain)
+        value, variance = self._estimator()(self, counts)
+        return Estimate(value=float(value), n_view=int(counts.n_view), n_domain=n_domain,
+                        stderr=math.sqrt(max(float(variance), 0.0)),
+                        bound=self.parameters.get("error_bound"),
+                        epsilon=self.parameters.get("epsilon"))
+
+    def estimate_many(self, queries: Sequence[QueryLike],
+                      tables: Mapping[str, pd.DataFrame] | None = None) -> list[Estimate]:
+        """:meth:`estimate` for each query (the view's digits are decoded once)."""
+        return [self.estimate(q, tables) for q in queries]
+
+    def estimate_marginals(self, attributes: Sequence[str]) -> pd.DataFrame:
+        """Every equality query over ``attributes`` at once: one row per value
+        combination (first attribute slowest) with ``n_view``, ``n_domain``,
+        ``estimate`` and ``stderr`` — one bincount pass over the view."""
+        attrs = [self.schema[a] for a in attributes]  # names unknown attributes
+        if len(set(attributes)) != len(attributes):
+            raise ParameterError(f"attributes repeat: {list(attributes)}")
+        cells = math.prod(a.size for a in attrs)
+        if cells > MARGINAL_CELLS:
+            raise ParameterError(f"{cells:,} value combinations over {list(attributes)}; the "
+                                 f"limit is {MARGINAL_CELLS:,}")
+        counts = self._marginal_counts(list(attributes), cells)
+        value, variance = self._estimator()(self, counts)
+        frame = domain_frame(self.schema, list(attributes))
+        n_domain = self.schema.size // cells
+        frame["n_view"] = counts.n_view
+        frame["n_domain"] = n_domain if n_domain < 2**63 else str(n_domain)
+        frame["estimate"] = value
+        frame["stderr"] = np.sqrt(np.maximum(variance, 0.0))
+        return frame
+
+    # ---- the counts estimators read -------------------------------------------------------
+    def _estimator(self) -> Callable[[PublishedView, QueryCounts], tuple[Any, Any]]:
         estimator = _ESTIMATORS.get(self.mechanism)
         if estimator is None:
             raise ParameterError(f"no estimator registered for mechanism {self.mechanism!r}")
-        cond = self.condition(where, tables)
-        n_view = cond.count_codes(self.codes)
-        n_domain = count(self.schema, cond).value
-        value, variance = estimator(self, cond, n_view, n_domain)
-        return Estimate(value=value, n_view=n_view, n_domain=n_domain,
-                        stderr=math.sqrt(max(variance, 0.0)),
-                        bound=self.parameters.get("error_bound"),
-                        epsilon=self.parameters.get("epsilon"))
+        return estimator
+
+    @property
+    def digits(self) -> np.ndarray:
+        """The view's (k, n) domain indices, decoded once."""
+        if self._digits is None:
+            self._digits = self.schema.digits(self.codes)
+        return self._digits
+
+    def _in_previous(self) -> np.ndarray:
+        union = self.context["previous_union"]
+        limbs = self.schema.limbs
+        return isin_sorted(self.codes.reshape(-1, limbs), union.reshape(-1, limbs))
+
+    def _weights(self) -> list[np.ndarray] | None:
+        from privpub.source import SourceDistribution
+
+        source = self.parameters.get("source")
+        return None if source is None else SourceDistribution(self.schema, source).weights
+
+    def _counts_for(self, cond: Condition, n_domain: int) -> QueryCounts:
+        mask = cond.mask_codes(self.codes, self.digits)
+        weights = self._weights()
+        w_sum = w2_sum = float(n_domain)
+        if weights is not None:
+            w_sum = count(self.schema, cond, weights=weights).value
+            w2_sum = count(self.schema, cond, weights=[w * w for w in weights]).value
+        view_previous = previous = None
+        if "previous_union" in self.context:
+            view_previous = int(mask[self._in_previous()].sum())
+            previous = cond.count_codes(self.context["previous_union"])
+        return QueryCounts(np.int64(mask.sum()), np.float64(n_domain), np.float64(w_sum),
+                           np.float64(w2_sum), view_previous, previous)
+
+    def _marginal_counts(self, attributes: list[str], cells: int) -> QueryCounts:
+        def flat(digits: np.ndarray) -> np.ndarray:
+            index = np.zeros(digits.shape[1], dtype=np.int64)
+            for name in attributes:
+                index = index * self.schema[name].size + digits[self.schema.names.index(name)]
+            return index
+
+        n_view = np.bincount(flat(self.digits), minlength=cells)
+        n_domain = float(self.schema.size // cells)
+        weights = self._weights()
+        if weights is None:
+            w_sum = w2_sum = np.full(cells, n_domain)
+        else:
+            chosen = [self.schema.names.index(a) for a in attributes]
+            w_sum, w2_sum = np.ones(1), np.ones(1)
+            for j in chosen:
+                w_sum = np.multiply.outer(w_sum, weights[j]).reshape(-1)
+                w2_sum = np.multiply.outer(w2_sum, weights[j] ** 2).reshape(-1)
+            others = [j for j in range(len(self.schema)) if j not in chosen]
+            w_sum = w_sum * math.prod(float(weights[j].sum()) for j in others)
+            w2_sum = w2_sum * math.prod(float((weights[j] ** 2).sum()) for j in others)
+        view_previous = previous = None
+        if "previous_union" in self.context:
+            view_previous = np.bincount(flat(self.digits)[self._in_previous()], minlength=cells)
+            union_digits = self.schema.digits(self.context["previous_union"])
+            previous = np.bincount(flat(union_digits), minlength=cells)
+        return QueryCounts(n_view, np.full(cells, n_domain), w_sum, w2_sum, view_previous,
+                           previous)
+
+
+@dataclass(frozen=True)
+class QueryCounts:
+    """What the estimators read, for one query (0-d) or many (arrays).
+
+    ``w_sum`` and ``w2_sum`` are Σ_{t ∈ Q(D)} w(t) and Σ w(t)² for the
+    source-distribution weights (both n_D without a source);
+    ``view_previous`` = Q(V ∩ V') and ``previous`` = Q(V') for the i-th of
+    several views.
+    """
+
+    n_view: Any
+    n_domain: Any
+    w_sum: Any
+    w2_sum: Any
+    view_previous: Any = None
+    previous: Any = None
