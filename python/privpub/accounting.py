@@ -218,6 +218,9 @@ def frapp_amplification(gamma_frapp: float, m: int) -> float:
 def frapp_gamma_for_privacy(d: float, gamma: float, m: int) -> float:
     """The largest γ_frapp giving (d, γ)-privacy per record: R = γ/d, γ_frapp = R/(m − 1 + R).
 
+    ``d`` bounds a record's prior Pr[record = t] (see ``FRAPP.for_privacy``
+    for how a tuple prior becomes a record prior).
+
     Derivation (one record X with prior Pr[X = t] = p ≤ d, published as Y;
     o = (1 − γ_f)/(m − 1) and R = γ_f/o):
 

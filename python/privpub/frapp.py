@@ -41,6 +41,9 @@ from privpub.schema import Schema
 from privpub.seeding import SeedLike, resolve_seed
 from privpub.views import PublishedView, QueryCounts, register_estimator
 
+#: How a tuple prior bound d becomes a record prior bound (see FRAPP.for_privacy).
+ADVERSARIES = ("targeted", "spread")
+
 
 class FRAPP:
     """FRAPP over a schema: keep a record with probability ``gamma_frapp``.
@@ -57,7 +60,8 @@ class FRAPP:
     name = "frapp"
 
     def __init__(self, schema: Schema, gamma_frapp: float, *, n: int | None = None,
-                 d: float | None = None, gamma: float | None = None, epsilon: float = 0.05):
+                 d: float | None = None, gamma: float | None = None, epsilon: float = 0.05,
+                 adversary: str = "targeted"):
         if not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
         if schema.size < 2 or schema.limbs > 2:
@@ -69,21 +73,50 @@ class FRAPP:
                                  f"(1 − γ_frapp)/(m − 1), or the estimator is undefined")
         if not 0 < epsilon < 1:
             raise ParameterError(f"epsilon must be in (0, 1), got {epsilon}")
+        if adversary not in ADVERSARIES:
+            raise ParameterError(f"adversary must be one of {sorted(ADVERSARIES)}, "
+                                 f"got {adversary!r}")
         self.schema, self.gamma_frapp = schema, float(gamma_frapp)
         self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
+        self.adversary = adversary
+
+    @property
+    def record_prior(self) -> float | None:
+        """The bound on a record's prior Pr[record = t] that the privacy claim uses."""
+        if self.d is None:
+            return None
+        if self.adversary == "targeted":
+            return self.d
+        return None if self.n is None else self.d / self.n
 
     @classmethod
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
-                    d: float | None = None, epsilon: float = 0.05) -> FRAPP:
+                    d: float | None = None, epsilon: float = 0.05,
+                    adversary: str = "targeted") -> FRAPP:
         """γ_frapp meeting the same (d, γ) as αβ, per record (derivation in
-        :func:`privpub.accounting.frapp_gamma_for_privacy`): R = γ/d."""
+        :func:`privpub.accounting.frapp_gamma_for_privacy`: R = γ/d_record).
+
+        FRAPP randomises records, so the tuple prior Pr[t ∈ I] ≤ d must become a
+        bound on a record's prior Pr[record = t]; ``adversary`` says how:
+
+        - ``"targeted"`` (default): d_record = d. The adversary knows which
+          record is the target's (Joe is in the data; is his record t?) and puts
+          all of t's prior on it — the worst case.
+        - ``"spread"``: d_record = d/n. Pr[t ∈ I] ≈ Σ_records Pr[record = t] ≤ d
+          spread evenly: the adversary does not know which record is the
+          target's. A weaker adversary; n times larger R.
+        """
         if (k is None) == (d is None):
             raise ParameterError("give exactly one of k (d = k·n/m) or d")
         if not isinstance(n, (int, np.integer)) or n < 1:
             raise ParameterError(f"n must be a positive integer (records in I), got {n!r}")
+        if adversary not in ADVERSARIES:
+            raise ParameterError(f"adversary must be one of {sorted(ADVERSARIES)}, "
+                                 f"got {adversary!r}")
         d = k * n / schema.size if k is not None else d
-        return cls(schema, frapp_gamma_for_privacy(d, gamma, schema.size), n=int(n), d=d,
-                   gamma=gamma, epsilon=epsilon)
+        d_record = d if adversary == "targeted" else d / n
+        return cls(schema, frapp_gamma_for_privacy(d_record, gamma, schema.size), n=int(n),
+                   d=d, gamma=gamma, epsilon=epsilon, adversary=adversary)
 
     @property
     def off_diagonal(self) -> float:
@@ -101,20 +134,22 @@ class FRAPP:
 
     def parameters(self) -> dict[str, Any]:
         return {"gamma_frapp": self.gamma_frapp, "n": self.n, "d": self.d, "gamma": self.gamma,
-                "epsilon": self.epsilon, "error_bound": self.error_bound()}
+                "epsilon": self.epsilon, "adversary": self.adversary,
+                "error_bound": self.error_bound()}
 
     def guarantee(self) -> Guarantee:
         m, claims = self.schema.size, []
         r = frapp_amplification(self.gamma_frapp, m)
-        if self.d is not None and self.gamma is not None:
-            d, g = self.d, self.gamma
+        if self.record_prior is not None and self.gamma is not None:
+            d, g = self.record_prior, self.gamma
             post, ratio = frapp_record_leakage(self.gamma_frapp, m, d)
             private = post <= g * (1 + 1e-12) and ratio >= d / g * (1 - 1e-12)
             claims.append(Claim(
                 "(d, γ)-privacy per record", private,
-                f"d = {d:.6g}, γ = {g}: amplification R = γ_f(m−1)/(1−γ_f) = {r:.6g}; a record "
-                f"believed to be t with probability ≤ d has posterior ≤ {post:.6g} and "
-                f"posterior/prior ≥ {ratio:.6g} (d/γ = {d / g:.6g}).",
+                f"{self.adversary} adversary: a record believed to be t with probability ≤ "
+                f"{d:.6g} (d = {self.d:.6g}{'' if self.adversary == 'targeted' else ' / n'}), "
+                f"γ = {g}: amplification R = γ_f(m−1)/(1−γ_f) = {r:.6g}; posterior ≤ "
+                f"{post:.6g} and posterior/prior ≥ {ratio:.6g} (≥ {d / g:.6g} needed).",
                 "FRAPP γ-amplification; αβ paper Sec. 4.3"))
             claims.append(Claim(
                 "(d, γ)-privacy against d-independent adversaries (set model)", False,
