@@ -141,6 +141,7 @@ def test_too_many_clauses_and_budget_are_refused_with_clear_errors():
         many = many | term
     with pytest.raises(privpub.QueryError, match=f"supports up to {MAX_CLAUSES}"):
         count(schema, many)
-    clique = (col("x0") < col("x1")) & (col("x1") < col("x2")) & (col("x0") < col("x2"))
-    with pytest.raises(privpub.QueryError, match="budget"):
+    clique = ((col("x0") < col("x1")) & (col("x1") < col("x2")) & (col("x0") < col("x2"))
+              & (col("x2") < col("x3")) & (col("x1") < col("x3")) & (col("x0") < col("x3")))
+    with pytest.raises(privpub.QueryError, match="budget of 1,000,000"):
         count(schema, clique, budget=10**6)

@@ -41,7 +41,8 @@ from privpub.schema import IntRange, Schema
 DIRECT_LIMIT = PROJECTION_LIMIT
 #: Largest projection an atom's truth table may span.
 ATOM_LIMIT = 1 << 24
-#: Largest ConD table (cells, joined scope included) — 2^26 u128 cells is 1 GiB.
+#: Largest ConD table stored (cells) — 2^26 u128 cells is 1 GiB. Eliminating a
+#: variable iterates over that table times the variable's domain size.
 TABLE_BUDGET = 1 << 26
 #: Inclusion–exclusion runs over 2^clauses − 1 subsets.
 MAX_CLAUSES = 12
@@ -254,12 +255,12 @@ def _min_fill_order(scopes: list[tuple[int, ...]], variables: list[int], radices
             ns = list(neighbours[v])
             return sum(1 for i, a in enumerate(ns) for b in ns[i + 1:] if b not in neighbours[a])
         v = min(neighbours, key=lambda u: (fill(u), len(neighbours[u]), u))
-        clique = neighbours[v] | {v}
-        cells = math.prod(radices[u] for u in clique)
+        cells = math.prod(radices[u] for u in neighbours[v])
         if cells > budget:
-            raise QueryError(f"ConD would build a table over {[names[u] for u in sorted(clique)]} "
-                             f"with {cells:,} cells, more than the budget of {budget:,}")
-        width = max(width, len(clique) - 1)
+            raise QueryError(f"ConD would build a table over "
+                             f"{[names[u] for u in sorted(neighbours[v])]} with {cells:,} cells, "
+                             f"more than the budget of {budget:,}")
+        width = max(width, len(neighbours[v]))
         for a in neighbours[v]:
             neighbours[a] |= neighbours[v] - {a}
             neighbours[a].discard(v)

@@ -15,35 +15,124 @@
 use crate::error::KernelError;
 use rayon::prelude::*;
 
-/// The numbers a factor holds: exact counts or weights.
-pub trait Value: Copy + Send + Sync {
+/// Plain arithmetic for the inner loop (used only where overflow is impossible).
+pub trait Num:
+    Copy + Send + Sync + PartialOrd + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self>
+{
     const ZERO: Self;
-    fn add(self, other: Self) -> Result<Self, KernelError>;
-    fn mul(self, other: Self) -> Result<Self, KernelError>;
 }
 
-impl Value for u128 {
+impl Num for u64 {
     const ZERO: Self = 0;
-    fn add(self, other: Self) -> Result<Self, KernelError> {
-        self.checked_add(other).ok_or_else(overflow)
-    }
-    fn mul(self, other: Self) -> Result<Self, KernelError> {
-        self.checked_mul(other).ok_or_else(overflow)
-    }
+}
+impl Num for u128 {
+    const ZERO: Self = 0;
+}
+impl Num for f64 {
+    const ZERO: Self = 0.0;
+}
+
+/// The numbers a factor holds: exact counts or weights.
+pub trait Value: Num {
+    /// Fill `out` with the eliminated table for `plan` (see `accumulate`).
+    fn eliminate_cells(
+        tables: &[&[Self]],
+        plan: &Plan,
+        out: &mut [Self],
+    ) -> Result<(), KernelError>;
 }
 
 impl Value for f64 {
-    const ZERO: Self = 0.0;
-    fn add(self, other: Self) -> Result<Self, KernelError> {
-        Ok(self + other)
-    }
-    fn mul(self, other: Self) -> Result<Self, KernelError> {
-        Ok(self * other)
+    fn eliminate_cells(tables: &[&[f64]], plan: &Plan, out: &mut [f64]) -> Result<(), KernelError> {
+        accumulate(tables, plan, out);
+        Ok(())
     }
 }
 
-fn overflow() -> KernelError {
-    KernelError::Shape("a ConD count exceeds 2^128".into())
+impl Value for u128 {
+    /// Exact: every cell is at most r_var · Π_f max(table_f), so when that bound
+    /// fits in u64 the step runs in u64, when it fits in u128 in u128, and
+    /// otherwise it is refused (nothing wraps).
+    fn eliminate_cells(
+        tables: &[&[u128]],
+        plan: &Plan,
+        out: &mut [u128],
+    ) -> Result<(), KernelError> {
+        let bound = tables.iter().try_fold(plan.r_var as u128, |b, t| {
+            b.checked_mul(t.iter().copied().max().unwrap_or(0))
+        });
+        match bound {
+            None => Err(KernelError::Shape("a ConD count may exceed 2^128".into())),
+            Some(b) if b <= u128::from(u64::MAX) => {
+                let small: Vec<Vec<u64>> = tables
+                    .iter()
+                    .map(|t| t.iter().map(|&x| x as u64).collect())
+                    .collect();
+                let views: Vec<&[u64]> = small.iter().map(|t| t.as_slice()).collect();
+                let mut cells = vec![0u64; out.len()];
+                accumulate(&views, plan, &mut cells);
+                for (o, c) in out.iter_mut().zip(cells) {
+                    *o = u128::from(c);
+                }
+                Ok(())
+            }
+            Some(_) => {
+                accumulate(tables, plan, out);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// How one elimination step walks its factors.
+pub struct Plan {
+    kept: Vec<usize>,
+    kept_radices: Vec<usize>,
+    /// kept_strides[f][k]: stride of kept variable k in factor f (0 if absent).
+    kept_strides: Vec<Vec<usize>>,
+    r_var: usize,
+}
+
+/// out[kept assignment] = Σ_x Π_f table_f[kept assignment, x], in parallel
+/// over chunks of cells. No overflow checks: callers guarantee the bound.
+fn accumulate<N: Num>(tables: &[&[N]], plan: &Plan, out: &mut [N]) {
+    const CHUNK: usize = 4096;
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, cells)| {
+            let mut base = vec![0usize; tables.len()];
+            for (i, cell) in cells.iter_mut().enumerate() {
+                let mut index = c * CHUNK + i;
+                base.fill(0);
+                for k in (0..plan.kept.len()).rev() {
+                    let r = plan.kept_radices[k];
+                    let digit = index % r;
+                    index /= r;
+                    for (b, strides) in base.iter_mut().zip(&plan.kept_strides) {
+                        *b += digit * strides[k];
+                    }
+                }
+                // Each factor holds the eliminated variable last: its values for
+                // this cell are one contiguous row, so the sum is a dot product.
+                let r = plan.r_var;
+                let row = |f: usize| &tables[f][base[f]..base[f] + r];
+                *cell = match tables.len() {
+                    1 => row(0).iter().fold(N::ZERO, |s, &a| s + a),
+                    2 => row(0)
+                        .iter()
+                        .zip(row(1))
+                        .fold(N::ZERO, |s, (&a, &b)| s + a * b),
+                    3 => row(0)
+                        .iter()
+                        .zip(row(1))
+                        .zip(row(2))
+                        .fold(N::ZERO, |s, ((&a, &b), &c)| s + a * b * c),
+                    _ => (0..r).fold(N::ZERO, |s, x| {
+                        s + (1..tables.len()).fold(row(0)[x], |p, f| p * row(f)[x])
+                    }),
+                };
+            }
+        });
 }
 
 #[derive(Clone, Debug)]
@@ -67,6 +156,29 @@ fn strides(of: &[usize], scope: &[usize], radices: &[u64]) -> Vec<usize> {
         .collect()
 }
 
+/// The factor's table with `var` moved to the last (fastest) axis, and its
+/// other variables in scope order.
+fn var_last<T: Copy>(f: &Factor<T>, var: usize, radices: &[u64]) -> (Vec<usize>, Vec<T>) {
+    let rest: Vec<usize> = f.scope.iter().copied().filter(|&v| v != var).collect();
+    let mut order = rest.clone();
+    order.push(var);
+    let old = strides(&f.scope, &order, radices);
+    let dims: Vec<usize> = order.iter().map(|&v| radices[v] as usize).collect();
+    let mut table = Vec::with_capacity(f.table.len());
+    let mut digits = vec![0usize; dims.len()];
+    for _ in 0..f.table.len() {
+        table.push(f.table[digits.iter().zip(&old).map(|(d, s)| d * s).sum::<usize>()]);
+        for k in (0..dims.len()).rev() {
+            digits[k] += 1;
+            if digits[k] < dims[k] {
+                break;
+            }
+            digits[k] = 0;
+        }
+    }
+    (rest, table)
+}
+
 /// Sum `var` out of the product of `factors` (which all mention it).
 fn eliminate<T: Value>(
     factors: &[Factor<T>],
@@ -84,58 +196,43 @@ fn eliminate<T: Value>(
     let size = kept
         .iter()
         .try_fold(1usize, |acc, &v| acc.checked_mul(radices[v] as usize))
-        .filter(|&s| s.saturating_mul(radices[var] as usize) <= budget)
+        .filter(|&s| s <= budget)
         .ok_or_else(|| {
             KernelError::Shape(format!(
-                "a ConD table over {union:?} exceeds the budget of {budget} cells"
+                "a ConD table over {kept:?} exceeds the budget of {budget} cells"
             ))
         })?;
-    // Iterate kept assignments (row-major) and, innermost, the eliminated variable.
-    let kept_strides: Vec<Vec<usize>> = factors
-        .iter()
-        .map(|f| strides(&f.scope, &kept, radices))
-        .collect();
-    let var_strides: Vec<usize> = factors
-        .iter()
-        .map(|f| strides(&f.scope, &[var], radices)[0])
-        .collect();
+    // Lay every factor out with `var` last (contiguous), the rest in scope order.
     let r_var = radices[var] as usize;
+    let relaid: Vec<(Vec<usize>, Vec<T>)> =
+        factors.iter().map(|f| var_last(f, var, radices)).collect();
+    let plan = Plan {
+        kept_radices: kept.iter().map(|&v| radices[v] as usize).collect(),
+        kept_strides: relaid
+            .iter()
+            .map(|(rest, _)| {
+                strides(rest, &kept, radices)
+                    .iter()
+                    .map(|s| s * r_var)
+                    .collect()
+            })
+            .collect(),
+        r_var,
+        kept,
+    };
+    let tables: Vec<&[T]> = relaid.iter().map(|(_, t)| t.as_slice()).collect();
     let mut table = vec![T::ZERO; size];
-    const CHUNK: usize = 4096;
-    table
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .try_for_each(|(c, out)| {
-            for (i, cell) in out.iter_mut().enumerate() {
-                let mut index = c * CHUNK + i;
-                // Decode the kept assignment into each factor's base offset.
-                let mut base = vec![0usize; factors.len()];
-                for (k, &v) in kept.iter().enumerate().rev() {
-                    let r = radices[v] as usize;
-                    let digit = index % r;
-                    index /= r;
-                    for (f, b) in base.iter_mut().enumerate() {
-                        *b += digit * kept_strides[f][k];
-                    }
-                }
-                let mut sum = T::ZERO;
-                for x in 0..r_var {
-                    let mut prod = factors[0].table[base[0] + x * var_strides[0]];
-                    for f in 1..factors.len() {
-                        prod = prod.mul(factors[f].table[base[f] + x * var_strides[f]])?;
-                    }
-                    sum = sum.add(prod)?;
-                }
-                *cell = sum;
-            }
-            Ok(())
-        })?;
-    Ok(Factor { scope: kept, table })
+    T::eliminate_cells(&tables, &plan, &mut table)?;
+    Ok(Factor {
+        scope: plan.kept,
+        table,
+    })
 }
 
 /// Σ over all assignments of the variables in `order` of the product of the
 /// factors. Every variable of every factor must appear in `order`; each step
-/// may build a table of at most `budget` cells (joined scope included).
+/// may store a table of at most `budget` cells (the joined scope, which is
+/// iterated over but never stored, may be `radix` times larger).
 pub fn sum_product<T: Value>(
     mut factors: Vec<Factor<T>>,
     radices: &[u64],
@@ -163,15 +260,20 @@ pub fn sum_product<T: Value>(
             factors.push(eliminate(&with, var, radices, budget)?);
         }
     }
-    // Only scalars remain.
-    let mut total: Option<T> = None;
-    for f in factors {
-        total = Some(match total {
-            None => f.table[0],
-            Some(t) => t.mul(f.table[0])?,
-        });
+    // Only scalars remain: multiply them as a one-variable-free elimination.
+    if factors.is_empty() {
+        return Err(KernelError::Shape("no factors".into()));
     }
-    total.ok_or_else(|| KernelError::Shape("no factors".into()))
+    let plan = Plan {
+        kept: vec![],
+        kept_radices: vec![],
+        kept_strides: vec![vec![]; factors.len()],
+        r_var: 1,
+    };
+    let tables: Vec<&[T]> = factors.iter().map(|f| f.table.as_slice()).collect();
+    let mut total = [T::ZERO];
+    T::eliminate_cells(&tables, &plan, &mut total)?;
+    Ok(total[0])
 }
 
 #[cfg(test)]
@@ -236,7 +338,8 @@ mod tests {
             scope: vec![0, 1],
             table: vec![1u128; 100],
         };
-        assert!(sum_product(vec![f.clone()], &[10, 10], &[0, 1], 50).is_err());
+        assert!(sum_product(vec![f.clone()], &[10, 10], &[0, 1], 5).is_err());
+        assert!(sum_product(vec![f.clone()], &[10, 10], &[0, 1], 10).is_ok());
         let big = Factor {
             scope: vec![0],
             table: vec![u128::MAX / 2 + 1; 2],
