@@ -8,12 +8,11 @@ the large case, 10 attributes × 1,000 values (m = 10^30), is timed alone.
 """
 
 import pytest
+from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
 
 import privpub
 from privpub import col
 from privpub.domaincount import count
-
-from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
 
 
 def width_two(k: int, r: int):

@@ -67,3 +67,8 @@ def cond_count(scopes: list[list[int]], tables: list[npt.NDArray[np.uint8]], rad
 def cond_weighted(scopes: list[list[int]], tables: list[npt.NDArray[np.float64]],
                   radices: list[int], order: list[int], budget: int) -> float:
     """As cond_count with f64 tables (weighted domain counts)."""
+
+def count_subsets(digits: npt.NDArray[np.uint16], radices: list[int],
+                  subsets: list[list[int]]) -> list[npt.NDArray[np.uint64]]:
+    """Histogram of the rows of (k, n) digits over each subset's value combinations
+    (first attribute slowest); parallel over subsets."""

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privpub import _core
 from privpub.artifacts import read_frame, write_parquet
 from privpub.domaincount import count, domain_frame
 from privpub.errors import ParameterError
@@ -104,6 +105,7 @@ class PublishedView:
         self.context = dict(context or {})
         self._frame: pd.DataFrame | None = None
         self._digits: np.ndarray | None = None
+        self._small_digits: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -211,23 +213,62 @@ class PublishedView:
     def estimate_marginals(self, attributes: Sequence[str]) -> pd.DataFrame:
         """Every equality query over ``attributes`` at once: one row per value
         combination (first attribute slowest) with ``n_view``, ``n_domain``,
-        ``estimate`` and ``stderr`` — one bincount pass over the view."""
-        attrs = [self.schema[a] for a in attributes]  # names unknown attributes
-        if len(set(attributes)) != len(attributes):
-            raise ParameterError(f"attributes repeat: {list(attributes)}")
-        cells = math.prod(a.size for a in attrs)
-        if cells > MARGINAL_CELLS:
-            raise ParameterError(f"{cells:,} value combinations over {list(attributes)}; the "
-                                 f"limit is {MARGINAL_CELLS:,}")
-        counts = self._marginal_counts(list(attributes), cells)
-        value, variance = self._estimator()(self, counts)
-        frame = domain_frame(self.schema, list(attributes))
-        n_domain = self.schema.size // cells
-        frame["n_view"] = counts.n_view
-        frame["n_domain"] = n_domain if n_domain < 2**63 else str(n_domain)
-        frame["estimate"] = value
-        frame["stderr"] = np.sqrt(np.maximum(variance, 0.0))
-        return frame
+        ``estimate`` and ``stderr`` — one histogram pass over the view."""
+        return self.estimate_marginals_many([attributes])[0]
+
+    def estimate_marginals_many(self, subsets: Sequence[Sequence[str]]) -> list[pd.DataFrame]:
+        """:meth:`estimate_marginals` for several attribute subsets; the
+        histograms are computed in Rust in one call, in parallel over subsets."""
+        subsets = [list(s) for s in subsets]
+        for attributes in subsets:
+            for name in attributes:
+                self.schema[name]  # names unknown attributes
+            if len(set(attributes)) != len(attributes):
+                raise ParameterError(f"attributes repeat: {attributes}")
+            cells = math.prod(self.schema[a].size for a in attributes)
+            if cells > MARGINAL_CELLS:
+                raise ParameterError(f"{cells:,} value combinations over {attributes}; the "
+                                     f"limit is {MARGINAL_CELLS:,}")
+        n_view = self._histograms(self.codes, subsets, own=True)
+        in_previous = previous = None
+        if "previous_union" in self.context:
+            in_previous = self._histograms(self.codes[self._in_previous()], subsets)
+            previous = self._histograms(self.context["previous_union"], subsets)
+        tables = []
+        for s, attributes in enumerate(subsets):
+            counts = self._marginal_counts(
+                attributes, n_view[s], None if in_previous is None else in_previous[s],
+                None if previous is None else previous[s])
+            value, variance = self._estimator()(self, counts)
+            frame = domain_frame(self.schema, attributes)
+            n_domain = self.schema.size // len(frame)
+            frame["n_view"] = n_view[s]
+            frame["n_domain"] = n_domain if n_domain < 2**63 else str(n_domain)
+            frame["estimate"] = value
+            frame["stderr"] = np.sqrt(np.maximum(variance, 0.0))
+            tables.append(frame)
+        return tables
+
+    def _histograms(self, codes: np.ndarray, subsets: list[list[str]],
+                    own: bool = False) -> list[np.ndarray]:
+        """Counts of ``codes`` over each subset's value combinations (Rust)."""
+        index = [[self.schema.names.index(a) for a in attrs] for attrs in subsets]
+        radices = list(self.schema.radices)
+        if max(radices) <= 1 << 16:
+            digits = self.digits if own else self.schema.digits(codes)
+            small = self._small_digits if own and self._small_digits is not None else \
+                digits.astype(np.uint16)
+            if own:
+                self._small_digits = small
+            return [c.astype(np.int64) for c in _core.count_subsets(small, radices, index)]
+        digits = self.digits if own else self.schema.digits(codes)
+        out = []
+        for attrs in index:
+            flat = np.zeros(digits.shape[1], dtype=np.int64)
+            for j in attrs:
+                flat = flat * radices[j] + digits[j]
+            out.append(np.bincount(flat, minlength=math.prod(radices[j] for j in attrs)))
+        return out
 
     # ---- the counts estimators read -------------------------------------------------------
     def _estimator(self) -> Callable[[PublishedView, QueryCounts], tuple[Any, Any]]:
@@ -268,14 +309,10 @@ class PublishedView:
         return QueryCounts(np.int64(mask.sum()), np.float64(n_domain), np.float64(w_sum),
                            np.float64(w2_sum), view_previous, previous)
 
-    def _marginal_counts(self, attributes: list[str], cells: int) -> QueryCounts:
-        def flat(digits: np.ndarray) -> np.ndarray:
-            index = np.zeros(digits.shape[1], dtype=np.int64)
-            for name in attributes:
-                index = index * self.schema[name].size + digits[self.schema.names.index(name)]
-            return index
-
-        n_view = np.bincount(flat(self.digits), minlength=cells)
+    def _marginal_counts(self, attributes: list[str], n_view: np.ndarray,
+                         view_previous: np.ndarray | None,
+                         previous: np.ndarray | None) -> QueryCounts:
+        cells = len(n_view)
         n_domain = float(self.schema.size // cells)
         weights = self._weights()
         if weights is None:
@@ -289,11 +326,6 @@ class PublishedView:
             others = [j for j in range(len(self.schema)) if j not in chosen]
             w_sum = w_sum * math.prod(float(weights[j].sum()) for j in others)
             w2_sum = w2_sum * math.prod(float((weights[j] ** 2).sum()) for j in others)
-        view_previous = previous = None
-        if "previous_union" in self.context:
-            view_previous = np.bincount(flat(self.digits)[self._in_previous()], minlength=cells)
-            union_digits = self.schema.digits(self.context["previous_union"])
-            previous = np.bincount(flat(union_digits), minlength=cells)
         return QueryCounts(n_view, np.full(cells, n_domain), w_sum, w2_sum, view_previous,
                            previous)
 

@@ -8,6 +8,7 @@ pub mod cond;
 pub mod encode;
 pub mod error;
 pub mod frapp;
+pub mod marginals;
 pub mod rng;
 pub mod sample;
 
@@ -305,6 +306,22 @@ fn cond_weighted(
         .map_err(|e| to_py(py, e))
 }
 
+/// Histograms of (k, n) u16 digits over attribute subsets (parallel over subsets).
+#[pyfunction]
+fn count_subsets<'py>(
+    py: Python<'py>,
+    digits: PyReadonlyArray2<'py, u16>,
+    radices: Vec<u64>,
+    subsets: Vec<Vec<usize>>,
+) -> PyResult<Vec<Bound<'py, PyArray1<u64>>>> {
+    let n = digits.shape()[1];
+    let digits = digits.as_slice()?;
+    let out = py
+        .detach(|| marginals::count_subsets(digits, n, &radices, &subsets))
+        .map_err(|e| to_py(py, e))?;
+    Ok(out.into_iter().map(|c| c.into_pyarray(py)).collect())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BLOCK", rng::BLOCK)?;
@@ -321,5 +338,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thin_product, m)?)?;
     m.add_function(wrap_pyfunction!(cond_count, m)?)?;
     m.add_function(wrap_pyfunction!(cond_weighted, m)?)?;
+    m.add_function(wrap_pyfunction!(count_subsets, m)?)?;
     Ok(())
 }

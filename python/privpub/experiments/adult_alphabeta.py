@@ -57,7 +57,7 @@ def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.
     frapp_spread = FRAPP.for_privacy(schema, n=n, gamma=gamma, k=k, epsilon=epsilon,
                                      adversary="spread")
     subsets = equality_queries(schema)
-    with tqdm(total=3 + len(subsets), desc="adult-alphabeta", unit="step",
+    with tqdm(total=7, desc="adult-alphabeta", unit="step",
               disable=None if progress is None else not progress) as bar:
         views = {}
         for name, mech in (("αβ", alphabeta), ("FRAPP (targeted)", frapp),
@@ -65,18 +65,20 @@ def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.
             views[name] = mech.publish(df, seed=seed)
             bar.update()
         truth_digits = schema.digits(schema.encode(df))
-        truth, est = [], {name: [] for name in views}
+        truth = []
         for subset in subsets:
             index = np.zeros(n, dtype=np.int64)
             for a in subset:
                 index = index * schema[a].size + truth_digits[schema.names.index(a)]
             cells = math.prod(schema[a].size for a in subset)
             truth.append(np.bincount(index, minlength=cells))
-            for name, view in views.items():
-                est[name].append(view.estimate_marginals(list(subset))["estimate"].to_numpy())
+        bar.update()
+        est = {}
+        for name, view in views.items():
+            tables = view.estimate_marginals_many(subsets)
+            est[name] = np.concatenate([t["estimate"].to_numpy() for t in tables])
             bar.update()
     truth = np.concatenate(truth)
-    est = {name: np.concatenate(v) for name, v in est.items()}
     errors = {name: np.abs(v - truth) for name, v in est.items()}
     summary = {
         "n": n, "m": schema.size, "queries": int(len(truth)),
