@@ -68,3 +68,20 @@ def test_installed_script():
     version = subprocess.run([*command, "--version"], capture_output=True, text=True,
                              timeout=120, check=True)
     assert version.stdout.strip() == f"privpub {privpub.__version__}"
+
+
+def test_publish_and_estimate_commands(tmp_path, capsys):
+    df, _ = privpub.datasets.load_adult()
+    csv = tmp_path / "adult.csv"
+    df.to_csv(csv, index=False)
+    view = tmp_path / "view.parquet"
+    assert cli.main(["publish", str(csv), "--out", str(view), "--seed", "4"]) == 0
+    out = capsys.readouterr()
+    assert "(d, γ)-privacy: holds" in out.out and "inferred from the data" in out.err
+    assert cli.main(["estimate", str(view), "age > 50", "\"marital-status\" = 'Divorced'"]) == 0
+    printed = capsys.readouterr().out
+    assert "age > 50" in printed and "estimate" in printed
+    assert cli.main(["estimate", str(view), "agee > 3"]) == 1
+    assert "unknown column 'agee'" in capsys.readouterr().err
+    assert cli.main(["estimate", str(tmp_path / "missing.parquet"), "age > 3"]) == 1
+    assert "FileNotFoundError" in capsys.readouterr().err

@@ -138,7 +138,9 @@ class AlphaBeta:
         else:
             k = d * m / n
         if not 0 < d < 1:
-            raise ParameterError(f"d must be in (0, 1), got d = {d:.6g}")
+            raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
+                                 f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
+                                 f"{m / n:.6g})")
         if d >= gamma:
             raise ParameterError(f"infeasible: d = {d:.6g} ≥ γ = {gamma}; a posterior bound "
                                  "below the prior bound cannot be met")
