@@ -158,7 +158,7 @@ def col(name: str) -> Expr:
 # ---- parsing ----------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)  # ≤ 64 tables of ≤ 2^20 booleans
 def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str) -> np.ndarray | None:
     """``sql`` over the projection of D on ``attributes`` (cached across
     Condition objects: estimating the same query on many views parses it once)."""
