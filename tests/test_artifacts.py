@@ -128,3 +128,16 @@ def test_non_json_extra_raises_parameter_error(tmp_path):
     with pytest.raises(ParameterError):
         Artifact(pd.DataFrame({"x": [1]}), "m", {}, extra={"when": pd.Timestamp(0)}).to_parquet(
             tmp_path / "x.parquet")
+
+
+def test_a_non_default_index_survives_the_round_trip(tmp_path):
+    frame = pd.DataFrame({"x": [1, 2, 3]}, index=pd.Index(["a", "b", "c"], name="key"))
+    privpub.Artifact(frame, mechanism="identity", parameters={}).to_parquet(tmp_path / "a.pq")
+    back = privpub.Artifact.read_parquet(tmp_path / "a.pq").frame
+    pd.testing.assert_frame_equal(back, frame)
+
+
+def test_categories_that_json_cannot_hold_are_a_parameter_error(tmp_path):
+    frame = pd.DataFrame({"t": pd.Categorical(pd.to_datetime(["2020-01-01", "2021-01-01"]))})
+    with pytest.raises(privpub.ParameterError, match="categories cannot be stored as JSON"):
+        privpub.Artifact(frame, mechanism="identity", parameters={}).to_parquet(tmp_path / "b")

@@ -11,13 +11,17 @@ import numpy.typing as npt
 #: Items per logical random block: block b draws from ChaCha20 stream b.
 BLOCK: int
 
-def encode_u64(cols: list[npt.NDArray[np.int64]], offsets: list[int],
+def encode_u64(cols: list[npt.NDArray[np.integer]], offsets: list[int],
+               remaps: list[npt.NDArray[np.int64] | None],
                radices: list[int]) -> npt.NDArray[np.uint64]:
-    """Mixed-radix codes (first column most significant) of index = value − offset."""
+    """Mixed-radix codes (first column most significant). Column j's domain index is
+    remaps[j][value] when a remap table is given, else value − offsets[j]; columns keep
+    their integer width (int8 … uint64). DomainError(attribute_index, row) if outside."""
 
-def encode_wide(cols: list[npt.NDArray[np.int64]], offsets: list[int], radices: list[int],
+def encode_wide(cols: list[npt.NDArray[np.integer]], offsets: list[int],
+                remaps: list[npt.NDArray[np.int64] | None], radices: list[int],
                 limbs: int) -> npt.NDArray[np.uint64]:
-    """Codes as an (n, limbs) array, most significant word first."""
+    """As encode_u64, as an (n, limbs) array, most significant word first."""
 
 def decode_u64(codes: npt.NDArray[np.uint64], offsets: list[int],
                radices: list[int]) -> npt.NDArray[np.int64]:

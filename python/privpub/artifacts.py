@@ -120,11 +120,17 @@ def write_parquet(path: str | os.PathLike, frames: Iterable[pd.DataFrame],
     writer = None
     try:
         for frame in frames:
-            table = pa.Table.from_pandas(frame, preserve_index=False)
+            # A default RangeIndex is stored as metadata only; any other index is
+            # kept as columns and restored on read (nothing is dropped).
+            table = pa.Table.from_pandas(frame, preserve_index=None)
             if writer is None:
                 meta = dict(table.schema.metadata or {})
                 meta[METADATA_KEY] = document
-                meta[DTYPES_KEY] = json.dumps(_dtype_notes(frame)).encode()
+                try:
+                    meta[DTYPES_KEY] = json.dumps(_dtype_notes(frame)).encode()
+                except TypeError as exc:
+                    raise ParameterError(f"a column's categories cannot be stored as JSON: "
+                                         f"{exc}") from exc
                 writer = pq.ParquetWriter(path, table.schema.with_metadata(meta))
             writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
     finally:

@@ -394,7 +394,8 @@ class Condition:
             self._truth_table = _projection_table(self.schema, self.attributes, self.sql)
         return self._truth_table
 
-    def mask_codes(self, codes: np.ndarray, digits: np.ndarray | None = None) -> np.ndarray:
+    def mask_codes(self, codes: np.ndarray, digits: list[np.ndarray] | None = None
+                   ) -> np.ndarray:
         """Which tuple codes satisfy the condition: a lookup in :meth:`truth_table`
         by the codes' digits (the same duckdb semantics), or duckdb on the
         decoded rows when the projection is too large."""
@@ -405,7 +406,7 @@ class Condition:
             return np.full(len(codes), bool(table[0]))
         if digits is None:
             digits = self.schema.digits(codes)
-        flat = np.zeros(digits.shape[1], dtype=np.int64)
+        flat = np.zeros(len(codes), dtype=np.int64)
         for name in self.attributes:
             flat = flat * self.schema[name].size + digits[self.schema.names.index(name)]
         return table[flat]

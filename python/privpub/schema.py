@@ -127,8 +127,10 @@ class Attribute:
     def to_dict(self) -> dict:
         raise NotImplementedError
 
-    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int]:
-        """int64 array and offset with domain index = raw − offset (checked in Rust)."""
+    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
+        """An integer array, an offset and an optional remap table: the domain
+        index is remap[raw] when there is a table, else raw − offset (both
+        checked in Rust; the array keeps its integer width)."""
         raise NotImplementedError
 
     def _from_raw(self, raw: np.ndarray) -> Any:
@@ -223,12 +225,13 @@ class Categorical(Attribute):
         return {"type": "categorical", "name": self.name, "values": list(self.values),
                 "dtype": self.dtype}
 
-    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int]:
+    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
         if isinstance(values.dtype, pd.CategoricalDtype):
-            # Map the column's categories once, then its small integer codes.
+            # The column's small integer codes go to Rust as they are, with a
+            # table mapping each category to its domain index (−1: outside).
             remap = self._index.get_indexer(values.cat.categories).astype(np.int64)
-            return remap[values.cat.codes.to_numpy()], 0
-        return self._index.get_indexer(values).astype(np.int64, copy=False), 0
+            return values.cat.codes.to_numpy(), 0, remap
+        return self._index.get_indexer(values), 0, None
 
     def _from_raw(self, raw: np.ndarray) -> Any:
         if self._decoder is None:
@@ -282,11 +285,11 @@ class IntRange(Attribute):
         return {"type": "int_range", "name": self.name, "lo": self.lo, "hi": self.hi,
                 "dtype": self.dtype}
 
-    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int]:
-        if values.dtype == np.uint64 and len(values) and values.max() > np.iinfo(np.int64).max:
-            row = int(np.argmax(values.to_numpy() > np.iinfo(np.int64).max))
-            raise self._outside(values, row)
-        return values.to_numpy(dtype=np.int64), self.lo
+    def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
+        raw = values.to_numpy()
+        if raw.dtype.kind not in "iu":  # nullable or object integers (no NA: checked)
+            raw = values.to_numpy(dtype=np.int64)
+        return raw, self.lo, None
 
     def _from_raw(self, raw: np.ndarray) -> Any:
         return raw if self.dtype == "int64" else pd.array(raw, dtype=self.dtype)
@@ -434,22 +437,25 @@ class Schema:
         column, row and value at fault.
         """
         columns = [_column(df, a.name) for a in self.attributes]
-        raws, offsets = [], []
+        raws, offsets, remaps = [], [], []
         for attr, values in zip(self.attributes, columns, strict=True):
             _check_no_missing(attr.name, values)
             _check_kind(attr, values)
-            raw, offset = attr._raw(values)
-            raws.append(np.ascontiguousarray(raw, dtype=np.int64))
+            raw, offset, remap = attr._raw(values)
+            raws.append(np.ascontiguousarray(raw))
             offsets.append(offset)
+            remaps.append(remap)
         radices = list(self.radices)
         try:
             if self.is_wide:
-                return _core.encode_wide(raws, offsets, radices, self.limbs)
-            return _core.encode_u64(raws, offsets, radices)
+                return _core.encode_wide(raws, offsets, remaps, radices, self.limbs)
+            return _core.encode_u64(raws, offsets, remaps, radices)
         except DomainError as exc:
             j, row = exc.attribute_index, exc.row
             attr, values = self.attributes[j], columns[j]
-            index = raws[j] - offsets[j]
+            # (error path only; object arithmetic is exact for uint64 too)
+            index = (raws[j].astype(object) - offsets[j] if remaps[j] is None
+                     else remaps[j][raws[j]])
             outside = int(((index < 0) | (index >= attr.size)).sum())
             raise DomainError(
                 f"column {attr.name!r}: value {attr._value_at(values, row)!r} at row "
@@ -477,8 +483,9 @@ class Schema:
         return pd.DataFrame({a.name: pd.Series(a._from_raw(raw[j]), dtype=a.dtype, copy=False)
                              for j, a in enumerate(self.attributes)}, copy=False)
 
-    def digits(self, codes: np.ndarray) -> np.ndarray:
-        """Domain indices of each attribute: a (k, n) int64 array (Rust)."""
+    def digits(self, codes: np.ndarray) -> list[np.ndarray]:
+        """Domain indices of each attribute: k arrays of n integers, each in the
+        narrowest signed type that holds its attribute's indices (Rust)."""
         codes = self._check_codes(codes)
         zeros, radices = [0] * len(self), list(self.radices)
         if self.is_wide:

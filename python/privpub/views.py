@@ -104,7 +104,7 @@ class PublishedView:
         self.seed_policy = seed_policy
         self.context = dict(context or {})
         self._frame: pd.DataFrame | None = None
-        self._digits: np.ndarray | None = None
+        self._digits: list[np.ndarray] | None = None
         self._small_digits: np.ndarray | None = None
 
     def __len__(self) -> int:
@@ -254,17 +254,19 @@ class PublishedView:
         """Counts of ``codes`` over each subset's value combinations (Rust)."""
         index = [[self.schema.names.index(a) for a in attrs] for attrs in subsets]
         radices = list(self.schema.radices)
-        if max(radices) <= 1 << 16:
-            digits = self.digits if own else self.schema.digits(codes)
-            small = self._small_digits if own and self._small_digits is not None else \
-                digits.astype(np.uint16)
-            if own:
-                self._small_digits = small
+        if max(radices) <= 1 << 16:  # the Rust kernel reads u16 digits
+            if own and self._small_digits is not None:
+                small = self._small_digits
+            else:
+                digits = self.digits if own else self.schema.digits(codes)
+                small = np.stack([d.astype(np.uint16) for d in digits])
+                if own:
+                    self._small_digits = small
             return [c.astype(np.int64) for c in _core.count_subsets(small, radices, index)]
         digits = self.digits if own else self.schema.digits(codes)
         out = []
         for attrs in index:
-            flat = np.zeros(digits.shape[1], dtype=np.int64)
+            flat = np.zeros(len(codes), dtype=np.int64)
             for j in attrs:
                 flat = flat * radices[j] + digits[j]
             out.append(np.bincount(flat, minlength=math.prod(radices[j] for j in attrs)))
@@ -278,8 +280,8 @@ class PublishedView:
         return estimator
 
     @property
-    def digits(self) -> np.ndarray:
-        """The view's (k, n) domain indices, decoded once."""
+    def digits(self) -> list[np.ndarray]:
+        """The view's domain indices (k arrays of n), decoded once."""
         if self._digits is None:
             self._digits = self.schema.digits(self.codes)
         return self._digits

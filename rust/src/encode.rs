@@ -8,17 +8,107 @@
 
 use crate::error::KernelError;
 use rayon::prelude::*;
+use strength_reduce::StrengthReducedU64;
 
 /// Rows per parallel work item.
 const CHUNK: usize = 1 << 15;
 
+/// Raw values of one column, in the integer type they arrived in (no copy).
+#[derive(Clone, Copy)]
+pub enum Values<'a> {
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+}
+
+/// One attribute's input: domain index = `remap[value]` when a remap table is
+/// given (pandas category codes → domain order), else value − `offset`.
+#[derive(Clone, Copy)]
+pub struct Column<'a> {
+    pub values: Values<'a>,
+    pub offset: i64,
+    pub remap: Option<&'a [i64]>,
+}
+
+impl Column<'_> {
+    pub fn len(&self) -> usize {
+        match self.values {
+            Values::I8(v) => v.len(),
+            Values::I16(v) => v.len(),
+            Values::I32(v) => v.len(),
+            Values::I64(v) => v.len(),
+            Values::U8(v) => v.len(),
+            Values::U16(v) => v.len(),
+            Values::U32(v) => v.len(),
+            Values::U64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Domain indices of rows `start ..` into `out`, each checked against `radix`.
+    fn indices(
+        &self,
+        start: usize,
+        out: &mut [u64],
+        radix: u64,
+        attr: usize,
+    ) -> Result<(), KernelError> {
+        let end = start + out.len();
+        match self.values {
+            Values::I8(v) => self.fill(&v[start..end], start, out, radix, attr),
+            Values::I16(v) => self.fill(&v[start..end], start, out, radix, attr),
+            Values::I32(v) => self.fill(&v[start..end], start, out, radix, attr),
+            Values::I64(v) => self.fill(&v[start..end], start, out, radix, attr),
+            Values::U8(v) => self.fill(&v[start..end], start, out, radix, attr),
+            Values::U16(v) => self.fill(&v[start..end], start, out, radix, attr),
+            Values::U32(v) => self.fill(&v[start..end], start, out, radix, attr),
+            Values::U64(v) => self.fill(&v[start..end], start, out, radix, attr),
+        }
+    }
+
+    fn fill<T: Copy + Into<i128>>(
+        &self,
+        src: &[T],
+        start: usize,
+        out: &mut [u64],
+        radix: u64,
+        attr: usize,
+    ) -> Result<(), KernelError> {
+        for (i, (o, &v)) in out.iter_mut().zip(src).enumerate() {
+            let v: i128 = v.into();
+            let idx = match self.remap {
+                Some(table) if (0..table.len() as i128).contains(&v) => {
+                    i128::from(table[v as usize])
+                }
+                Some(_) => -1,
+                None => v - i128::from(self.offset),
+            };
+            if idx < 0 || idx >= i128::from(radix) {
+                return Err(KernelError::OutOfDomain {
+                    attribute: attr,
+                    row: start + i,
+                });
+            }
+            *o = idx as u64;
+        }
+        Ok(())
+    }
+}
+
 /// Check that every column has `n` rows and there is one radix per column.
-fn check_columns(cols: &[&[i64]], offsets: &[i64], radices: &[u64]) -> Result<usize, KernelError> {
-    if cols.len() != radices.len() || offsets.len() != radices.len() {
+fn check_columns(cols: &[Column<'_>], radices: &[u64]) -> Result<usize, KernelError> {
+    if cols.len() != radices.len() {
         return Err(KernelError::Shape(format!(
-            "{} columns, {} offsets, {} radices",
+            "{} columns, {} radices",
             cols.len(),
-            offsets.len(),
             radices.len()
         )));
     }
@@ -30,19 +120,6 @@ fn check_columns(cols: &[&[i64]], offsets: &[i64], radices: &[u64]) -> Result<us
         return Err(KernelError::Shape("a radix is zero".into()));
     }
     Ok(n)
-}
-
-/// Domain index of `value` for attribute `attr`, or the error naming it.
-#[inline]
-fn index(value: i64, offset: i64, radix: u64, attr: usize, row: usize) -> Result<u64, KernelError> {
-    let idx = (value as i128) - (offset as i128);
-    if idx < 0 || idx >= radix as i128 {
-        return Err(KernelError::OutOfDomain {
-            attribute: attr,
-            row,
-        });
-    }
-    Ok(idx as u64)
 }
 
 /// Number of u64 limbs needed for codes below Π radices (1 when it fits in u64).
@@ -73,15 +150,13 @@ fn mul_add(acc: &mut Vec<u64>, r: u64, add: u64) {
     }
 }
 
-/// Encode k columns of raw values (index = value − offset) into u64 codes.
-/// The caller guarantees Π radices ≤ 2^64.
+/// Encode k columns into u64 codes. The caller guarantees Π radices ≤ 2^64.
 pub fn encode_u64(
-    cols: &[&[i64]],
-    offsets: &[i64],
+    cols: &[Column<'_>],
     radices: &[u64],
     out: &mut [u64],
 ) -> Result<(), KernelError> {
-    let n = check_columns(cols, offsets, radices)?;
+    let n = check_columns(cols, radices)?;
     if out.len() != n {
         return Err(KernelError::Shape("output length".into()));
     }
@@ -92,14 +167,13 @@ pub fn encode_u64(
         .enumerate()
         .try_for_each(|(c, piece)| {
             let base = c * CHUNK;
+            let mut idx = vec![0u64; piece.len()];
             piece.fill(0);
-            for (a, (col, (&off, &r))) in cols.iter().zip(offsets.iter().zip(radices)).enumerate() {
-                let src = &col[base..base + piece.len()];
-                for (i, (code, &v)) in piece.iter_mut().zip(src).enumerate() {
+            for (a, (col, &r)) in cols.iter().zip(radices).enumerate() {
+                col.indices(base, &mut idx, r, a)?;
+                for (code, &x) in piece.iter_mut().zip(&idx) {
                     // Horner step; cannot overflow because the final code is < m ≤ 2^64.
-                    *code = code
-                        .wrapping_mul(r)
-                        .wrapping_add(index(v, off, r, a, base + i)?);
+                    *code = code.wrapping_mul(r).wrapping_add(x);
                 }
             }
             Ok(())
@@ -109,13 +183,12 @@ pub fn encode_u64(
 /// Encode into `limbs` u64 words per row, most significant first; `out` is
 /// row-major (n, limbs). Works for any m representable in `limbs` words.
 pub fn encode_wide(
-    cols: &[&[i64]],
-    offsets: &[i64],
+    cols: &[Column<'_>],
     radices: &[u64],
     limbs: usize,
     out: &mut [u64],
 ) -> Result<(), KernelError> {
-    let n = check_columns(cols, offsets, radices)?;
+    let n = check_columns(cols, radices)?;
     if out.len() != n * limbs || limbs_for(radices) > limbs {
         return Err(KernelError::Shape("output limbs".into()));
     }
@@ -123,13 +196,17 @@ pub fn encode_wide(
         .enumerate()
         .try_for_each(|(c, piece)| {
             let base = c * CHUNK;
+            let rows = piece.len() / limbs;
+            let mut idx = vec![vec![0u64; rows]; cols.len()];
+            for (a, (col, &r)) in cols.iter().zip(radices).enumerate() {
+                col.indices(base, &mut idx[a], r, a)?;
+            }
             let mut acc: Vec<u64> = Vec::with_capacity(limbs + 1);
             for (i, row) in piece.chunks_mut(limbs).enumerate() {
                 acc.clear();
                 acc.push(0);
-                for (a, col) in cols.iter().enumerate() {
-                    let idx = index(col[base + i], offsets[a], radices[a], a, base + i)?;
-                    mul_add(&mut acc, radices[a], idx);
+                for (a, &r) in radices.iter().enumerate() {
+                    mul_add(&mut acc, r, idx[a][i]);
                 }
                 acc.resize(limbs, 0);
                 for (dst, &w) in row.iter_mut().zip(acc.iter().rev()) {
@@ -140,18 +217,91 @@ pub fn encode_wide(
         })
 }
 
-/// Decode u64 codes into k columns of values (index + offset), written
-/// column after column into `out` (length k·n).
+/// One decoded attribute in the narrowest signed type that holds its values
+/// (index + offset): decoded columns are written and read by pandas, so a
+/// 72-value attribute costs one byte a row, not eight.
+pub enum DigitColumn {
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+
+impl DigitColumn {
+    /// The values as i64 (tests and the wide path).
+    pub fn to_i64(&self) -> Vec<i64> {
+        match self {
+            DigitColumn::I8(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            DigitColumn::I16(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            DigitColumn::I32(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            DigitColumn::I64(v) => v.clone(),
+        }
+    }
+}
+
+/// Conversion from a value known to fit (chosen by `narrowest`).
+trait FromDigit: Copy + Default + Send + Sync {
+    fn from_digit(v: i64) -> Self;
+}
+impl FromDigit for i8 {
+    fn from_digit(v: i64) -> Self {
+        v as i8
+    }
+}
+impl FromDigit for i16 {
+    fn from_digit(v: i64) -> Self {
+        v as i16
+    }
+}
+impl FromDigit for i32 {
+    fn from_digit(v: i64) -> Self {
+        v as i32
+    }
+}
+impl FromDigit for i64 {
+    fn from_digit(v: i64) -> Self {
+        v
+    }
+}
+
+/// Digits (code / stride) mod r, plus offset, for every code.
+fn digits<T: FromDigit>(codes: &[u64], stride: u64, radix: u64, offset: i64) -> Vec<T> {
+    // Both divisors are fixed: strength-reduce them to multiplications.
+    let stride = StrengthReducedU64::new(stride);
+    let r = StrengthReducedU64::new(radix);
+    let mut out = vec![T::default(); codes.len()];
+    out.par_chunks_mut(CHUNK)
+        .zip(codes.par_chunks(CHUNK))
+        .for_each(|(dst, src)| {
+            for (d, &c) in dst.iter_mut().zip(src) {
+                *d = T::from_digit(((c / stride) % r) as i64 + offset);
+            }
+        });
+    out
+}
+
+/// Bits of the narrowest signed type holding offset .. offset + radix − 1.
+fn narrowest(offset: i64, radix: u64) -> u32 {
+    let (lo, hi) = (
+        i128::from(offset),
+        i128::from(offset) + i128::from(radix) - 1,
+    );
+    [8u32, 16, 32]
+        .into_iter()
+        .find(|&bits| lo >= -(1i128 << (bits - 1)) && hi < (1i128 << (bits - 1)))
+        .unwrap_or(64)
+}
+
+/// Decode u64 codes into k columns of values (index + offset), each in the
+/// narrowest signed integer type that holds it.
 pub fn decode_u64(
     codes: &[u64],
     offsets: &[i64],
     radices: &[u64],
-    out: &mut [i64],
-) -> Result<(), KernelError> {
-    let n = codes.len();
+) -> Result<Vec<DigitColumn>, KernelError> {
     let k = radices.len();
-    if out.len() != n * k || offsets.len() != k {
-        return Err(KernelError::Shape("output length".into()));
+    if offsets.len() != k {
+        return Err(KernelError::Shape("one offset per radix".into()));
     }
     // stride_j = Π_{l>j} r_l, and m = stride_0 · r_0 (in u128: m may be 2^64).
     let mut strides = vec![1u128; k];
@@ -163,17 +313,17 @@ pub fn decode_u64(
         return Err(KernelError::InvalidCode { row });
     }
     // Each attribute's digit is independent: (code / stride_j) mod r_j.
-    for (j, col) in out.chunks_mut(n.max(1)).enumerate().take(k) {
-        let (stride, r, off) = (strides[j] as u64, radices[j], offsets[j]);
-        col.par_chunks_mut(CHUNK)
-            .zip(codes.par_chunks(CHUNK))
-            .for_each(|(dst, src)| {
-                for (d, &c) in dst.iter_mut().zip(src) {
-                    *d = ((c / stride) % r) as i64 + off;
-                }
-            });
-    }
-    Ok(())
+    Ok((0..k)
+        .map(|j| {
+            let (stride, r, off) = (strides[j] as u64, radices[j], offsets[j]);
+            match narrowest(off, r) {
+                8 => DigitColumn::I8(digits(codes, stride, r, off)),
+                16 => DigitColumn::I16(digits(codes, stride, r, off)),
+                32 => DigitColumn::I32(digits(codes, stride, r, off)),
+                _ => DigitColumn::I64(digits(codes, stride, r, off)),
+            }
+        })
+        .collect())
 }
 
 /// Decode row-major (n, limbs) wide codes into k columns, column after column.
@@ -236,13 +386,26 @@ fn div_rem(num: &mut [u64], r: u64) -> u64 {
 mod tests {
     use super::*;
 
+    fn columns<'a>(cols: &'a [Vec<i64>], offsets: &[i64]) -> Vec<Column<'a>> {
+        cols.iter()
+            .zip(offsets)
+            .map(|(c, &offset)| Column {
+                values: Values::I64(c),
+                offset,
+                remap: None,
+            })
+            .collect()
+    }
+
     fn roundtrip_u64(cols: Vec<Vec<i64>>, offsets: Vec<i64>, radices: Vec<u64>) -> Vec<u64> {
-        let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
         let n = cols[0].len();
         let mut codes = vec![0u64; n];
-        encode_u64(&refs, &offsets, &radices, &mut codes).unwrap();
-        let mut back = vec![0i64; n * cols.len()];
-        decode_u64(&codes, &offsets, &radices, &mut back).unwrap();
+        encode_u64(&columns(&cols, &offsets), &radices, &mut codes).unwrap();
+        let back: Vec<i64> = decode_u64(&codes, &offsets, &radices)
+            .unwrap()
+            .iter()
+            .flat_map(|c| c.to_i64())
+            .collect();
         assert_eq!(back, cols.concat());
         codes
     }
@@ -260,9 +423,8 @@ mod tests {
     #[test]
     fn out_of_domain_names_attribute_and_row() {
         let cols = [vec![0i64, 1, 2], vec![5i64, 9, 5]];
-        let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
         let mut out = vec![0u64; 3];
-        let err = encode_u64(&refs, &[0, 5], &[3, 4], &mut out).unwrap_err();
+        let err = encode_u64(&columns(&cols, &[0, 5]), &[3, 4], &mut out).unwrap_err();
         assert_eq!(
             err,
             KernelError::OutOfDomain {
@@ -271,22 +433,80 @@ mod tests {
             }
         );
         let neg = [vec![-1i64]];
-        let refs: Vec<&[i64]> = neg.iter().map(|c| c.as_slice()).collect();
         let mut one = vec![0u64; 1];
-        assert!(encode_u64(&refs, &[0], &[3], &mut one).is_err());
+        assert!(encode_u64(&columns(&neg, &[0]), &[3], &mut one).is_err());
+    }
+
+    #[test]
+    fn narrow_codes_with_a_remap_table() {
+        // Category codes (i8) whose categories sit at domain indices 2, 0, 1.
+        let codes: [i8; 4] = [0, 1, 2, 0];
+        let remap = [2i64, 0, 1];
+        let col = Column {
+            values: Values::I8(&codes),
+            offset: 0,
+            remap: Some(&remap),
+        };
+        let mut out = vec![0u64; 4];
+        encode_u64(&[col], &[3], &mut out).unwrap();
+        assert_eq!(out, vec![2, 0, 1, 2]);
+        // A category outside the domain (remap −1) and a code past the table fail.
+        let bad = [2i64, -1, 1];
+        let col = Column {
+            values: Values::I8(&codes),
+            offset: 0,
+            remap: Some(&bad),
+        };
+        let err = encode_u64(&[col], &[3], &mut out).unwrap_err();
+        assert_eq!(
+            err,
+            KernelError::OutOfDomain {
+                attribute: 0,
+                row: 1
+            }
+        );
+        let past: [i8; 1] = [3];
+        let col = Column {
+            values: Values::I8(&past),
+            offset: 0,
+            remap: Some(&remap),
+        };
+        assert!(encode_u64(&[col], &[3], &mut out[..1]).is_err());
+        // Unsigned 64-bit values beyond i64 are compared exactly, not wrapped.
+        let big = [u64::MAX];
+        let col = Column {
+            values: Values::U64(&big),
+            offset: 0,
+            remap: None,
+        };
+        assert!(encode_u64(&[col], &[3], &mut out[..1]).is_err());
     }
 
     #[test]
     fn decode_rejects_codes_at_or_above_m() {
-        let mut out = [0i64; 2];
-        let err = decode_u64(&[5, 6], &[0, 0], &[3, 2], &mut out[..]).unwrap_err();
-        // m = 6: code 5 is fine and code 6 is not (there are two columns, so out needs 4).
-        assert!(matches!(err, KernelError::Shape(_)));
-        let mut out = vec![0i64; 4];
-        assert_eq!(
-            decode_u64(&[5, 6], &[0, 0], &[3, 2], &mut out).unwrap_err(),
-            KernelError::InvalidCode { row: 1 }
-        );
+        // m = 6: code 5 is fine and code 6 is not.
+        assert!(matches!(
+            decode_u64(&[5, 6], &[0], &[3, 2]),
+            Err(KernelError::Shape(_))
+        ));
+        assert!(matches!(
+            decode_u64(&[5, 6], &[0, 0], &[3, 2]),
+            Err(KernelError::InvalidCode { row: 1 })
+        ));
+    }
+
+    #[test]
+    fn decoded_columns_take_the_narrowest_type() {
+        assert_eq!(narrowest(0, 128), 8);
+        assert_eq!(narrowest(0, 129), 16);
+        assert_eq!(narrowest(-128, 256), 8);
+        assert_eq!(narrowest(17, 74), 8);
+        assert_eq!(narrowest(1900, 200), 16);
+        assert_eq!(narrowest(0, 1 << 31), 32);
+        assert_eq!(narrowest(i64::MAX - 5, 5), 64);
+        let cols = decode_u64(&[0, 5, 7], &[-3, 1000], &[4, 2]).unwrap();
+        assert!(matches!(&cols[0], DigitColumn::I8(v) if v == &vec![-3, -1, 0]));
+        assert!(matches!(&cols[1], DigitColumn::I16(v) if v == &vec![1000, 1001, 1001]));
     }
 
     #[test]
@@ -308,9 +528,8 @@ mod tests {
         let offsets = vec![0, 0, 0];
         let radices = vec![7u64, 5, 3];
         let codes = roundtrip_u64(cols.clone(), offsets.clone(), radices.clone());
-        let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
         let mut wide = vec![0u64; 8];
-        encode_wide(&refs, &offsets, &radices, 2, &mut wide).unwrap();
+        encode_wide(&columns(&cols, &offsets), &radices, 2, &mut wide).unwrap();
         let low: Vec<u64> = wide.chunks(2).map(|w| w[1]).collect();
         assert_eq!(low, codes);
         assert!(wide.chunks(2).all(|w| w[0] == 0));
@@ -322,10 +541,9 @@ mod tests {
         let cols: Vec<Vec<i64>> = (0..k)
             .map(|a| vec![0, 999, (a * 37 % 1000) as i64])
             .collect();
-        let refs: Vec<&[i64]> = cols.iter().map(|c| c.as_slice()).collect();
         let offsets = vec![0i64; k];
         let mut wide = vec![0u64; 3 * 7];
-        encode_wide(&refs, &offsets, &radices, 7, &mut wide).unwrap();
+        encode_wide(&columns(&cols, &offsets), &radices, 7, &mut wide).unwrap();
         assert!(wide[..7].iter().all(|&w| w == 0));
         let mut back = vec![0i64; 3 * k];
         decode_wide(&wide, 7, &offsets, &radices, &mut back).unwrap();

@@ -33,17 +33,19 @@ pub fn unit_f64(rng: &mut ChaCha20Rng) -> f64 {
 /// Elements `start .. start + out.len()` of the uniform stream of `key`:
 /// element `i` is the `(i mod BLOCK)`-th double of block `i / BLOCK`.
 /// Any window of the stream can be produced without the elements before it.
+/// Callers keep `start + out.len() ≤ 2^64` (the binding checks it).
 pub fn fill_uniform(key: &Key, start: u64, out: &mut [f64]) {
     let block = BLOCK as u64;
     // Split the output at block boundaries so each piece seeks once.
     let first_len = ((block - start % block) as usize).min(out.len());
     let (head, tail) = out.split_at_mut(first_len);
     let mut pieces: Vec<(u64, &mut [f64])> = vec![(start, head)];
-    let mut pos = start + first_len as u64;
+    // The stream has 2^64 elements; a window may end exactly at its end.
+    let mut pos = start.wrapping_add(first_len as u64);
     for chunk in tail.chunks_mut(BLOCK) {
         let len = chunk.len() as u64;
         pieces.push((pos, chunk));
-        pos += len;
+        pos = pos.wrapping_add(len);
     }
     pieces.into_par_iter().for_each(|(first, piece)| {
         let mut rng = block_rng(key, first / block);
