@@ -1,0 +1,152 @@
+//! Bindings for tuple codes (encode.rs).
+
+use super::to_py;
+use crate::encode;
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// A numpy integer column of any width, borrowed without a copy.
+#[derive(FromPyObject)]
+pub(crate) enum IntArray<'py> {
+    I8(PyReadonlyArray1<'py, i8>),
+    I16(PyReadonlyArray1<'py, i16>),
+    I32(PyReadonlyArray1<'py, i32>),
+    I64(PyReadonlyArray1<'py, i64>),
+    U8(PyReadonlyArray1<'py, u8>),
+    U16(PyReadonlyArray1<'py, u16>),
+    U32(PyReadonlyArray1<'py, u32>),
+    U64(PyReadonlyArray1<'py, u64>),
+}
+
+impl IntArray<'_> {
+    fn values(&self) -> PyResult<encode::Values<'_>> {
+        use encode::Values as V;
+        Ok(match self {
+            IntArray::I8(a) => V::I8(a.as_slice()?),
+            IntArray::I16(a) => V::I16(a.as_slice()?),
+            IntArray::I32(a) => V::I32(a.as_slice()?),
+            IntArray::I64(a) => V::I64(a.as_slice()?),
+            IntArray::U8(a) => V::U8(a.as_slice()?),
+            IntArray::U16(a) => V::U16(a.as_slice()?),
+            IntArray::U32(a) => V::U32(a.as_slice()?),
+            IntArray::U64(a) => V::U64(a.as_slice()?),
+        })
+    }
+}
+
+/// The kernel's view of the columns: values, offsets and optional remap tables.
+fn columns<'a>(
+    cols: &'a [IntArray<'_>],
+    offsets: &[i64],
+    remaps: &'a [Option<PyReadonlyArray1<'_, i64>>],
+) -> PyResult<Vec<encode::Column<'a>>> {
+    if cols.len() != offsets.len() || cols.len() != remaps.len() {
+        return Err(PyValueError::new_err(
+            "one offset and one remap (or None) per column",
+        ));
+    }
+    cols.iter()
+        .zip(offsets)
+        .zip(remaps)
+        .map(|((c, &offset), remap)| {
+            let remap = remap.as_ref().map(|r| r.as_slice()).transpose()?;
+            Ok(encode::Column {
+                values: c.values()?,
+                offset,
+                remap,
+            })
+        })
+        .collect()
+}
+
+/// Encode columns into u64 codes (index = remap[value], or value − offset).
+#[pyfunction]
+pub(crate) fn encode_u64<'py>(
+    py: Python<'py>,
+    cols: Vec<IntArray<'py>>,
+    offsets: Vec<i64>,
+    remaps: Vec<Option<PyReadonlyArray1<'py, i64>>>,
+    radices: Vec<u64>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let cols = columns(&cols, &offsets, &remaps)?;
+    let n = cols.first().map_or(0, |c| c.len());
+    let mut out = vec![0u64; n];
+    py.detach(|| encode::encode_u64(&cols, &radices, &mut out))
+        .map_err(|e| to_py(py, e))?;
+    Ok(out.into_pyarray(py))
+}
+
+/// Encode into an (n, limbs) u64 array, most significant limb first.
+#[pyfunction]
+pub(crate) fn encode_wide<'py>(
+    py: Python<'py>,
+    cols: Vec<IntArray<'py>>,
+    offsets: Vec<i64>,
+    remaps: Vec<Option<PyReadonlyArray1<'py, i64>>>,
+    radices: Vec<u64>,
+    limbs: usize,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let cols = columns(&cols, &offsets, &remaps)?;
+    let n = cols.first().map_or(0, |c| c.len());
+    let mut out = vec![0u64; n * limbs];
+    py.detach(|| encode::encode_wide(&cols, &radices, limbs, &mut out))
+        .map_err(|e| to_py(py, e))?;
+    out.into_pyarray(py).reshape([n, limbs])
+}
+
+/// A decoded column as a numpy array of its own integer type.
+fn digit_array<'py>(py: Python<'py>, col: encode::DigitColumn) -> Bound<'py, PyAny> {
+    use encode::DigitColumn as D;
+    match col {
+        D::I8(v) => v.into_pyarray(py).into_any(),
+        D::I16(v) => v.into_pyarray(py).into_any(),
+        D::I32(v) => v.into_pyarray(py).into_any(),
+        D::I64(v) => v.into_pyarray(py).into_any(),
+    }
+}
+
+/// Decode u64 codes into k arrays of values (index + offset), each in the
+/// narrowest signed integer type that holds the attribute's values.
+#[pyfunction]
+pub(crate) fn decode_u64<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray1<'py, u64>,
+    offsets: Vec<i64>,
+    radices: Vec<u64>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let codes = codes.as_slice()?;
+    let cols = py
+        .detach(|| encode::decode_u64(codes, &offsets, &radices))
+        .map_err(|e| to_py(py, e))?;
+    Ok(cols.into_iter().map(|c| digit_array(py, c)).collect())
+}
+
+/// Decode (n, limbs) wide codes into k int64 arrays of values.
+#[pyfunction]
+pub(crate) fn decode_wide<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, u64>,
+    offsets: Vec<i64>,
+    radices: Vec<u64>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let limbs = codes.shape()[1];
+    let codes = codes.as_slice()?;
+    let n = codes.len() / limbs.max(1);
+    let k = radices.len();
+    let mut out = vec![0i64; n * k];
+    py.detach(|| encode::decode_wide(codes, limbs, &offsets, &radices, &mut out))
+        .map_err(|e| to_py(py, e))?;
+    Ok((0..k)
+        .map(|j| out[j * n..(j + 1) * n].to_vec().into_pyarray(py).into_any())
+        .collect())
+}
+
+/// Number of u64 limbs a code needs for this domain (1 when m ≤ 2^64).
+#[pyfunction]
+pub(crate) fn limbs_for(radices: Vec<u64>) -> usize {
+    encode::limbs_for(&radices)
+}

@@ -1,0 +1,39 @@
+//! Thin PyO3 bindings: each converts numpy arrays to slices, releases the GIL
+//! for its kernel and maps `KernelError` once onto `privpub.errors`.
+
+pub mod codes;
+pub mod counting;
+pub mod sampling;
+
+use crate::error::KernelError;
+use crate::rng;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// Raise a kernel error as the matching `privpub.errors` class, carrying the
+/// attribute index and row so Python can name the column and value.
+pub(crate) fn to_py(py: Python<'_>, err: KernelError) -> PyErr {
+    let (class, attribute, row) = match &err {
+        KernelError::OutOfDomain { attribute, row } => {
+            ("DomainError", Some(*attribute), Some(*row))
+        }
+        KernelError::InvalidCode { row } => ("CodeError", None, Some(*row)),
+        KernelError::Shape(_) => ("PrivpubError", None, None),
+    };
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import("privpub.errors")?.getattr(class)?;
+        let exc = cls.call1((err.to_string(),))?;
+        exc.setattr("attribute_index", attribute)?;
+        exc.setattr("row", row)?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+pub(crate) fn key_from(bytes: &Bound<'_, PyBytes>) -> PyResult<rng::Key> {
+    bytes
+        .as_bytes()
+        .try_into()
+        .map_err(|_| PyValueError::new_err("random key must be exactly 32 bytes"))
+}

@@ -1,0 +1,140 @@
+//! Bindings for the randomised kernels (rng.rs, sample.rs, frapp.rs).
+
+use super::{key_from, to_py};
+use crate::{frapp, rng, sample};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// Elements [start, start + n) of the uniform [0, 1) stream of a 32-byte key.
+#[pyfunction]
+pub(crate) fn uniform<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    n: usize,
+    start: u64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let key = key_from(key)?;
+    if u128::from(start) + n as u128 > 1u128 << 64 {
+        return Err(PyValueError::new_err(
+            "start + n must not exceed 2^64 (the stream's length)",
+        ));
+    }
+    let mut out = vec![0.0; n];
+    py.detach(|| rng::fill_uniform(&key, start, &mut out));
+    Ok(out.into_pyarray(py))
+}
+
+/// Rows of an (n, limbs) code array as one flat slice and its limb count.
+pub(crate) fn code_rows<'a>(codes: &'a PyReadonlyArray2<'_, u64>) -> PyResult<(&'a [u64], usize)> {
+    let limbs = codes.shape()[1];
+    Ok((codes.as_slice()?, limbs))
+}
+
+/// α-step mask over sorted (n, limbs) codes: first copy kept with `p_first`
+/// (one value, or one per record), further copies with `p_rest`.
+#[pyfunction]
+pub(crate) fn keep_records<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    codes: PyReadonlyArray2<'py, u64>,
+    p_first: PyReadonlyArray1<'py, f64>,
+    p_rest: f64,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&codes)?;
+    let p_first = p_first.as_slice()?;
+    let rows: Vec<&[u64]> = words.chunks_exact(limbs.max(1)).collect();
+    let mask = py
+        .detach(|| sample::keep_records(&key, &rows, p_first, p_rest))
+        .map_err(|e| to_py(py, e))?;
+    Ok(mask.into_pyarray(py))
+}
+
+/// Algorithm 8's thinning: keep each (n, limbs) code with probability
+/// Π_j ratios[attribute j's block][digit_j].
+#[pyfunction]
+pub(crate) fn thin_product<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    codes: PyReadonlyArray2<'py, u64>,
+    radices: Vec<u64>,
+    ratios: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&codes)?;
+    let ratios = ratios.as_slice()?;
+    let mask = py
+        .detach(|| {
+            let codes = sample::to_u128(words, limbs)?;
+            sample::thin_product(&key, &codes, &radices, ratios)
+        })
+        .map_err(|e| to_py(py, e))?;
+    Ok(mask.into_pyarray(py))
+}
+
+/// β-step: codes in [0, m) outside the sorted distinct `excluded`, each with probability `beta`.
+#[pyfunction]
+pub(crate) fn beta_step<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    m: u128,
+    beta: f64,
+    excluded: PyReadonlyArray2<'py, u64>,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&excluded)?;
+    let out = py
+        .detach(|| {
+            let excluded = sample::to_u128(words, limbs)?;
+            sample::BetaStep::new(&key, m, beta, &excluded)?.run(limbs)
+        })
+        .map_err(|e| to_py(py, e))?;
+    let n = out.len() / limbs;
+    out.into_pyarray(py).reshape([n, limbs])
+}
+
+/// Merge two sorted (n, limbs) code arrays.
+#[pyfunction]
+pub(crate) fn merge_sorted<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, u64>,
+    b: PyReadonlyArray2<'py, u64>,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let (a, limbs) = code_rows(&a)?;
+    let (b, limbs_b) = code_rows(&b)?;
+    if limbs != limbs_b || limbs == 0 {
+        return Err(PyValueError::new_err(
+            "merge_sorted: code arrays differ in limbs",
+        ));
+    }
+    let out = py.detach(|| sample::merge_sorted(a, b, limbs));
+    let n = out.len() / limbs;
+    out.into_pyarray(py).reshape([n, limbs])
+}
+
+/// FRAPP: each (n, limbs) code kept with probability `keep`, else a uniform other tuple.
+#[pyfunction]
+pub(crate) fn frapp_perturb<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyBytes>,
+    codes: PyReadonlyArray2<'py, u64>,
+    m: u128,
+    keep: f64,
+) -> PyResult<Bound<'py, PyArray2<u64>>> {
+    let key = key_from(key)?;
+    let (words, limbs) = code_rows(&codes)?;
+    let out = py
+        .detach(|| {
+            let codes = sample::to_u128(words, limbs)?;
+            let perturbed = frapp::perturb(&key, &codes, m, keep)?;
+            Ok(sample::from_u128(&perturbed, limbs))
+        })
+        .map_err(|e| to_py(py, e))?;
+    let n = out.len() / limbs;
+    out.into_pyarray(py).reshape([n, limbs])
+}
