@@ -141,6 +141,13 @@ def test_for_privacy_on_adult_follows_section_4_2():
     assert g["(d, γ)-privacy"].holds
     assert g["(ρ, ε)-usefulness"].holds
     assert "Theorem 4.2" in g["(d, γ)-privacy"].source
+    # Theorem 6.3's proof: worst view holds t and no other tuple of its exclusion set.
+    a, b = mech.alpha, mech.beta
+    worst = (a + b) * (1 - b) * d / ((a + b) * (1 - b) * d + b * (1 - a - b) * (1 - d))
+    assert accounting.exclusive_worst_posterior(a, b, d) == pytest.approx(worst)
+    assert worst == pytest.approx(0.1664, abs=1e-4) and worst <= 0.2
+    exclusive = g["no positive leakage, d-exclusive adversaries"]
+    assert exclusive.holds and "not met" in exclusive.statement
     r = mech.beta * schema.size / (mech.alpha ** 2 * len(df))
     rho = math.sqrt(2 * (r + 1) * math.log(2 / 0.05))
     assert mech.error_bound() == pytest.approx(rho * math.sqrt(len(df)))

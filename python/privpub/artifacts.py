@@ -148,11 +148,6 @@ def read_frame(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
     return _restore_dtypes(table.to_pandas(), notes), meta
 
 
-def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
-    """The privpub metadata of a Parquet file, without reading its rows."""
-    return _parse_metadata(path, pq.read_schema(path))
-
-
 def _parse_metadata(path: str | os.PathLike, schema: pa.Schema) -> dict[str, Any]:
     raw = (schema.metadata or {}).get(METADATA_KEY)
     if raw is None:

@@ -294,10 +294,6 @@ class IntRange(Attribute):
     def _from_raw(self, raw: np.ndarray) -> Any:
         return raw if self.dtype == "int64" else pd.array(raw, dtype=self.dtype)
 
-    def _outside(self, values: pd.Series, row: int) -> DomainError:
-        return DomainError(f"column {self.name!r}: value {self._value_at(values, row)!r} at row "
-                           f"{_py(values.index[row])!r} is outside the domain ({self.describe()})")
-
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, IntRange) and self.name == other.name
                 and (self.lo, self.hi, self.dtype) == (other.lo, other.hi, other.dtype))
@@ -465,20 +461,8 @@ class Schema:
 
     def decode(self, codes: np.ndarray | Sequence[int]) -> pd.DataFrame:
         """The DataFrame whose rows have these codes, with the schema's values and dtypes."""
-        codes = self._check_codes(codes)
         offsets = [a.lo if isinstance(a, IntRange) else 0 for a in self.attributes]
-        radices = list(self.radices)
-        try:
-            if self.is_wide:
-                raw = _core.decode_wide(codes, offsets, radices)
-            else:
-                raw = _core.decode_u64(codes, offsets, radices)
-        except CodeError as exc:
-            if exc.row is None:
-                raise
-            value = self.codes_to_ints(codes[exc.row:exc.row + 1])[0]
-            raise CodeError(f"code {value} at row {exc.row} is not below the domain size "
-                            f"m = {self.size:,}") from None
+        raw = self._decode(codes, offsets)
         # Explicit Series dtypes: pandas >= 3 would infer 'str' for an object column.
         return pd.DataFrame({a.name: pd.Series(a._from_raw(raw[j]), dtype=a.dtype, copy=False)
                              for j, a in enumerate(self.attributes)}, copy=False)
@@ -486,11 +470,22 @@ class Schema:
     def digits(self, codes: np.ndarray) -> list[np.ndarray]:
         """Domain indices of each attribute: k arrays of n integers, each in the
         narrowest signed type that holds its attribute's indices (Rust)."""
+        return self._decode(codes, [0] * len(self))
+
+    def _decode(self, codes: np.ndarray | Sequence[int], offsets: list[int]) -> list[np.ndarray]:
+        """Each attribute's digit + offset (Rust); a code ≥ m is named in the error."""
         codes = self._check_codes(codes)
-        zeros, radices = [0] * len(self), list(self.radices)
-        if self.is_wide:
-            return _core.decode_wide(codes, zeros, radices)
-        return _core.decode_u64(codes, zeros, radices)
+        radices = list(self.radices)
+        try:
+            if self.is_wide:
+                return _core.decode_wide(codes, offsets, radices)
+            return _core.decode_u64(codes, offsets, radices)
+        except CodeError as exc:
+            if exc.row is None:
+                raise
+            value = self.codes_to_ints(codes[exc.row:exc.row + 1])[0]
+            raise CodeError(f"code {value} at row {exc.row} is not below the domain size "
+                            f"m = {self.size:,}") from None
 
     def _check_codes(self, codes: np.ndarray | Sequence[int]) -> np.ndarray:
         if isinstance(codes, (int, np.generic)) or (isinstance(codes, np.ndarray)

@@ -62,7 +62,7 @@ class RandomSource:
         if n < 0 or start < 0:
             raise ParameterError(f"n and start must be non-negative, got n={n}, start={start}")
         if int(start) + int(n) > 2**64:
-            # The stream has 2^64 elements; the core would wrap around to its start.
+            # The stream has 2^64 elements (the core refuses too; this names n and start).
             raise ParameterError(f"start + n must be at most 2^64 (the stream's length), "
                                  f"got start={start}, n={n}")
         return _core.uniform(self.key, int(n), int(start))

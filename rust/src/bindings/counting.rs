@@ -5,14 +5,19 @@ use crate::{cond, marginals};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-/// Factors from Python: scopes (sorted variable ids) and flat tables.
-fn factors<T: Copy>(scopes: Vec<Vec<usize>>, tables: &[&[T]]) -> Vec<cond::Factor<T>> {
+/// Factors from Python: scopes (sorted variable ids) and flat tables, each
+/// value converted once into the kernel's number type.
+fn factors<S: numpy::Element + Copy, T>(
+    scopes: Vec<Vec<usize>>,
+    tables: &[PyReadonlyArray1<'_, S>],
+    convert: impl Fn(S) -> T,
+) -> PyResult<Vec<cond::Factor<T>>> {
     scopes
         .into_iter()
         .zip(tables)
-        .map(|(scope, table)| cond::Factor {
-            scope,
-            table: table.to_vec(),
+        .map(|(scope, table)| {
+            let table = table.as_slice()?.iter().map(|&x| convert(x)).collect();
+            Ok(cond::Factor { scope, table })
         })
         .collect()
 }
@@ -27,16 +32,7 @@ pub(crate) fn cond_count(
     order: Vec<usize>,
     budget: usize,
 ) -> PyResult<u128> {
-    let slices = tables
-        .iter()
-        .map(|t| t.as_slice())
-        .collect::<Result<Vec<_>, _>>()?;
-    let wide: Vec<Vec<u128>> = slices
-        .iter()
-        .map(|t| t.iter().map(|&x| u128::from(x)).collect())
-        .collect();
-    let views: Vec<&[u128]> = wide.iter().map(|t| t.as_slice()).collect();
-    let fs = factors(scopes, &views);
+    let fs = factors(scopes, &tables, u128::from)?;
     py.detach(|| cond::sum_product(fs, &radices, &order, budget))
         .map_err(|e| to_py(py, e))
 }
@@ -51,11 +47,7 @@ pub(crate) fn cond_weighted(
     order: Vec<usize>,
     budget: usize,
 ) -> PyResult<f64> {
-    let slices = tables
-        .iter()
-        .map(|t| t.as_slice())
-        .collect::<Result<Vec<_>, _>>()?;
-    let fs = factors(scopes, &slices);
+    let fs = factors(scopes, &tables, |x| x)?;
     py.detach(|| cond::sum_product(fs, &radices, &order, budget))
         .map_err(|e| to_py(py, e))
 }
