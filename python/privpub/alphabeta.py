@@ -199,8 +199,8 @@ class AlphaBeta:
                 "Theorem 6.3 (App. D.2.1)"))
         if self.n is not None:
             r = theorem_4_3_r(a, self.beta_max, self.n, m)
-            rho = rho_theorem_4_3(r, self.epsilon)
-            bound = rho * math.sqrt(self.n)
+            bound = self.error_bound()
+            rho = bound / math.sqrt(self.n)
             text = (f"r = βm/(α²n) = {r:.6g}: for every counting query, |Q̃(V) − Q(I)| < "
                     f"ρ√n = {rho:.6g}·√{self.n} = {bound:,.1f} with probability ≥ "
                     f"{1 - self.epsilon:g} (ρ = √(2(r+1) ln(2/ε)), ε = {self.epsilon}).")
