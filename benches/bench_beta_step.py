@@ -17,7 +17,7 @@ from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package
 
 import privpub
 from privpub import _core
-from privpub.records import distinct_sorted, sorted_rows
+from privpub.tables.records import distinct_sorted, sorted_rows
 
 
 def numpy_beta_step(rng: np.random.Generator, m: int, beta: float, excluded: np.ndarray):

@@ -12,7 +12,7 @@ from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package
 
 import privpub
 from privpub import col
-from privpub.domaincount import count
+from privpub.tables.domaincount import count
 
 
 def width_two(k: int, r: int):
@@ -41,7 +41,7 @@ def test_cond_small_privpub(benchmark):
 def test_cond_small_brute_force(benchmark):
     schema, cond = width_two(4, 60)
     benchmark.extra_info["role"] = "baseline"
-    frame = privpub.domaincount.domain_frame(schema, schema.names)  # all of D
+    frame = schema.projection(schema.names)  # all of D
     condition = privpub.Condition(schema, cond)
     n = benchmark(lambda: condition.count(frame))
     assert n == count(schema, cond, method="cond").value

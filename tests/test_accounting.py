@@ -5,11 +5,12 @@ import math
 import pytest
 
 from privpub import accounting
+from privpub.frapp import accounting as frapp_accounting
 
 
 def test_section_5_ratio_of_bounds_is_one_over_sqrt_20():
     k, gamma, eps = 10, 0.2, 0.05
-    ratio = accounting.rho_alphabeta(k, gamma, eps) / accounting.rho_frapp(k, gamma, eps)
+    ratio = accounting.rho_alphabeta(k, gamma, eps) / frapp_accounting.rho_frapp(k, gamma, eps)
     assert ratio == pytest.approx(math.sqrt(2 * gamma / (k * (1 - gamma))))
     assert ratio == pytest.approx(1 / math.sqrt(20))
 

@@ -1,4 +1,4 @@
-"""Published artifacts: one Parquet file with frame and privpub metadata (privpub.artifacts)."""
+"""Published artifacts: one Parquet file with frame and privpub metadata (privpub.core.artifacts)."""
 
 from __future__ import annotations
 

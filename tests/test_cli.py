@@ -84,4 +84,4 @@ def test_publish_and_estimate_commands(tmp_path, capsys):
     assert cli.main(["estimate", str(view), "agee > 3"]) == 1
     assert "unknown column 'agee'" in capsys.readouterr().err
     assert cli.main(["estimate", str(tmp_path / "missing.parquet"), "age > 3"]) == 1
-    assert "FileNotFoundError" in capsys.readouterr().err
+    assert "No such file" in capsys.readouterr().err

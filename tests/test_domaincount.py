@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import privpub
 from privpub import col
-from privpub.domaincount import MAX_CLAUSES, count
+from privpub.tables.domaincount import MAX_CLAUSES, count
 
 OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le,
        "==": operator.eq, "!=": operator.ne}

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import privpub
-from privpub import accounting
+from privpub.frapp import accounting
 from privpub.frapp import FRAPP
 
 

@@ -8,7 +8,7 @@ import pytest
 
 import privpub
 from privpub.alphabeta import AlphaBeta
-from privpub.multiview import MultiViewPublisher
+from privpub.alphabeta.multiview import MultiViewPublisher
 
 ALPHA, BETA, V = 0.3, 0.1, 3
 TRIALS = 1500

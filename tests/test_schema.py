@@ -1,4 +1,4 @@
-"""Schema, attribute domains and mixed-radix tuple codes (privpub.schema)."""
+"""Schema, attribute domains and mixed-radix tuple codes (privpub.tables.schema)."""
 
 from __future__ import annotations
 
@@ -340,14 +340,22 @@ def test_from_frame_active_domains_sorted_and_dtypes_remembered():
     assert schema["o"].dtype == "object" and schema["c"].dtype == "category"
 
 
-def test_from_frame_category_uses_only_used_categories():
+def test_from_frame_category_is_a_declared_domain():
+    """A categorical column declares its domain: unobserved categories are kept
+    (sorted when unordered), an ordered one keeps its order."""
     col = pd.Categorical(["m", "k", "m"], categories=["z", "m", "a", "k"])
     df = pd.DataFrame({"c": col})
     schema = Schema.from_frame(df)
-    assert schema["c"].values == ("k", "m")
+    assert schema["c"].values == ("a", "k", "m", "z") and not schema["c"].ordered
     back = schema.decode(schema.encode(df))
-    assert list(back["c"].cat.categories) == ["k", "m"]
+    assert list(back["c"].cat.categories) == ["a", "k", "m", "z"]
     assert back["c"].tolist() == ["m", "k", "m"]
+    ordered = pd.DataFrame({"c": pd.Categorical(["m", "k"], categories=["z", "m", "a", "k"],
+                                                ordered=True)})
+    schema = Schema.from_frame(ordered)
+    assert schema["c"].values == ("z", "m", "a", "k") and schema["c"].ordered
+    back = schema.decode(schema.encode(ordered))
+    assert back["c"].cat.ordered and list(back["c"].cat.categories) == ["z", "m", "a", "k"]
 
 
 def test_from_frame_columns_subset_in_given_order():

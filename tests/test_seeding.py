@@ -1,4 +1,4 @@
-"""Seeding convention and the seekable ChaCha20 uniform stream (privpub.seeding)."""
+"""Seeding convention and the seekable ChaCha20 uniform stream (privpub.core.seeding)."""
 
 from __future__ import annotations
 

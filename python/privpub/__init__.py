@@ -5,14 +5,16 @@ Import the pieces you need from here::
     import privpub
     df, schema = privpub.datasets.load_adult()
     codes = schema.encode(df)
+
+The package is laid out by concept (see docs/design.md): ``core`` (errors,
+seeding, guarantees, the release contract, storage), ``tables`` (schemas,
+queries, domain counts, columnar views), then one subpackage per mechanism
+family (``alphabeta``, ``frapp``), ``datasets`` and ``experiments``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-from privpub import accounting, datasets
-from privpub.alphabeta import AlphaBeta
-from privpub.artifacts import Artifact
-from privpub.errors import (
+from privpub import datasets
+from privpub.alphabeta import AlphaBeta, MultiViewPublisher, SourceDistribution, accounting
+from privpub.core.errors import (
     ArtifactError,
     CodeError,
     DataTypeError,
@@ -23,42 +25,50 @@ from privpub.errors import (
     QueryError,
     SchemaError,
 )
+from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.release import Mechanism, Release
+from privpub.core.seeding import RandomSource, resolve_seed
+from privpub.core.version import LIBRARY_VERSION as __version__
 from privpub.frapp import FRAPP
-from privpub.multiview import MultiViewPublisher
-from privpub.query import Condition, col
-from privpub.schema import Categorical, IntRange, Schema
-from privpub.seeding import RandomSource, resolve_seed
-from privpub.views import Estimate, PublishedView
-
-try:
-    __version__ = version("privpub")
-except PackageNotFoundError:  # running from a source tree without an install
-    __version__ = "0+unknown"
+from privpub.tables.artifact import Artifact
+from privpub.tables.published import Counts, Estimate, PublishedView
+from privpub.tables.query import Condition, col
+from privpub.tables.schema import Categorical, IntRange, Schema
+from privpub.tables.view import FileView, MemoryView, TableView
 
 __all__ = [
     "AlphaBeta",
-    "Condition",
-    "Estimate",
-    "FRAPP",
-    "MultiViewPublisher",
-    "PublishedView",
-    "accounting",
-    "col",
     "Artifact",
     "ArtifactError",
     "Categorical",
+    "Claim",
     "CodeError",
+    "Condition",
+    "Counts",
     "DataTypeError",
     "DomainError",
+    "Estimate",
+    "FRAPP",
+    "FileView",
+    "Guarantee",
     "IntRange",
+    "Mechanism",
+    "MemoryView",
     "MissingValueError",
+    "MultiViewPublisher",
     "ParameterError",
     "PrivpubError",
+    "PublishedView",
     "QueryError",
     "RandomSource",
+    "Release",
     "Schema",
     "SchemaError",
+    "SourceDistribution",
+    "TableView",
     "__version__",
+    "accounting",
+    "col",
     "datasets",
     "resolve_seed",
 ]

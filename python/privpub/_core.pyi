@@ -1,7 +1,7 @@
 """Type stubs for the Rust extension ``privpub._core`` (thin bindings over rust/src).
 
 Every function takes numpy arrays and plain numbers, releases the GIL for its
-loop, and raises ``privpub.errors`` exceptions carrying ``attribute_index`` and
+loop, and raises ``privpub.core.errors`` exceptions carrying ``attribute_index`` and
 ``row`` where they apply. None decides a privacy parameter.
 """
 

@@ -61,37 +61,32 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_table(path: str):
-    import pandas as pd
-
-    from privpub.errors import ParameterError
-
-    if path.endswith(".parquet"):
-        return pd.read_parquet(path)
-    if path.endswith((".csv", ".csv.gz")):
-        return pd.read_csv(path)
-    raise ParameterError(f"input must be .csv, .csv.gz or .parquet, got {path!r}")
-
-
 def _publish(args: argparse.Namespace) -> int:
     import json
     import sys
 
     from privpub import AlphaBeta, Schema
+    from privpub.core.errors import SchemaError
+    from privpub.tables.inputs import read_table_file
 
-    df = _read_table(args.input)
+    table = read_table_file(args.input)
     if args.columns:
-        df = df[args.columns.split(",")]
+        wanted = args.columns.split(",")
+        missing = [c for c in wanted if c not in table.column_names]
+        if missing:
+            raise SchemaError(f"--columns names {missing}, not in {args.input!r} (columns: "
+                              f"{', '.join(table.column_names)})")
+        table = table.select(wanted)
     if args.schema:
         with open(args.schema) as fh:
             schema = Schema.from_dict(json.load(fh))
     else:
-        schema = Schema.from_frame(df)
+        schema = Schema.from_frame(table)
         print("note: the domains were inferred from the data (active domains), which "
               "reveals which values occur; pass --schema for public domains", file=sys.stderr)
-    mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=args.gamma, k=args.k,
+    mech = AlphaBeta.for_privacy(schema, n=table.num_rows, gamma=args.gamma, k=args.k,
                                  epsilon=args.epsilon)
-    view = mech.publish(df[list(schema.names)], seed=args.seed)
+    view = mech.publish(table.select(list(schema.names)), seed=args.seed)
     view.to_parquet(args.out)
     print(mech.guarantee())
     print(f"published {len(view):,} rows to {args.out}")
@@ -102,12 +97,13 @@ def _estimate(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from privpub import PublishedView
+    from privpub.tables.inputs import read_table_file
 
-    view = PublishedView.read_parquet(args.view)
+    view = PublishedView.open(args.view)  # streams the file: views larger than memory
     tables = {}
     for spec in args.table or []:
         name, _, path = spec.partition("=")
-        tables[name] = _read_table(path)
+        tables[name] = read_table_file(path)
     rows = []
     for query in args.query:
         est = view.estimate(query, tables=tables)
@@ -214,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from privpub.errors import PrivpubError
+    from privpub.core.errors import PrivpubError
 
     try:
         return args.run(args)

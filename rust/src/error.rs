@@ -1,5 +1,5 @@
 //! The one error type of the kernels. `lib.rs` maps it once onto the
-//! Python hierarchy (`privpub.errors`); the Python layer then names the
+//! Python hierarchy (`privpub.core.errors`); the Python layer then names the
 //! column and value, which the kernels do not know.
 
 use std::fmt;

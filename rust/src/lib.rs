@@ -2,7 +2,7 @@
 //! `privpub._core` extension module that exposes them (bindings/).
 //!
 //! Each binding converts numpy arrays to slices, releases the GIL for the
-//! kernel, and maps `KernelError` once onto `privpub.errors`. No privacy
+//! kernel, and maps `KernelError` once onto `privpub.core.errors`. No privacy
 //! parameter is decided here.
 
 mod bindings;

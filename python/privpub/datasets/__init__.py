@@ -10,8 +10,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from privpub.errors import ParameterError
-from privpub.schema import Schema
+from privpub.core.errors import ParameterError
+from privpub.tables.schema import Schema
 
 #: The nine Adult attributes of the αβ paper's experiment, in its order.
 ADULT_ATTRIBUTES = ("age", "workclass", "education", "marital-status", "occupation",

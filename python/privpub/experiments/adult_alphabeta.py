@@ -6,7 +6,7 @@ Rastogi, Suciu, Hong, VLDB 2007, Sec. 5: publish the 30,162 Adult records
 attributes (304,364 queries) and compare the errors.
 
 FRAPP's γ_frapp is derived from the privacy requirement alone
-(:func:`privpub.accounting.frapp_gamma_for_privacy`, per record, R = γ/d_record),
+(:func:`privpub.frapp.accounting.frapp_gamma_for_privacy`, per record, R = γ/d_record),
 never tuned to reproduce the paper's figure (DESIGN.md). FRAPP randomises
 records, so the tuple prior bound d has to become a record prior bound, and
 the paper does not say how; both derivations are run and reported:
@@ -30,11 +30,12 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from privpub.accounting import rho_alphabeta, rho_frapp
 from privpub.alphabeta import AlphaBeta
+from privpub.alphabeta.accounting import rho_alphabeta
+from privpub.core.seeding import SeedLike
 from privpub.datasets import load_adult
 from privpub.frapp import FRAPP
-from privpub.seeding import SeedLike
+from privpub.frapp.accounting import rho_frapp
 
 PAPER_OBSERVED_RATIO = 1 / 4.3
 

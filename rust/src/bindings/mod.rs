@@ -1,5 +1,5 @@
 //! Thin PyO3 bindings: each converts numpy arrays to slices, releases the GIL
-//! for its kernel and maps `KernelError` once onto `privpub.errors`.
+//! for its kernel and maps `KernelError` once onto `privpub.core.errors`.
 
 pub mod codes;
 pub mod counting;
@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-/// Raise a kernel error as the matching `privpub.errors` class, carrying the
+/// Raise a kernel error as the matching `privpub.core.errors` class, carrying the
 /// attribute index and row so Python can name the column and value.
 pub(crate) fn to_py(py: Python<'_>, err: KernelError) -> PyErr {
     let (class, attribute, row) = match &err {
@@ -22,7 +22,7 @@ pub(crate) fn to_py(py: Python<'_>, err: KernelError) -> PyErr {
         KernelError::Shape(_) => ("PrivpubError", None, None),
     };
     let build = || -> PyResult<PyErr> {
-        let cls = py.import("privpub.errors")?.getattr(class)?;
+        let cls = py.import("privpub.core.errors")?.getattr(class)?;
         let exc = cls.call1((err.to_string(),))?;
         exc.setattr("attribute_index", attribute)?;
         exc.setattr("row", row)?;

@@ -27,15 +27,21 @@ for record counts; for V_1 this is the single-view rule (α + β, then α).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from privpub import _core
-from privpub.alphabeta import AlphaBeta
-from privpub.errors import ParameterError
-from privpub.records import (
+from privpub.alphabeta.mechanism import AlphaBeta
+from privpub.core import validate
+from privpub.core.errors import ParameterError
+from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.release import register_mechanism
+from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.tables.inputs import TableLike
+from privpub.tables.published import Counts, PublishedView
+from privpub.tables.records import (
     as_schema_codes,
     distinct_sorted,
     isin_sorted,
@@ -43,10 +49,74 @@ from privpub.records import (
     sorted_rows,
     union_sorted,
 )
-from privpub.seeding import SeedLike, resolve_seed
-from privpub.views import PublishedView, QueryCounts, register_estimator
+from privpub.tables.schema import Schema
 
-MECHANISM = "alphabeta-multiview"
+
+@register_mechanism
+class MultiViewStep:
+    """View number ``view_index`` of at most ``max_views`` published by Algorithm 7
+    with the single-view mechanism ``mech``: what its release is rebuilt into."""
+
+    name = "alphabeta-multiview"
+
+    def __init__(self, mech: AlphaBeta, view_index: int, max_views: int):
+        self.mech = mech
+        self.max_views = validate.count("max_views", max_views, minimum=1)
+        self.view_index = validate.count("view_index", view_index, minimum=1)
+        if self.view_index > self.max_views:
+            raise ParameterError(f"view_index = {view_index} exceeds max_views = {max_views}")
+
+    def probabilities(self) -> tuple[float, float, float]:
+        """(α+β, p', p_i) for this view."""
+        a, b, v = self.mech.alpha, self.mech.beta, self.max_views
+        return a + b, (a + b) * math.exp(-1 / v), (1 - a - b) ** (self.view_index - 1) * b
+
+    def parameters(self) -> dict[str, Any]:
+        _, p_prev, p_fresh = self.probabilities()
+        return self.mech.parameters() | {
+            "view_index": self.view_index, "max_views": self.max_views,
+            "p_previous": p_prev, "p_fresh": p_fresh, "error_bound": None}
+
+    @classmethod
+    def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> MultiViewStep:
+        single = dict(parameters) | {"error_bound": None}
+        mech = AlphaBeta(schema, validate.field(single, "alpha"), validate.field(single, "beta"),
+                         n=validate.field(single, "n"), d=validate.field(single, "d"),
+                         gamma=validate.field(single, "gamma"),
+                         epsilon=validate.field(single, "epsilon"))
+        step = cls(mech, validate.field(parameters, "view_index"),
+                   validate.field(parameters, "max_views"))
+        _, p_prev, p_fresh = step.probabilities()
+        validate.same("p_previous", validate.field(parameters, "p_previous"), p_prev)
+        validate.same("p_fresh", validate.field(parameters, "p_fresh"), p_fresh)
+        return step
+
+    def guarantee(self) -> Guarantee:
+        single = self.mech.guarantee()
+        note = Claim(
+            "several views", True,
+            f"view {self.view_index} of at most {self.max_views} (Algorithm 7): tuples of "
+            "earlier views are kept with p' = (α+β)e^{−1/v}, fresh noise with "
+            "(1−α−β)^{i−1}β. The claims below are the single view's; the paper's multi-view "
+            "analysis (Sec. 4.4.1) bounds the leakage over all v views together.",
+            "Sec. 4.4.1, Algorithm 7")
+        return Guarantee(f"{single.mechanism}, view {self.view_index}/{self.max_views}",
+                         (note, *single.claims))
+
+    def estimate(self, c: Counts) -> tuple[Any, Any]:
+        """The split estimator of the module docstring, with plug-in binomial variances."""
+        first, p_prev, p_fresh = self.probabilities()
+        view_previous, n_union = c.context("previous_union")
+        x_a = (view_previous - p_prev * n_union) / (first - p_prev)
+        x_b = (c.n_view - view_previous - p_fresh * (c.n_domain - n_union)) / (first - p_fresh)
+
+        def variance(x, total, p_bg: float):
+            x = np.clip(x, 0.0, total)
+            return (x * first * (1 - first) + (total - x) * p_bg * (1 - p_bg)) \
+                / (first - p_bg) ** 2
+
+        return x_a + x_b, (variance(x_a, n_union, p_prev)
+                           + variance(x_b, c.n_domain - n_union, p_fresh))
 
 
 class MultiViewPublisher:
@@ -84,15 +154,14 @@ class MultiViewPublisher:
 
     def probabilities(self, i: int) -> tuple[float, float, float]:
         """(α+β, p', p_i) for view number i (1-based)."""
-        a, b, v = self.mech.alpha, self.mech.beta, self.max_views
-        return a + b, (a + b) * math.exp(-1 / v), (1 - a - b) ** (i - 1) * b
+        return MultiViewStep(self.mech, i, self.max_views).probabilities()
 
     def expected_size_bound(self, n: int) -> float:
         """E|V_1|/(α+β) for n records: the Sec. 4.4.1 bound on every E|V_i|."""
         a, b, m = self.mech.alpha, self.mech.beta, self.mech.schema.size
         return (a * n + b * m) / (a + b)
 
-    def publish(self, data: pd.DataFrame | np.ndarray, seed: SeedLike = None) -> PublishedView:
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None) -> PublishedView:
         """Publish the next view V_i of ``data`` (the current instance)."""
         i = len(self.views) + 1
         if i > self.max_views:
@@ -121,29 +190,13 @@ class MultiViewPublisher:
         view = parts[0]
         for part in parts[1:]:
             view = _core.merge_sorted(np.ascontiguousarray(view), np.ascontiguousarray(part))
-        params = self.mech.parameters() | {
-            "n": len(records), "view_index": i, "max_views": self.max_views,
-            "p_previous": p_prev, "p_fresh": p_fresh, "error_bound": None}
-        published = PublishedView(as_schema_codes(schema, view), schema, MECHANISM, params,
-                                  source.policy,
+        mech = self.mech
+        released = AlphaBeta(schema, mech.alpha, mech.beta, n=len(records), d=mech.d,
+                             gamma=mech.gamma, epsilon=mech.epsilon)
+        step = MultiViewStep(released, i, self.max_views)
+        published = PublishedView(as_schema_codes(schema, view), schema, step.name,
+                                  step.parameters(), source.policy,
                                   context={"previous_union": as_schema_codes(schema, union)})
         self.views.append(published)
         self._union = union_sorted(union, distinct_sorted(view))
         return published
-
-
-@register_estimator(MECHANISM)
-def _estimate(view: PublishedView, c: QueryCounts) -> tuple[Any, Any]:
-    """The split estimator of the module docstring, with plug-in binomial variances."""
-    p = view.parameters
-    first, p_prev, p_fresh = p["alpha"] + p["beta"], p["p_previous"], p["p_fresh"]
-    n_union = c.previous
-    x_a = (c.view_previous - p_prev * n_union) / (first - p_prev)
-    x_b = (c.n_view - c.view_previous - p_fresh * (c.n_domain - n_union)) / (first - p_fresh)
-
-    def variance(x, total, p_bg: float):
-        x = np.clip(x, 0.0, total)
-        return (x * first * (1 - first) + (total - x) * p_bg * (1 - p_bg)) / (first - p_bg) ** 2
-
-    return x_a + x_b, variance(x_a, n_union, p_prev) + variance(x_b, c.n_domain - n_union,
-                                                                   p_fresh)

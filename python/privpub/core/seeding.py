@@ -28,7 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from privpub import _core
-from privpub.errors import ParameterError
+from privpub.core.errors import ParameterError
+
+#: Seed policies a release records: OS randomness, or a user seed.
+OS_CSPRNG = "os-csprng"
+SEEDED = "seeded (reproducible; not for real releases)"
+SEED_POLICIES = (OS_CSPRNG, SEEDED)
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ class RandomSource:
     @property
     def policy(self) -> str:
         """What published metadata records about the randomness."""
-        return "seeded (reproducible; not for real releases)" if self.seeded else "os-csprng"
+        return SEEDED if self.seeded else OS_CSPRNG
 
 
 SeedLike = int | np.random.Generator | RandomSource | None

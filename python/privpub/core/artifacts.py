@@ -1,10 +1,11 @@
-"""Published artifacts: a DataFrame plus the metadata needed to use it alone.
+"""Parquet files with privpub metadata: the storage every artifact and release uses.
 
-An :class:`Artifact` is written as one Parquet file whose key-value metadata
-holds, under the key ``privpub``, a JSON document with the mechanism, its
-parameters, the schema and the library version. Reading it back gives the
+A file's key-value metadata holds, under the key ``privpub``, a JSON
+document with the mechanism, its parameters, the schema and the library
+version (:func:`encode_metadata`, :func:`read_metadata`). Reading it back gives the
 same frame (values and dtypes, via pyarrow's pandas metadata) and the same
-metadata. Later modules (views, releases) build on this container.
+metadata. Table releases (:mod:`privpub.tables.published`) use the same metadata key
+and document with Arrow columns of their own.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,8 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub.errors import ArtifactError, ParameterError
-from privpub.schema import Schema
+from privpub.core.errors import ArtifactError, ParameterError
 
 METADATA_KEY = b"privpub"
 #: Column dtypes that pyarrow's pandas metadata does not bring back by itself.
@@ -69,42 +68,13 @@ def _restore_dtypes(frame: pd.DataFrame, notes: list[dict[str, Any]]) -> pd.Data
     return frame
 
 
-@dataclass
-class Artifact:
-    """A frame, the mechanism that made it, its parameters and its schema."""
-
-    frame: pd.DataFrame
-    mechanism: str
-    parameters: dict[str, Any]
-    schema: Schema | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    library_version: str | None = None
-
-    def metadata(self) -> dict[str, Any]:
-        """The JSON document stored beside the frame."""
-        from privpub import __version__
-
-        return {
-            "format_version": FORMAT_VERSION,
-            "library_version": self.library_version or __version__,
-            "mechanism": self.mechanism,
-            "parameters": self.parameters,
-            "schema": None if self.schema is None else self.schema.to_dict(),
-            "extra": self.extra,
-        }
-
-    def to_parquet(self, path: str | os.PathLike) -> None:
-        """Write frame and metadata to one Parquet file."""
-        write_parquet(path, [self.frame], self.metadata())
-
-    @classmethod
-    def read_parquet(cls, path: str | os.PathLike) -> Artifact:
-        """Read an artifact written by :meth:`to_parquet`."""
-        frame, meta = read_frame(path)
-        schema = None if meta["schema"] is None else Schema.from_dict(meta["schema"])
-        return cls(frame=frame, mechanism=meta["mechanism"],
-                   parameters=meta["parameters"], schema=schema, extra=meta["extra"],
-                   library_version=meta["library_version"])
+def encode_metadata(metadata: dict[str, Any]) -> bytes:
+    """``metadata`` as the JSON document stored under the key ``privpub``."""
+    _check_keys(metadata, "metadata")
+    try:
+        return json.dumps(metadata, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"artifact metadata must be JSON-serialisable: {exc}") from exc
 
 
 def write_parquet(path: str | os.PathLike, frames: Iterable[pd.DataFrame],
@@ -112,11 +82,7 @@ def write_parquet(path: str | os.PathLike, frames: Iterable[pd.DataFrame],
     """Write frames (same columns and dtypes) as row groups of one Parquet file,
     with ``metadata`` as JSON under the key ``privpub``. Streaming: only one
     frame is in memory at a time."""
-    _check_keys(metadata, "metadata")
-    try:
-        document = json.dumps(metadata, allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"artifact metadata must be JSON-serialisable: {exc}") from exc
+    document = encode_metadata(metadata)
     writer = None
     try:
         for frame in frames:
@@ -143,20 +109,31 @@ def write_parquet(path: str | os.PathLike, frames: Iterable[pd.DataFrame],
 def read_frame(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The frame (dtypes restored) and privpub metadata of a file from :func:`write_parquet`."""
     table = pq.read_table(path)
-    meta = _parse_metadata(path, table.schema)
+    meta = parse_metadata(path, table.schema)
     notes = json.loads((table.schema.metadata or {}).get(DTYPES_KEY, b"[]"))
     return _restore_dtypes(table.to_pandas(), notes), meta
 
 
-def _parse_metadata(path: str | os.PathLike, schema: pa.Schema) -> dict[str, Any]:
+def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
+    """The privpub metadata of a Parquet file, without reading its rows."""
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise ArtifactError(f"{os.fspath(path)!r} is not a readable Parquet file: {exc}") from None
+    return parse_metadata(path, schema)
+
+
+def parse_metadata(path: str | os.PathLike, schema: pa.Schema) -> dict[str, Any]:
     raw = (schema.metadata or {}).get(METADATA_KEY)
     if raw is None:
         raise ArtifactError(f"{os.fspath(path)!r} has no privpub metadata; "
                             "was it written by privpub?")
     try:
         meta = json.loads(raw)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ArtifactError(f"{os.fspath(path)!r}: privpub metadata is not JSON") from exc
+    if not isinstance(meta, dict):
+        raise ArtifactError(f"{os.fspath(path)!r}: privpub metadata is not a JSON object")
     found = meta.get("format_version")
     if found != FORMAT_VERSION:
         raise ArtifactError(f"{os.fspath(path)!r}: unsupported artifact format {found!r} "

@@ -10,7 +10,7 @@ Estimator: a record matching Q is published matching Q with probability
 E[n_V] = Q(I)(γ_f − o) + n·o·n_D and Q̃ = (n_V − n·o·n_D)/(γ_f − o).
 
 Privacy is per record (FRAPP's γ-amplification): see
-:func:`privpub.accounting.frapp_gamma_for_privacy` for the derivation of
+:func:`privpub.frapp.accounting.frapp_gamma_for_privacy` for the derivation of
 γ_frapp from the same (d, γ) as αβ. FRAPP publishes exactly one row per
 record, so |V| = |I|; against the paper's tuple-independent adversaries who
 may know every other tuple (prior 0 or 1) that alone reveals whether t ∈ I,
@@ -20,31 +20,34 @@ and :meth:`FRAPP.guarantee` says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from privpub import _core
-from privpub.accounting import (
-    Claim,
-    Guarantee,
+from privpub.core import validate
+from privpub.core.errors import ParameterError
+from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.release import register_mechanism
+from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.frapp.accounting import (
     frapp_amplification,
     frapp_gamma_for_privacy,
     frapp_off_diagonal,
     frapp_record_leakage,
     rho_frapp,
 )
-from privpub.errors import ParameterError
-from privpub.records import as_schema_codes, records_as_codes, sorted_rows
-from privpub.schema import Schema
-from privpub.seeding import SeedLike, resolve_seed
-from privpub.views import PublishedView, QueryCounts, register_estimator
+from privpub.tables.inputs import TableLike
+from privpub.tables.published import Counts, PublishedView
+from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
+from privpub.tables.schema import Schema
 
 #: How a tuple prior bound d becomes a record prior bound (see FRAPP.for_privacy).
 ADVERSARIES = ("targeted", "spread")
 
 
+@register_mechanism
 class FRAPP:
     """FRAPP over a schema: keep a record with probability ``gamma_frapp``.
 
@@ -66,8 +69,13 @@ class FRAPP:
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
         if schema.size < 2 or schema.limbs > 2:
             raise ParameterError(f"FRAPP needs 2 ≤ m ≤ 2^128, got m = {schema.size}")
-        if not isinstance(gamma_frapp, (int, float)) or not 0 < gamma_frapp < 1:
-            raise ParameterError(f"gamma_frapp must be in (0, 1), got {gamma_frapp!r}")
+        gamma_frapp = validate.probability("gamma_frapp", gamma_frapp, open_low=True,
+                                           open_high=True)
+        epsilon = validate.probability("epsilon", epsilon, open_low=True, open_high=True)
+        n = validate.optional(validate.count, "n", n, minimum=1)
+        d = validate.optional(validate.probability, "d", d, open_low=True, open_high=True)
+        gamma = validate.optional(validate.probability, "gamma", gamma, open_low=True,
+                                  open_high=True)
         if gamma_frapp <= frapp_off_diagonal(gamma_frapp, schema.size):
             raise ParameterError(f"gamma_frapp = {gamma_frapp:.6g} must exceed the off-diagonal "
                                  f"(1 − γ_frapp)/(m − 1), or the estimator is undefined")
@@ -79,6 +87,17 @@ class FRAPP:
         self.schema, self.gamma_frapp = schema, float(gamma_frapp)
         self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
         self.adversary = adversary
+
+    @classmethod
+    def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> FRAPP:
+        """The mechanism of a release's parameters, checked as by the constructor."""
+        p = parameters
+        mech = cls(schema, validate.field(p, "gamma_frapp"), n=validate.field(p, "n"),
+                   d=validate.field(p, "d"), gamma=validate.field(p, "gamma"),
+                   epsilon=validate.field(p, "epsilon"),
+                   adversary=validate.field(p, "adversary"))
+        validate.same("error_bound", validate.field(p, "error_bound"), mech.error_bound())
+        return mech
 
     @property
     def record_prior(self) -> float | None:
@@ -94,7 +113,7 @@ class FRAPP:
                     d: float | None = None, epsilon: float = 0.05,
                     adversary: str = "targeted") -> FRAPP:
         """γ_frapp meeting the same (d, γ) as αβ, per record (derivation in
-        :func:`privpub.accounting.frapp_gamma_for_privacy`: R = γ/d_record).
+        :func:`privpub.frapp.accounting.frapp_gamma_for_privacy`: R = γ/d_record).
 
         FRAPP randomises records, so the tuple prior Pr[t ∈ I] ≤ d must become a
         bound on a record's prior Pr[record = t]; ``adversary`` says how:
@@ -155,7 +174,7 @@ class FRAPP:
                 "(d, γ)-privacy against d-independent adversaries (set model)", False,
                 "FRAPP publishes one row per record, so |V| = |I|: an adversary who knows every "
                 "other tuple's presence (prior 0 or 1) learns whether t ∈ I from the count "
-                "alone (accounting.frapp_posterior computes the exact posterior).",
+                "alone (privpub.frapp.accounting.frapp_posterior computes the exact posterior).",
                 "Def. 2.3"))
         if self.n is not None:
             text = (f"|Q̃(V) − Q(I)| < {self.error_bound():,.4g} with probability ≥ "
@@ -170,7 +189,18 @@ class FRAPP:
             claims.append(Claim("(ρ, ε)-usefulness", True, text, "Hoeffding; αβ paper Sec. 5"))
         return Guarantee(f"FRAPP (γ_frapp = {self.gamma_frapp:.6g}, m = {m:,})", tuple(claims))
 
-    def publish(self, data: pd.DataFrame | np.ndarray, seed: SeedLike = None) -> PublishedView:
+    def estimate(self, c: Counts) -> tuple[Any, Any]:
+        """Q̃ = (n_V − n·o·n_D)/(γ_f − o); variance from the two per-record probabilities."""
+        g, n, o = self.gamma_frapp, self.n, self.off_diagonal
+        if n is None:
+            raise ParameterError("FRAPP estimates need n, the number of records published")
+        value = (c.n_view - n * o * c.n_domain) / (g - o)
+        q = np.clip(value, 0.0, float(n))
+        p_in, p_out = g + o * (c.n_domain - 1), o * c.n_domain
+        variance = (q * p_in * (1 - p_in) + (n - q) * p_out * (1 - p_out)) / (g - o) ** 2
+        return value, variance
+
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None) -> PublishedView:
         """Perturb every record; the view holds the n perturbed records, sorted."""
         codes = sorted_rows(records_as_codes(self.schema, data))
         source = resolve_seed(seed)
@@ -180,15 +210,3 @@ class FRAPP:
         params = self.parameters() | {"n": len(codes), "error_bound": self.error_bound(len(codes))}
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
                              params, source.policy)
-
-
-@register_estimator(FRAPP.name)
-def _estimate(view: PublishedView, c: QueryCounts) -> tuple[Any, Any]:
-    """Q̃ = (n_V − n·o·n_D)/(γ_f − o); variance from the two per-record probabilities."""
-    g, n = view.parameters["gamma_frapp"], view.parameters["n"]
-    o = frapp_off_diagonal(g, view.schema.size)
-    value = (c.n_view - n * o * c.n_domain) / (g - o)
-    q = np.clip(value, 0.0, float(n))
-    p_in, p_out = g + o * (c.n_domain - 1), o * c.n_domain
-    variance = (q * p_in * (1 - p_in) + (n - q) * p_out * (1 - p_out)) / (g - o) ** 2
-    return value, variance

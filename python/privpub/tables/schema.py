@@ -26,12 +26,24 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from privpub import _core
-from privpub.errors import CodeError, DataTypeError, DomainError, MissingValueError, SchemaError
+from privpub.core.errors import (
+    CodeError,
+    DataTypeError,
+    DomainError,
+    MissingValueError,
+    SchemaError,
+)
+from privpub.tables.domaincount import count as _count_domain
+from privpub.tables.inputs import TableLike, column_names, tabular
 
 #: The value kinds a domain may hold; a column must hold the same kind.
 KINDS = ("string", "integer", "float", "boolean")
+#: Largest projection of D that :meth:`Schema.projection` builds.
+PROJECTION_BUDGET = 1 << 24
 
 
 def _value_kind(value: Any) -> str | None:
@@ -50,6 +62,11 @@ def _value_kind(value: Any) -> str | None:
 def _py(value: Any) -> Any:
     """A numpy scalar as the Python scalar, so messages show 8, not np.int64(8)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _shifted(digits: np.ndarray, offset: int) -> np.ndarray:
+    """Domain indices + offset as int64 (narrow digits would overflow)."""
+    return digits.astype(np.int64) + offset if offset else digits
 
 
 def _is_missing(value: Any) -> bool:
@@ -137,6 +154,19 @@ class Attribute:
         """Column values (array-like with the attribute's dtype) from raw int64 digits."""
         raise NotImplementedError
 
+    @property
+    def offset(self) -> int:
+        """What a domain index is shifted by to give the raw integer (IntRange: lo)."""
+        return 0
+
+    #: Whether the domain order is the values' order in queries (ordered categoricals).
+    ordered: bool = False
+
+    def _query_values(self, digits: np.ndarray) -> Any:
+        """The column a query is evaluated on: the values, or for an ordered
+        attribute its domain indices (comparisons follow the declared order)."""
+        return digits if self.ordered else self._from_raw(_shifted(digits, self.offset))
+
     def _value_at(self, values: pd.Series, row: int) -> Any:
         return _py(values.iloc[row])
 
@@ -170,15 +200,26 @@ class Categorical(Attribute):
     dtype : str, optional
         The pandas dtype ``Schema.decode`` gives this column (default: what
         pandas infers for ``values``; ``"category"`` decodes to a Categorical).
+    ordered : bool
+        Whether ``values`` are in a meaningful order: then ``<``, ``>`` and
+        BETWEEN in queries follow it (``income > 'low'``), as for an ordered
+        pandas categorical; otherwise they compare the values themselves.
 
     Examples
     --------
     >>> Categorical("sex", ["Female", "Male"]).size
     2
+    >>> Categorical("income", ["low", "mid", "high"], ordered=True).ordered
+    True
     """
 
-    def __init__(self, name: str, values: Iterable[Any], dtype: str | None = None):
+    def __init__(self, name: str, values: Iterable[Any], dtype: str | None = None,
+                 ordered: bool = False):
         self.name = _check_name(name)
+        if not isinstance(ordered, bool):
+            raise SchemaError(f"attribute {name!r}: ordered must be True or False, "
+                              f"got {ordered!r}")
+        self.ordered = ordered
         values = list(values)
         if not values:
             raise SchemaError(f"attribute {name!r} has an empty domain")
@@ -222,8 +263,14 @@ class Categorical(Attribute):
         return f"{self.size} values: {shown}"
 
     def to_dict(self) -> dict:
-        return {"type": "categorical", "name": self.name, "values": list(self.values),
-                "dtype": self.dtype}
+        out = {"type": "categorical", "name": self.name, "values": list(self.values),
+               "dtype": self.dtype}
+        return out | {"ordered": True} if self.ordered else out
+
+    @property
+    def categorical_dtype(self) -> pd.CategoricalDtype:
+        """The pandas dtype of this attribute as a categorical column."""
+        return pd.CategoricalDtype(self._index, ordered=self.ordered)
 
     def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
         if isinstance(values.dtype, pd.CategoricalDtype):
@@ -235,15 +282,16 @@ class Categorical(Attribute):
 
     def _from_raw(self, raw: np.ndarray) -> Any:
         if self._decoder is None:
-            return pd.Categorical.from_codes(raw, categories=self._index)
+            return pd.Categorical.from_codes(raw, dtype=self.categorical_dtype)
         return self._decoder.take(raw)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Categorical) and self.name == other.name
-                and self.values == other.values and self.dtype == other.dtype)
+                and self.values == other.values and self.dtype == other.dtype
+                and self.ordered == other.ordered)
 
     def __hash__(self) -> int:
-        return hash((self.name, self.values, self.dtype))
+        return hash((self.name, self.values, self.dtype, self.ordered))
 
 
 class IntRange(Attribute):
@@ -281,6 +329,10 @@ class IntRange(Attribute):
     def describe(self) -> str:
         return f"integers {self.lo}..{self.hi}"
 
+    @property
+    def offset(self) -> int:
+        return self.lo
+
     def to_dict(self) -> dict:
         return {"type": "int_range", "name": self.name, "lo": self.lo, "hi": self.hi,
                 "dtype": self.dtype}
@@ -305,7 +357,8 @@ class IntRange(Attribute):
 def _attribute_from_dict(d: dict) -> Attribute:
     kind = d.get("type")
     if kind == "categorical":
-        return Categorical(d["name"], d["values"], dtype=d.get("dtype"))
+        return Categorical(d["name"], d["values"], dtype=d.get("dtype"),
+                           ordered=d.get("ordered", False))
     if kind == "int_range":
         return IntRange(d["name"], d["lo"], d["hi"], dtype=d.get("dtype", "int64"))
     raise SchemaError(f"unknown attribute type {kind!r} (expected 'categorical' or 'int_range')")
@@ -348,26 +401,22 @@ class Schema:
 
     # ---- construction -------------------------------------------------------------
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, columns: Sequence[str] | None = None) -> Schema:
+    def from_frame(cls, data: TableLike, columns: Sequence[str] | None = None) -> Schema:
         """Infer a schema of active domains: each column's distinct values, sorted.
 
+        ``data`` is any table privpub accepts (pandas, Arrow, polars, a path).
         Every column becomes a :class:`Categorical` holding the values that
         occur (so Adult's age has 72 values, not 74), remembering the column's
-        dtype for :meth:`decode`. NaN/None and mixed types raise.
+        dtype for :meth:`decode`. A categorical (or Arrow dictionary) column is
+        a declared domain: all its categories are kept, and an ordered one
+        keeps its order (``ordered=True``), so comparisons follow it.
+        NaN/None and mixed types raise.
         """
-        names = list(df.columns) if columns is None else list(columns)
-        attributes = []
-        for name in names:
-            values = _column(df, name)
-            _check_no_missing(name, values)
-            if _column_kind(name, values) == "empty":
-                raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
-            if isinstance(values.dtype, pd.CategoricalDtype):
-                domain = values.cat.remove_unused_categories().cat.categories
-            else:
-                domain = pd.unique(values)
-            attributes.append(Categorical(name, sorted(domain), dtype=str(values.dtype)))
-        return cls(attributes)
+        table = tabular(data)
+        names = column_names(table) if columns is None else list(columns)
+        if isinstance(table, pd.DataFrame):
+            return cls([_infer_pandas(name, _column(table, name)) for name in names])
+        return cls([_infer_arrow(name, _arrow_column(table, name)) for name in names])
 
     @classmethod
     def from_dict(cls, d: dict) -> Schema:
@@ -418,54 +467,72 @@ class Schema:
     def count(self, where=None, tables=None) -> int:
         """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
         text, a ``privpub.col`` expression or {attribute: value}); see
-        :mod:`privpub.domaincount`. ``tables`` registers auxiliary tables for
+        :mod:`privpub.tables.domaincount`. ``tables`` registers auxiliary tables for
         IN-subqueries."""
-        from privpub.domaincount import count
+        return _count_domain(self, where, tables).value
 
-        return count(self, where, tables).value
+    def projection(self, attributes: Sequence[str], query: bool = False) -> pd.DataFrame:
+        """Every combination of the attributes' domain values (first attribute
+        slowest): the projection Π_attributes D, with the schema's dtypes, or
+        with ``query=True`` the columns queries are evaluated on (ordered
+        attributes as their domain indices)."""
+        attrs = [self[a] for a in attributes]
+        radices = [a.size for a in attrs]
+        size = math.prod(radices)
+        if size > PROJECTION_BUDGET:
+            raise SchemaError(f"the projection over {list(attributes)} has {size:,} tuples, "
+                              f"more than the budget of {PROJECTION_BUDGET:,}")
+        digits = np.indices(radices, dtype=np.int64).reshape(len(attrs), -1) if attrs else []
+        return self.frame_of(attrs, digits, query=query, rows=size)
+
+    def frame_of(self, attributes: Sequence[Attribute], digits: Sequence[np.ndarray],
+                 query: bool = False, rows: int | None = None) -> pd.DataFrame:
+        """A frame from the attributes' domain indices: their values (or, with
+        ``query=True``, the columns queries are evaluated on)."""
+        if not attributes:
+            return pd.DataFrame({"_": np.zeros(rows or 0, dtype=np.int8)})
+        return pd.DataFrame({a.name: a._query_values(d) if query else
+                             pd.Series(a._from_raw(_shifted(d, a.offset)), dtype=a.dtype, copy=False)
+                             for a, d in zip(attributes, digits, strict=True)}, copy=False)
 
     # ---- codes ------------------------------------------------------------------
-    def encode(self, df: pd.DataFrame) -> np.ndarray:
-        """Tuple codes of the rows of ``df`` (columns not in the schema are ignored).
+    def encode(self, data: TableLike) -> np.ndarray:
+        """Tuple codes of the rows of ``data`` (columns not in the schema are ignored).
 
+        ``data`` is any table privpub accepts: pandas, Arrow, polars, or a
+        path to a Parquet or CSV file; categorical and dictionary columns go to
+        codes through their category codes, without per-row Python objects.
         Returns a uint64 array of shape (n,) when m ≤ 2^64, else (n, limbs).
         Raises MissingValueError, DataTypeError or DomainError naming the
         column, row and value at fault.
         """
-        columns = [_column(df, a.name) for a in self.attributes]
-        raws, offsets, remaps = [], [], []
-        for attr, values in zip(self.attributes, columns, strict=True):
-            _check_no_missing(attr.name, values)
-            _check_kind(attr, values)
-            raw, offset, remap = attr._raw(values)
-            raws.append(np.ascontiguousarray(raw))
-            offsets.append(offset)
-            remaps.append(remap)
+        table = tabular(data)
+        columns = [_Column.of(table, a) for a in self.attributes]
+        raws = [np.ascontiguousarray(c.raw) for c in columns]
         radices = list(self.radices)
+        offsets = [c.offset for c in columns]
+        remaps = [c.remap for c in columns]
         try:
             if self.is_wide:
                 return _core.encode_wide(raws, offsets, remaps, radices, self.limbs)
             return _core.encode_u64(raws, offsets, remaps, radices)
         except DomainError as exc:
             j, row = exc.attribute_index, exc.row
-            attr, values = self.attributes[j], columns[j]
+            attr, column = self.attributes[j], columns[j]
             # (error path only; object arithmetic is exact for uint64 too)
             index = (raws[j].astype(object) - offsets[j] if remaps[j] is None
                      else remaps[j][raws[j]])
             outside = int(((index < 0) | (index >= attr.size)).sum())
             raise DomainError(
-                f"column {attr.name!r}: value {attr._value_at(values, row)!r} at row "
-                f"{_py(values.index[row])!r} is outside the domain ({attr.describe()}); "
+                f"column {attr.name!r}: value {column.value_at(row)!r} at row "
+                f"{column.row_label(row)!r} is outside the domain ({attr.describe()}); "
                 f"{outside} row(s) of this column are outside"
             ) from None
 
     def decode(self, codes: np.ndarray | Sequence[int]) -> pd.DataFrame:
         """The DataFrame whose rows have these codes, with the schema's values and dtypes."""
-        offsets = [a.lo if isinstance(a, IntRange) else 0 for a in self.attributes]
-        raw = self._decode(codes, offsets)
-        # Explicit Series dtypes: pandas >= 3 would infer 'str' for an object column.
-        return pd.DataFrame({a.name: pd.Series(a._from_raw(raw[j]), dtype=a.dtype, copy=False)
-                             for j, a in enumerate(self.attributes)}, copy=False)
+        # Explicit Series dtypes (in frame_of): pandas >= 3 would infer 'str' for object.
+        return self.frame_of(self.attributes, self.digits(codes), rows=len(codes))
 
     def digits(self, codes: np.ndarray) -> list[np.ndarray]:
         """Domain indices of each attribute: k arrays of n integers, each in the
@@ -528,8 +595,6 @@ class Schema:
 
 
 def _column(df: pd.DataFrame, name: str) -> pd.Series:
-    if not isinstance(df, pd.DataFrame):
-        raise DataTypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
     if name not in df.columns:
         columns = ", ".join(map(str, df.columns))
         raise SchemaError(f"the frame has no column {name!r} (columns: {columns})")
@@ -537,3 +602,136 @@ def _column(df: pd.DataFrame, name: str) -> pd.Series:
     if isinstance(column, pd.DataFrame):
         raise SchemaError(f"the frame has more than one column named {name!r}")
     return column
+
+
+# ---- inferring domains ----------------------------------------------------------------------
+
+
+def _infer_pandas(name: str, values: pd.Series) -> Categorical:
+    _check_no_missing(name, values)
+    if _column_kind(name, values) == "empty":
+        raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = list(dtype.categories)
+        return Categorical(name, categories if dtype.ordered else sorted(categories),
+                           dtype="category", ordered=bool(dtype.ordered))
+    return Categorical(name, sorted(pd.unique(values)), dtype=str(dtype))
+
+
+def _infer_arrow(name: str, array: pa.Array) -> Categorical:
+    kind = _arrow_kind(name, array.type)
+    _check_arrow_missing(name, array)
+    if kind == "empty" or len(array) == 0:
+        raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
+    if pa.types.is_dictionary(array.type):
+        categories = array.dictionary.to_pylist()
+        ordered = bool(array.type.ordered)
+        return Categorical(name, categories if ordered else sorted(categories),
+                           dtype="category", ordered=ordered)
+    return Categorical(name, sorted(pc.unique(array).to_pylist()), dtype=_pandas_dtype(array.type))
+
+
+def _pandas_dtype(arrow_type: pa.DataType) -> str:
+    """The dtype pandas gives such a column by default (strings: 'str' or object)."""
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
+            or pa.types.is_string_view(arrow_type):
+        return str(pd.Series(["x"]).dtype)
+    return str(np.dtype(arrow_type.to_pandas_dtype()))
+
+
+# ---- reading columns --------------------------------------------------------------------------
+
+
+def _arrow_kind(name: str, arrow_type: pa.DataType) -> str:
+    if pa.types.is_dictionary(arrow_type):
+        return _arrow_kind(name, arrow_type.value_type)
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
+            or pa.types.is_string_view(arrow_type):
+        return "string"
+    if pa.types.is_boolean(arrow_type):
+        return "boolean"
+    if pa.types.is_integer(arrow_type):
+        return "integer"
+    if pa.types.is_floating(arrow_type):
+        return "float"
+    if pa.types.is_null(arrow_type):
+        return "empty"
+    raise DataTypeError(f"column {name!r} has unsupported Arrow type {arrow_type}; supported "
+                        f"kinds are {', '.join(KINDS)}")
+
+
+def _arrow_column(table: pa.Table, name: str) -> pa.Array:
+    names = table.column_names
+    if name not in names:
+        raise SchemaError(f"the table has no column {name!r} (columns: {', '.join(names)})")
+    if names.count(name) > 1:
+        raise SchemaError(f"the table has more than one column named {name!r}")
+    column = table.column(name)
+    if pa.types.is_dictionary(column.type) and column.num_chunks > 1:
+        column = column.unify_dictionaries()
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+
+
+def _check_arrow_missing(name: str, array: pa.Array) -> None:
+    missing = pc.is_null(array, nan_is_null=True)
+    total = pc.sum(missing).as_py() or 0
+    if total:
+        first = pc.index(missing, True).as_py()
+        raise MissingValueError(
+            f"column {name!r} has {total} missing value(s) (null/NaN), first at row {first}; "
+            "privpub does not drop or impute records, clean them first")
+
+
+class _Column:
+    """One attribute's column, ready for the Rust encoder: an integer array, an
+    offset and an optional remap table (see ``Attribute._raw``), and how to name
+    a row and its value in an error."""
+
+    def __init__(self, raw, offset, remap, value_at, row_label):
+        self.raw, self.offset, self.remap = raw, offset, remap
+        self.value_at, self.row_label = value_at, row_label
+
+    @classmethod
+    def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> _Column:
+        if isinstance(table, pd.DataFrame):
+            values = _column(table, attr.name)
+            _check_no_missing(attr.name, values)
+            _check_kind(attr, values)
+            raw, offset, remap = attr._raw(values)
+            return cls(raw, offset, remap, lambda row: attr._value_at(values, row),
+                       lambda row: _py(values.index[row]))
+        array = _arrow_column(table, attr.name)
+        kind = _arrow_kind(attr.name, array.type)
+        _check_arrow_missing(attr.name, array)
+        if kind not in (attr.kind, "empty"):
+            example = f" (e.g. {array[0].as_py()!r} at row 0)" if len(array) else ""
+            raise DataTypeError(
+                f"column {attr.name!r} holds {kind} values{example} but attribute "
+                f"{attr.name!r} has a {attr.kind} domain ({attr.describe()}); convert the "
+                "column explicitly")
+        raw, offset, remap = _arrow_raw(attr, array)
+        return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row)
+
+
+def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """``Attribute._raw`` for an Arrow column: dictionary indices with a remap
+    table of the (small) dictionary, integers with the range's offset, other
+    values looked up in the domain by Arrow's hash join (−1: outside)."""
+    if len(array) == 0 or pa.types.is_null(array.type):
+        return np.zeros(0, dtype=np.int64), 0, None
+    if pa.types.is_dictionary(array.type):
+        if isinstance(attr, IntRange):
+            return _arrow_raw(attr, array.dictionary_decode())
+        remap = attr._index.get_indexer(array.dictionary.to_pandas()).astype(np.int64)
+        return array.indices.to_numpy(zero_copy_only=False), 0, remap
+    if isinstance(attr, IntRange):
+        return array.to_numpy(zero_copy_only=False), attr.lo, None
+    domain = pa.array(attr.values)
+    if domain.type != array.type:
+        try:
+            array = array.cast(domain.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            domain = domain.cast(array.type)  # a value the column cannot hold matches nothing
+    index = pc.fill_null(pc.index_in(array, value_set=domain), -1)
+    return index.to_numpy(zero_copy_only=False), 0, None

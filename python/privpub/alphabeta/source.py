@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from privpub import _core
-from privpub.errors import ParameterError
-from privpub.schema import Schema
+from privpub.core.errors import ParameterError
+from privpub.tables.schema import Schema
 
 
 class SourceDistribution:

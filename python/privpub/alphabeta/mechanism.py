@@ -28,12 +28,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from privpub import _core
-from privpub.accounting import (
-    Claim,
-    Guarantee,
+from privpub.alphabeta.accounting import (
     alphabeta_leakage,
     exclusive_worst_posterior,
     is_alphabeta_private,
@@ -42,12 +39,16 @@ from privpub.accounting import (
     theorem_4_2_holds,
     theorem_4_3_r,
 )
-from privpub.errors import ParameterError
-from privpub.records import as_schema_codes, distinct_sorted, records_as_codes, sorted_rows
-from privpub.schema import Schema
-from privpub.seeding import SeedLike, resolve_seed
-from privpub.source import SourceDistribution
-from privpub.views import PublishedView, QueryCounts, register_estimator
+from privpub.alphabeta.source import SourceDistribution
+from privpub.core import validate
+from privpub.core.errors import ParameterError
+from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.release import register_mechanism
+from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.tables.inputs import TableLike
+from privpub.tables.published import Counts, PublishedView
+from privpub.tables.records import as_schema_codes, distinct_sorted, records_as_codes, sorted_rows
+from privpub.tables.schema import Schema
 
 #: Largest expected number of noise tuples publish() accepts by default.
 MAX_NOISE_ROWS = 2_000_000_000
@@ -55,6 +56,7 @@ MAX_NOISE_ROWS = 2_000_000_000
 MAX_DOMAIN = 2**128
 
 
+@register_mechanism
 class AlphaBeta:
     """The αβ mechanism over a schema.
 
@@ -87,9 +89,13 @@ class AlphaBeta:
         if schema.size > MAX_DOMAIN:
             raise ParameterError(f"αβ publishing supports domains up to m = 2^128; this schema "
                                  f"has m ≈ 2^{math.log2(schema.size):.1f}")
-        for label, v in (("alpha", alpha), ("beta", beta), ("epsilon", epsilon)):
-            if not isinstance(v, (int, float)) or not 0 <= v <= 1 or math.isnan(v):
-                raise ParameterError(f"{label} must be a probability in [0, 1], got {v!r}")
+        alpha = validate.probability("alpha", alpha)
+        beta = validate.probability("beta", beta)
+        epsilon = validate.probability("epsilon", epsilon)
+        n = validate.optional(validate.count, "n", n, minimum=1)
+        d = validate.optional(validate.probability, "d", d, open_low=True, open_high=True)
+        gamma = validate.optional(validate.probability, "gamma", gamma, open_low=True,
+                                  open_high=True)
         if alpha <= 0:
             raise ParameterError(f"alpha must be positive (the estimator divides by it), "
                                  f"got {alpha}")
@@ -105,6 +111,26 @@ class AlphaBeta:
         if self.beta_max > 1 or alpha + self.beta_max > 1:
             raise ParameterError(f"with this source the most likely tuple's β(t) = "
                                  f"{self.beta_max:.6g}; α + β(t) must stay ≤ 1")
+
+    @classmethod
+    def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> AlphaBeta:
+        """The mechanism of a release's parameters, checked as by the constructor;
+        the stored error bound must follow from them."""
+        p = parameters
+        source = validate.field(p, "source")
+        if source is not None and not isinstance(source, Mapping):
+            raise ParameterError(f"source must be a mapping attribute → probabilities, "
+                                 f"got {source!r}")
+        mech = cls(schema, validate.field(p, "alpha"), validate.field(p, "beta"),
+                   n=validate.field(p, "n"), d=validate.field(p, "d"),
+                   gamma=validate.field(p, "gamma"), epsilon=validate.field(p, "epsilon"),
+                   source=source)
+        validate.same("error_bound", validate.field(p, "error_bound"), mech.error_bound())
+        if "repeated_records" in p:
+            repeated = validate.count("repeated_records", p["repeated_records"])
+            if mech.n is None or repeated >= mech.n:
+                raise ParameterError(f"repeated_records = {repeated} must be below n = {mech.n}")
+        return mech
 
     @property
     def beta_max(self) -> float:
@@ -226,14 +252,37 @@ class AlphaBeta:
                 "gamma": self.gamma, "epsilon": self.epsilon, "error_bound": self.error_bound(),
                 "source": None if self.source is None else self.source.to_dict()}
 
+    # ---- estimation ------------------------------------------------------------------
+    def estimate(self, c: Counts) -> tuple[Any, Any]:
+        """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
+        correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Variance: Σ_t p_t(1 − p_t)/α²
+        with p_t = α + β(t) for the Q̃ matching records (β(t) at its mean over
+        Q(D)) and β(t) for the other tuples of Q(D)."""
+        a, b = self.alpha, self.beta
+        if self.source is None:
+            w_sum = w2_sum = c.n_domain
+        else:
+            w_sum = c.domain_sum(self.source.weights)
+            w2_sum = c.domain_sum([w * w for w in self.source.weights])
+        noise, noise_sq = b * np.asarray(w_sum, dtype=float), b * b * np.asarray(w2_sum,
+                                                                                 dtype=float)
+        value = (c.n_view - noise) / a
+        q = np.clip(value, 0.0, c.n_domain)
+        b_mean = np.divide(noise, c.n_domain, out=np.full_like(noise, b),
+                           where=np.asarray(c.n_domain) > 0)
+        variance = (q * (a + b_mean) * (1 - a - b_mean) + (noise - noise_sq)
+                    - q * b_mean * (1 - b_mean)) / (a * a)
+        return value, variance
+
     # ---- publishing --------------------------------------------------------------------
-    def publish(self, data: pd.DataFrame | np.ndarray, seed: SeedLike = None,
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None,
                 max_noise_rows: int = MAX_NOISE_ROWS) -> PublishedView:
         """Run Algorithm 1 on ``data`` and return the published view.
 
-        ``data`` is a DataFrame with exactly the schema's columns, or an array
-        of codes. ``seed`` is None for a real release (OS CSPRNG), or an int /
-        numpy Generator for a reproducible run. Refuses when the expected
+        ``data`` is a table with exactly the schema's columns (pandas, Arrow,
+        polars or a Parquet/CSV path), or an array of codes. ``seed`` is None
+        for a real release (OS CSPRNG), or an int / numpy Generator for a
+        reproducible run. Refuses when the expected
         number of noise tuples β·m exceeds ``max_noise_rows``.
         """
         codes = records_as_codes(self.schema, data)
@@ -256,23 +305,9 @@ class AlphaBeta:
                                         list(self.schema.radices), self.source.ratios())
             noise = np.ascontiguousarray(noise[accept])
         view = _core.merge_sorted(np.ascontiguousarray(records[keep]), noise)
-        parameters = self.parameters() | {"n": len(records),
-                                          "repeated_records": len(records) - len(distinct)}
+        # The release states n (and the bound it gives) for the records published.
+        released = AlphaBeta(self.schema, self.alpha, self.beta, n=len(records), d=self.d,
+                             gamma=self.gamma, epsilon=self.epsilon, source=self.source)
+        parameters = released.parameters() | {"repeated_records": len(records) - len(distinct)}
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
                              parameters, rand.policy)
-
-
-@register_estimator(AlphaBeta.name)
-def _estimate(view: PublishedView, c: QueryCounts) -> tuple[Any, Any]:
-    """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
-    correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Variance: Σ_t p_t(1 − p_t)/α²
-    with p_t = α + β(t) for the Q̃ matching records (β(t) at its mean over
-    Q(D)) and β(t) for the other tuples of Q(D)."""
-    a, b = view.parameters["alpha"], view.parameters["beta"]
-    noise, noise_sq = b * c.w_sum, b * b * c.w2_sum
-    value = (c.n_view - noise) / a
-    q = np.clip(value, 0.0, c.n_domain)
-    b_mean = np.divide(noise, c.n_domain, out=np.full_like(noise, b), where=c.n_domain > 0)
-    variance = (q * (a + b_mean) * (1 - a - b_mean) + (noise - noise_sq)
-                - q * b_mean * (1 - b_mean)) / (a * a)
-    return value, variance

@@ -7,22 +7,17 @@ m ≤ 2^64); these helpers convert from what users pass and back.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from privpub.errors import ParameterError
-from privpub.schema import Schema
+from privpub import _core
+from privpub.core.errors import ParameterError
+from privpub.tables.inputs import TableLike, column_names, tabular
+from privpub.tables.schema import Schema
 
 
-def records_as_codes(schema: Schema, data: pd.DataFrame | np.ndarray) -> np.ndarray:
-    """The codes of the records to publish: a DataFrame with exactly the schema's
+def records_as_codes(schema: Schema, data: TableLike | np.ndarray) -> np.ndarray:
+    """The codes of the records to publish: a table with exactly the schema's
     columns (an extra column would be dropped from the release, so it is an
-    error), or an array of codes below m."""
-    if isinstance(data, pd.DataFrame):
-        extra = [c for c in data.columns if c not in schema.names]
-        if extra:
-            raise ParameterError(f"the frame has columns not in the schema: {extra}; publishing "
-                                 "would drop them, select df[list(schema.names)] explicitly")
-        return schema.encode(data)
+    error) in any form privpub accepts, or an array of codes below m."""
     if isinstance(data, np.ndarray):
         codes = schema._check_codes(data)
         if len(codes) and not schema.is_wide and int(codes.max()) >= schema.size:
@@ -30,8 +25,12 @@ def records_as_codes(schema: Schema, data: pd.DataFrame | np.ndarray) -> np.ndar
         if len(codes) and schema.is_wide:
             schema.decode(codes)  # raises CodeError on any code ≥ m
         return codes
-    raise ParameterError("data must be a DataFrame or an array of codes, "
-                         f"got {type(data).__name__}")
+    table = tabular(data)
+    extra = [c for c in column_names(table) if c not in schema.names]
+    if extra:
+        raise ParameterError(f"the table has columns not in the schema: {extra}; publishing "
+                             "would drop them, select the schema's columns explicitly")
+    return schema.encode(table)
 
 
 def sorted_rows(codes: np.ndarray) -> np.ndarray:
@@ -75,6 +74,4 @@ def isin_sorted(rows: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
 
 def union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Sorted distinct union of two sorted (n, limbs) arrays."""
-    from privpub import _core
-
     return distinct_sorted(_core.merge_sorted(np.ascontiguousarray(a), np.ascontiguousarray(b)))

@@ -7,7 +7,7 @@ given as a mapping ``{attribute: value}`` (a conjunction of equalities).
 
 A :class:`Condition` splits C into *atoms* (comparisons, IN, BETWEEN, LIKE,
 each over a set of attributes) combined by AND / OR / NOT; the domain count
-(:mod:`privpub.domaincount`) works on that structure. IN-subqueries over
+(:mod:`privpub.tables.domaincount`) works on that structure. IN-subqueries over
 auxiliary tables (the paper's Q2, ``nationality in (select country from
 Regions where …)``) are run once with duckdb on the registered tables and
 replaced by the list of values they return. All evaluation goes through
@@ -21,7 +21,7 @@ import math
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import duckdb
 import numpy as np
@@ -29,8 +29,12 @@ import pandas as pd
 import sqlglot
 from sqlglot import exp
 
-from privpub.errors import DomainError, QueryError
-from privpub.schema import Schema
+from privpub import _core
+from privpub.core.errors import DomainError, QueryError
+from privpub.tables.inputs import tabular
+
+if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
+    from privpub.tables.schema import Schema
 
 DIALECT = "duckdb"
 #: Conditions whose attributes span at most this many domain tuples are
@@ -162,12 +166,9 @@ def col(name: str) -> Expr:
 def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str) -> np.ndarray | None:
     """``sql`` over the projection of D on ``attributes`` (cached across
     Condition objects: estimating the same query on many views parses it once)."""
-    from privpub.domaincount import domain_frame
-
     if math.prod(schema[a].size for a in attributes) > PROJECTION_LIMIT:
         return None
-    frame = domain_frame(schema, attributes) if attributes else pd.DataFrame({"_": [0]})
-    table = _evaluate(frame, sql)
+    table = _evaluate(schema.projection(attributes, query=True), sql)
     table.setflags(write=False)
     return table
 
@@ -242,7 +243,7 @@ class Condition:
     def __init__(self, schema: Schema, where: QueryLike = None,
                  tables: Mapping[str, pd.DataFrame] | None = None):
         self.schema = schema
-        self.tables = dict(tables or {})
+        self.tables = {name: tabular(t) for name, t in (tables or {}).items()}
         if isinstance(where, Condition):
             where = where.expression
         if where is None:
@@ -399,16 +400,28 @@ class Condition:
         """Which tuple codes satisfy the condition: a lookup in :meth:`truth_table`
         by the codes' digits (the same duckdb semantics), or duckdb on the
         decoded rows when the projection is too large."""
-        table = self.truth_table()
-        if table is None:
-            return self.mask(self.schema.decode(codes))
-        if not self.attributes:
-            return np.full(len(codes), bool(table[0]))
         if digits is None:
             digits = self.schema.digits(codes)
-        flat = np.zeros(len(codes), dtype=np.int64)
-        for name in self.attributes:
-            flat = flat * self.schema[name].size + digits[self.schema.names.index(name)]
+        index = {name: digits[j] for j, name in enumerate(self.schema.names)}
+        return self.mask_digits(index, len(codes))
+
+    def mask_digits(self, digits: Mapping[str, np.ndarray], rows: int) -> np.ndarray:
+        """Which rows satisfy the condition, from the domain indices of (at
+        least) the attributes it reads: a lookup in :meth:`truth_table`, or
+        duckdb on those columns when the projection is too large."""
+        table = self.truth_table()
+        if table is None:
+            attrs = [self.schema[a] for a in self.attributes]
+            return self.mask(self.schema.frame_of(attrs, [digits[a.name] for a in attrs],
+                                                  query=True, rows=rows))
+        if not self.attributes:
+            return np.full(rows, bool(table[0]))
+        # The digits of the condition's attributes as one mixed-radix index into
+        # the table: the tuple-code encoder over just those attributes (Rust).
+        k = len(self.attributes)
+        flat = _core.encode_u64([np.ascontiguousarray(digits[a]) for a in self.attributes],
+                                [0] * k, [None] * k,
+                                [self.schema[a].size for a in self.attributes])
         return table[flat]
 
     def count_codes(self, codes: np.ndarray) -> int:

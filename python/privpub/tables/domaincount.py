@@ -28,19 +28,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from privpub import _core
-from privpub.errors import QueryError
-from privpub.query import PROJECTION_LIMIT, Condition, QueryLike
-from privpub.schema import IntRange, Schema
+from privpub.core.errors import QueryError
+from privpub.tables.query import PROJECTION_LIMIT, Condition, QueryLike
+
+if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
+    from privpub.tables.schema import Schema
 
 #: Evaluate the whole condition on its attributes' projection up to this many tuples.
 DIRECT_LIMIT = PROJECTION_LIMIT
-#: Largest projection an atom's truth table may span.
-ATOM_LIMIT = 1 << 24
 #: Largest ConD table stored (cells) — 2^26 u128 cells is 1 GiB. Eliminating a
 #: variable iterates over that table times the variable's domain size.
 TABLE_BUDGET = 1 << 26
@@ -84,20 +85,6 @@ def count(schema: Schema, where: QueryLike, tables: Mapping[str, pd.DataFrame] |
     return result
 
 
-def domain_frame(schema: Schema, attributes: Sequence[str]) -> pd.DataFrame:
-    """Every combination of the attributes' domain values (first attribute
-    slowest), with the schema's dtypes: the projection Π_attributes D."""
-    attrs = [schema[a] for a in attributes]
-    radices = [a.size for a in attrs]
-    size = math.prod(radices)
-    if size > ATOM_LIMIT:
-        raise QueryError(f"the projection over {list(attributes)} has {size:,} tuples, more "
-                         f"than the budget of {ATOM_LIMIT:,}")
-    digits = np.indices(radices, dtype=np.int64).reshape(len(attrs), -1) if attrs else []
-    return pd.DataFrame({a.name: a._from_raw(d + (a.lo if isinstance(a, IntRange) else 0))
-                         for a, d in zip(attrs, digits, strict=True)}, index=range(size))
-
-
 class _Counter:
     def __init__(self, schema: Schema, cond: Condition, weights, budget: int):
         self.schema, self.cond, self.budget = schema, cond, budget
@@ -129,7 +116,7 @@ class _Counter:
         attrs = self.cond.attributes
         mask = self.cond.truth_table()
         if mask is None:
-            mask = self.cond.mask(domain_frame(self.schema, attrs))
+            mask = self.cond.mask(self.schema.projection(attrs, query=True))
         if self.weights is None:
             return int(mask.sum()) * self.free_factor(attrs)
         w = self._weight_grid(attrs)
@@ -168,7 +155,7 @@ class _Counter:
     def truth_table(self, atom: int) -> np.ndarray:
         if atom not in self._tables:
             attrs = self.cond.atoms[atom].attributes
-            frame = domain_frame(self.schema, attrs) if attrs else pd.DataFrame({"_": [0]})
+            frame = self.schema.projection(attrs, query=True)
             self._tables[atom] = self.cond.mask(frame, self.cond.atoms[atom].sql)
         return self._tables[atom]
 

@@ -1,0 +1,15 @@
+"""The αβ algorithm (Rastogi, Suciu, Hong, VLDB 2007) and its variants.
+
+- :class:`AlphaBeta` — Algorithm 1, its parameter choice and guarantee;
+- :class:`MultiViewPublisher` — several views of changing data (Algorithm 7);
+- :class:`SourceDistribution` — noise from a product source distribution (Algorithm 8);
+- :mod:`privpub.alphabeta.accounting` — the privacy and utility calculators.
+"""
+
+from privpub.alphabeta import accounting
+from privpub.alphabeta.mechanism import AlphaBeta
+from privpub.alphabeta.multiview import MultiViewPublisher, MultiViewStep
+from privpub.alphabeta.source import SourceDistribution
+
+__all__ = ["AlphaBeta", "MultiViewPublisher", "MultiViewStep", "SourceDistribution",
+           "accounting"]

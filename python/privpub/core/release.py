@@ -1,0 +1,111 @@
+"""The release contract every mechanism family implements.
+
+A *mechanism* has a ``name``, its ``parameters()`` (JSON-ready), a
+``guarantee()``, and ``publish(data, *, seed=None)`` (or ``answer(...)`` for
+query-answering mechanisms). It is rebuilt from a release's parameters by
+``from_parameters(schema, parameters)``, which runs the same checks as its
+constructor: a release file is untrusted input.
+
+A *release* carries the mechanism's name and parameters, the seed policy and
+the library version beside its payload, and reopens from its file alone.
+Mechanisms register themselves (:func:`register_mechanism`) so a reopened
+release finds the class that validates its parameters and estimates from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from privpub.core.errors import ArtifactError
+from privpub.core.guarantee import Guarantee
+from privpub.core.seeding import SEED_POLICIES
+from privpub.core.validate import field
+from privpub.core.version import LIBRARY_VERSION
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """What every mechanism offers (publish/answer depend on the family)."""
+
+    name: ClassVar[str]
+
+    def parameters(self) -> dict[str, Any]: ...
+
+    def guarantee(self) -> Guarantee: ...
+
+    @classmethod
+    def from_parameters(cls, schema: Any, parameters: Mapping[str, Any]) -> Mechanism: ...
+
+
+_MECHANISMS: dict[str, type] = {}
+
+
+def register_mechanism(cls: type) -> type:
+    """Class decorator: releases named ``cls.name`` are rebuilt by ``cls``."""
+    if _MECHANISMS.get(cls.name, cls) is not cls:
+        raise ValueError(f"mechanism name {cls.name!r} is registered twice")
+    _MECHANISMS[cls.name] = cls
+    return cls
+
+
+def mechanism_class(name: Any) -> type:
+    """The registered class of mechanism ``name``."""
+    if not isinstance(name, str) or name not in _MECHANISMS:
+        raise ArtifactError(f"field 'mechanism' = {name!r} is not a mechanism this library "
+                            f"knows ({', '.join(sorted(_MECHANISMS))})")
+    return _MECHANISMS[name]
+
+
+class Release:
+    """What every release carries besides its payload.
+
+    Subclasses hold the payload (a table view, a query answer, …) and set
+    ``kind``; ``mechanism_object()`` is the mechanism rebuilt (and so
+    re-validated) from the stored parameters.
+    """
+
+    kind: ClassVar[str]
+
+    def __init__(self, mechanism: str, parameters: Mapping[str, Any], seed_policy: str,
+                 library_version: str = LIBRARY_VERSION, schema: Any = None):
+        if seed_policy not in SEED_POLICIES:
+            raise ArtifactError(f"field 'seed_policy' = {seed_policy!r} is not one of "
+                                f"{list(SEED_POLICIES)}")
+        if not isinstance(library_version, str):
+            raise ArtifactError(f"field 'library_version' must be a string, got "
+                                f"{library_version!r}")
+        self.mechanism = mechanism
+        self.parameters = dict(parameters)
+        self.seed_policy = seed_policy
+        self.library_version = library_version
+        self._mechanism = mechanism_class(mechanism).from_parameters(schema, self.parameters)
+
+    def mechanism_object(self) -> Any:
+        """The mechanism, rebuilt from the parameters (checked as by its constructor)."""
+        return self._mechanism
+
+    def guarantee(self) -> Guarantee:
+        """The guarantee of the mechanism that made this release."""
+        return self._mechanism.guarantee()
+
+    def envelope(self) -> dict[str, Any]:
+        """The metadata fields every release stores."""
+        return {"kind": self.kind, "library_version": self.library_version,
+                "mechanism": self.mechanism, "parameters": self.parameters,
+                "seed_policy": self.seed_policy}
+
+    @staticmethod
+    def read_envelope(meta: Mapping[str, Any], kind: str) -> dict[str, Any]:
+        """The envelope fields of stored metadata, each present and of the right type."""
+        found = field(meta, "kind", "metadata")
+        if found != kind:
+            raise ArtifactError(f"field 'kind' = {found!r}: this file holds a {found!r}, "
+                                f"not a {kind!r}")
+        parameters = field(meta, "parameters", "metadata")
+        if not isinstance(parameters, dict):
+            raise ArtifactError(f"field 'parameters' must be a JSON object, got "
+                                f"{type(parameters).__name__}")
+        return {"mechanism": field(meta, "mechanism", "metadata"), "parameters": parameters,
+                "seed_policy": field(meta, "seed_policy", "metadata"),
+                "library_version": field(meta, "library_version", "metadata")}

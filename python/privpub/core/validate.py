@@ -1,0 +1,81 @@
+"""Parameter checks shared by constructors and by reopening a release.
+
+A release file is untrusted input: reopening it runs the same checks as the
+constructor of its mechanism, so every check lives here once. Each check
+names the parameter and says what was expected; nothing is coerced (a JSON
+string "0.5" is not a probability, a bool is not a count).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from privpub.core.errors import ArtifactError, ParameterError
+
+
+def real(name: str, value: Any) -> float:
+    """A finite real number (int or float, not bool, not NaN or ±inf)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                         np.floating)):
+        raise ParameterError(f"{name} must be a number, got {value!r} "
+                             f"({type(value).__name__})")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def probability(name: str, value: Any, *, open_low: bool = False,
+                open_high: bool = False) -> float:
+    """A probability in [0, 1], (0, 1], [0, 1) or (0, 1)."""
+    if isinstance(value, float) and math.isnan(value):
+        raise ParameterError(f"{name} must be a probability, got nan")
+    value = real(name, value)
+    low_ok = value > 0 if open_low else value >= 0
+    high_ok = value < 1 if open_high else value <= 1
+    if not (low_ok and high_ok):
+        lo, hi = "(" if open_low else "[", ")" if open_high else "]"
+        raise ParameterError(f"{name} must be in {lo}0, 1{hi}, got {value!r}")
+    return value
+
+
+def count(name: str, value: Any, *, minimum: int = 0) -> int:
+    """An integer ≥ ``minimum`` (Python or numpy int, not bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ParameterError(f"{name} must be an integer, got {value!r} "
+                             f"({type(value).__name__})")
+    if value < minimum:
+        raise ParameterError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def optional(check, name: str, value: Any, **kwargs) -> Any:
+    """``check(name, value)`` unless ``value`` is None."""
+    return None if value is None else check(name, value, **kwargs)
+
+
+def field(parameters: Mapping[str, Any], name: str, where: str = "parameters") -> Any:
+    """``parameters[name]``, or an ArtifactError naming the missing field."""
+    if not isinstance(parameters, Mapping):
+        raise ArtifactError(f"{where} must be a JSON object, got {type(parameters).__name__}")
+    if name not in parameters:
+        raise ArtifactError(f"{where} lack the field {name!r} (present: "
+                            f"{', '.join(sorted(parameters)) or 'none'})")
+    return parameters[name]
+
+
+def same(name: str, stored: Any, derived: Any, rel: float = 1e-9) -> None:
+    """A stored derived value must equal what the parameters give again."""
+    if stored is None and derived is None:
+        return
+    ok = (stored is not None and derived is not None
+          and not isinstance(stored, bool)
+          and isinstance(stored, (int, float)) and math.isclose(stored, derived, rel_tol=rel))
+    if not ok:
+        raise ArtifactError(f"field {name!r} = {stored!r} does not follow from the other "
+                            f"parameters, which give {derived!r}; the file was altered or "
+                            "assembled from different releases")

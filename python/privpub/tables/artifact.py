@@ -1,0 +1,54 @@
+"""Artifacts: a DataFrame plus the metadata needed to use it alone.
+
+An :class:`Artifact` is one Parquet file (:mod:`privpub.core.artifacts`):
+the frame with its dtypes and index, and the mechanism, parameters, schema
+and library version that made it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from privpub.core.artifacts import FORMAT_VERSION, read_frame, write_parquet
+from privpub.core.version import LIBRARY_VERSION
+from privpub.tables.schema import Schema
+
+
+@dataclass
+class Artifact:
+    """A frame, the mechanism that made it, its parameters and its schema."""
+
+    frame: pd.DataFrame
+    mechanism: str
+    parameters: dict[str, Any]
+    schema: Schema | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    library_version: str | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        """The JSON document stored beside the frame."""
+        return {
+            "format_version": FORMAT_VERSION,
+            "library_version": self.library_version or LIBRARY_VERSION,
+            "mechanism": self.mechanism,
+            "parameters": self.parameters,
+            "schema": None if self.schema is None else self.schema.to_dict(),
+            "extra": self.extra,
+        }
+
+    def to_parquet(self, path: str | os.PathLike) -> None:
+        """Write frame and metadata to one Parquet file."""
+        write_parquet(path, [self.frame], self.metadata())
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike) -> Artifact:
+        """Read an artifact written by :meth:`to_parquet`."""
+        frame, meta = read_frame(path)
+        schema = None if meta["schema"] is None else Schema.from_dict(meta["schema"])
+        return cls(frame=frame, mechanism=meta["mechanism"],
+                   parameters=meta["parameters"], schema=schema, extra=meta["extra"],
+                   library_version=meta["library_version"])

@@ -1,0 +1,437 @@
+"""Published views: a table mechanism's release, and estimation from it.
+
+A :class:`PublishedView` is a :class:`~privpub.core.release.Release` whose
+payload is a :class:`~privpub.tables.view.TableView` (the released rows,
+columnar) plus public *context sets* of codes some estimators need (for the
+i-th of several αβ views, the union of the views before it). It is written
+as one Parquet file (:meth:`PublishedView.to_parquet`) and comes back either
+in memory (:meth:`PublishedView.read_parquet`) or backed by the file
+(:meth:`PublishedView.open`), in which case every count streams the file's
+row groups in bounded memory.
+
+Reopening re-validates: the mechanism is rebuilt from the stored parameters
+by its own constructor checks, stored derived values must follow from them,
+and the rows must match the stored row count, domain size and per-column
+fingerprint. That catches edited and mixed-up files; it is not a signature
+(someone who rewrites every field consistently writes a new release).
+
+Estimation asks the mechanism (``estimate(counts)``), handing it a
+:class:`Counts`: Q(V), Q(D), weighted domain sums and context counts, for
+one query or for a batch (every cell of a marginal) at once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from privpub import _core
+from privpub.core.artifacts import FORMAT_VERSION, encode_metadata, read_metadata
+from privpub.core.errors import ArtifactError, DomainError, ParameterError, SchemaError
+from privpub.core.release import Release
+from privpub.core.validate import count as check_count
+from privpub.core.validate import field
+from privpub.core.version import LIBRARY_VERSION
+from privpub.tables.domaincount import count
+from privpub.tables.query import Condition, QueryLike
+from privpub.tables.records import isin_sorted
+from privpub.tables.schema import Schema
+from privpub.tables.view import (
+    CHUNK_ROWS,
+    SET_COLUMN,
+    Digits,
+    FileView,
+    MemoryView,
+    TableView,
+)
+
+#: Most value combinations estimate_marginals handles in one call.
+MARGINAL_CELLS = 1 << 24
+KIND = "published_view"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate of Q(I) = select count(*) from I where C.
+
+    ``value`` is the unbiased estimate, ``n_view`` = Q(V), ``n_domain`` = Q(D)
+    (exact), ``stderr`` the standard error from the binomial variances (with
+    the estimate plugged in for the unknown Q(I)), and ``bound`` the
+    mechanism's (ρ, ε) error bound ρ√n, which holds with probability ≥ 1−ε.
+    """
+
+    value: float
+    n_view: int
+    n_domain: int
+    stderr: float
+    bound: float | None
+    epsilon: float | None
+
+    def __str__(self) -> str:
+        text = f"{self.value:,.1f} ± {self.stderr:,.1f} (stderr)"
+        if self.bound is not None:
+            text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {1 - self.epsilon:g}"
+        return text
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What an estimator reads, for one query (scalars) or a batch (arrays).
+
+    ``domain_sum(weights)`` is Σ_{t ∈ Q(D)} Π_j weights[j][t_j];
+    ``context(name)`` is (Q(V ∩ C), Q(C)) for the release's context set C.
+    """
+
+    n_view: Any
+    n_domain: Any
+    domain_sum: Callable[[Sequence[np.ndarray]], Any]
+    context: Callable[[str], tuple[Any, Any]]
+
+
+class PublishedView(Release):
+    """The rows a table mechanism published, with what is needed to use them alone.
+
+    Parameters
+    ----------
+    rows : TableView or numpy.ndarray
+        The view's rows (a code array is held in memory, see Schema).
+    schema : Schema
+    mechanism : str
+        Name of a registered mechanism, e.g. ``"alphabeta"``.
+    parameters : dict
+        JSON-ready parameters; the mechanism is rebuilt from them (and so
+        checked) by its ``from_parameters``.
+    seed_policy : str
+        ``"os-csprng"`` for real releases, or the seeded note.
+    context : dict of str → codes, optional
+        Public code sets the estimator needs besides the view itself.
+    """
+
+    kind = KIND
+
+    def __init__(self, rows: TableView | np.ndarray, schema: Schema, mechanism: str,
+                 parameters: Mapping[str, Any], seed_policy: str,
+                 context: Mapping[str, np.ndarray] | None = None,
+                 library_version: str = LIBRARY_VERSION):
+        if not isinstance(schema, Schema):
+            raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
+        self.schema = schema
+        super().__init__(mechanism, parameters, seed_policy, library_version, schema=schema)
+        self.rows = rows if isinstance(rows, TableView) else MemoryView(schema, rows)
+        self.context = dict(context or {})
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in self.parameters.items())
+        where = f" on {self.rows.path}" if isinstance(self.rows, FileView) else ""
+        return (f"PublishedView({self.mechanism}: {len(self):,} rows over m = "
+                f"{self.schema.size:,}{where}; {params}; randomness: {self.seed_policy})")
+
+    # ---- the rows, in every form -------------------------------------------------------
+    @property
+    def codes(self) -> np.ndarray:
+        """The rows' tuple codes (read into memory for a file-backed view)."""
+        return self.rows.codes()
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows as pandas (categorical columns keep their declared categories
+        and order; integers stay integers). Computed once, then cached."""
+        cached = self.__dict__.get("_frame")
+        if cached is None:
+            cached = self.__dict__["_frame"] = self.rows.to_pandas()
+        return cached
+
+    def to_arrow(self) -> pa.Table:
+        """The rows as an Arrow table (dictionary-encoded columns, values as in the input)."""
+        return self.rows.to_arrow()
+
+    def to_polars(self) -> Any:
+        """The rows as a polars DataFrame (needs polars)."""
+        return self.rows.to_polars()
+
+    def iter_frames(self) -> Iterator[pd.DataFrame]:
+        """The rows as pandas frames, batch by batch (bounded memory)."""
+        return self.rows.iter_frames()
+
+    # ---- persistence ---------------------------------------------------------------------
+    def metadata(self) -> dict[str, Any]:
+        """The JSON document stored beside the rows."""
+        return {"format_version": FORMAT_VERSION, **self.envelope(),
+                "schema": self.schema.to_dict(), "domain_size": str(self.schema.size),
+                "rows": len(self), "fingerprint": self.rows.fingerprint(),
+                "context": {k: len(v) for k, v in self.context.items()}}
+
+    def to_parquet(self, path: str | os.PathLike) -> None:
+        """Write the rows (dictionary-encoded columns, streamed batch by batch),
+        any context sets, and the metadata to one Parquet file."""
+        schema = self.rows.arrow_schema()
+        if self.context:
+            schema = schema.append(pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
+        schema = schema.with_metadata({b"privpub": encode_metadata(self.metadata())})
+        labels = ["", *self.context]
+        sources = [self.rows, *(MemoryView(self.schema, c) for c in self.context.values())]
+        with pq.ParquetWriter(path, schema) as writer:
+            for label, source in zip(labels, sources, strict=True):
+                for batch in source.arrow_batches():
+                    if self.context:
+                        flag = pa.DictionaryArray.from_arrays(
+                            np.full(batch.num_rows, labels.index(label), dtype=np.int8),
+                            pa.array(labels))
+                        batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
+                                                           schema=schema)
+                    writer.write_batch(batch, row_group_size=CHUNK_ROWS)
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
+        """Reopen a view written by :meth:`to_parquet`, its rows in memory."""
+        view = cls.open(path)
+        table = pq.read_table(view.rows.path, columns=list(view.schema.names)
+                              + ([SET_COLUMN] if view.context else []))
+        labels = None
+        if view.context:
+            labels = table.column(SET_COLUMN).to_numpy(zero_copy_only=False)
+        try:
+            codes = view.schema.encode(table)
+        except DomainError as exc:
+            raise ArtifactError(f"{os.fspath(path)!r}: {exc}") from None
+        if labels is not None:
+            context = {name: np.ascontiguousarray(codes[labels == name]) for name in view.context}
+            codes = np.ascontiguousarray(codes[labels == ""])
+        else:
+            context = {}
+        rows = MemoryView(view.schema, codes)
+        _check_rows(path, rows, view.rows)
+        return cls(rows, view.schema, view.mechanism, view.parameters, view.seed_policy,
+                   context, view.library_version)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> PublishedView:
+        """A view backed by its Parquet file: counts and estimates stream the
+        file's row groups in bounded memory (context sets, small, are read).
+        The metadata is checked now; each column's rows when first read in full."""
+        meta = read_metadata(path)
+        where = os.fspath(path)
+        envelope = Release.read_envelope(meta, KIND)
+        try:
+            schema = Schema.from_dict(field(meta, "schema", "metadata"))
+        except SchemaError as exc:
+            raise ArtifactError(f"{where!r}: field 'schema': {exc}") from None
+        stored_m = field(meta, "domain_size", "metadata")
+        if stored_m != str(schema.size):
+            raise ArtifactError(f"{where!r}: field 'domain_size' = {stored_m!r} but the schema "
+                                f"has m = {schema.size}; the schema was altered")
+        rows = check_count("field 'rows'", field(meta, "rows", "metadata"))
+        expected = field(meta, "fingerprint", "metadata")
+        context_sizes = field(meta, "context", "metadata")
+        if not isinstance(expected, dict) or not isinstance(context_sizes, dict):
+            raise ArtifactError(f"{where!r}: fields 'fingerprint' and 'context' must be JSON "
+                                "objects")
+        file_rows = pq.ParquetFile(where).metadata.num_rows
+        total = rows + sum(check_count(f"context size {k!r}", v) for k, v in
+                           context_sizes.items())
+        if file_rows != total:
+            raise ArtifactError(f"{where!r} holds {file_rows:,} rows but its metadata says "
+                                f"{total:,}")
+        label = "" if context_sizes else None
+        view_rows = FileView(schema, where, rows, expected, label)
+        context = {}
+        for name in context_sizes:
+            codes = FileView(schema, where, context_sizes[name], None, name).codes()
+            context[name] = codes
+        return cls(view_rows, schema, **envelope, context=context)
+
+    # ---- estimation ------------------------------------------------------------------------
+    def condition(self, where: QueryLike, tables: Mapping[str, Any] | None = None
+                  ) -> Condition:
+        """``where`` parsed against this view's schema (a Condition is reused)."""
+        if isinstance(where, Condition) and where.schema == self.schema and not tables:
+            return where
+        return Condition(self.schema, where, tables)
+
+    def estimate(self, where: QueryLike = None,
+                 tables: Mapping[str, Any] | None = None) -> Estimate:
+        """Estimate Q(I) = select count(*) from I where C.
+
+        ``where`` is SQL WHERE text (``"age > 50 and sex = 'Male'"``; quote
+        names with hyphens: ``"marital-status"``), a ``privpub.col``
+        expression, or {attribute: value}; ``None`` counts all records.
+        ``tables`` registers auxiliary tables for IN-subqueries. On a
+        file-backed view (:meth:`open`) Q(V) streams the file.
+        """
+        cond = self.condition(where, tables)
+        n_domain = count(self.schema, cond).value
+        n_view = self._count(cond)
+
+        def context(name: str) -> tuple[int, int]:
+            return self._count(cond, within=self._context(name)), cond.count_codes(
+                self._context(name))
+
+        counts = Counts(n_view, np.float64(n_domain),
+                        lambda w: count(self.schema, cond, weights=w).value, context)
+        value, variance = self.mechanism_object().estimate(counts)
+        return Estimate(value=float(value), n_view=int(n_view), n_domain=n_domain,
+                        stderr=math.sqrt(max(float(variance), 0.0)),
+                        bound=self.parameters.get("error_bound"),
+                        epsilon=self.parameters.get("epsilon"))
+
+    def estimate_many(self, queries: Sequence[QueryLike],
+                      tables: Mapping[str, Any] | None = None) -> list[Estimate]:
+        """:meth:`estimate` for each query."""
+        return [self.estimate(q, tables) for q in queries]
+
+    def estimate_marginals(self, attributes: Sequence[str]) -> pd.DataFrame:
+        """Every equality query over ``attributes`` at once: one row per value
+        combination (first attribute slowest) with ``n_view``, ``n_domain``,
+        ``estimate`` and ``stderr`` — one histogram pass over the view."""
+        return self.estimate_marginals_many([attributes])[0]
+
+    def estimate_marginals_many(self, subsets: Sequence[Sequence[str]]) -> list[pd.DataFrame]:
+        """:meth:`estimate_marginals` for several attribute subsets; the
+        histograms are computed in Rust in one pass, in parallel over subsets."""
+        subsets = [list(s) for s in subsets]
+        for attributes in subsets:
+            for name in attributes:
+                self.schema[name]  # names unknown attributes
+            if len(set(attributes)) != len(attributes):
+                raise ParameterError(f"attributes repeat: {attributes}")
+            cells = math.prod(self.schema[a].size for a in attributes)
+            if cells > MARGINAL_CELLS:
+                raise ParameterError(f"{cells:,} value combinations over {attributes}; the "
+                                     f"limit is {MARGINAL_CELLS:,}")
+        n_view = self._histograms(subsets)
+        tables = []
+        for s, attributes in enumerate(subsets):
+            cells = len(n_view[s])
+            n_domain = self.schema.size // cells
+
+            def context(name: str, s=s) -> tuple[np.ndarray, np.ndarray]:
+                within = self._context(name)
+                inside = self._histograms([subsets[s]], within=within)[0]
+                return inside, _histograms(self.schema, [subsets[s]],
+                                           MemoryView(self.schema, within).batches())[0]
+
+            counts = Counts(n_view[s], np.full(cells, float(n_domain)),
+                            lambda w, a=attributes: _product_sums(self.schema, a, w), context)
+            value, variance = self.mechanism_object().estimate(counts)
+            frame = self.schema.projection(attributes)
+            frame["n_view"] = n_view[s]
+            frame["n_domain"] = n_domain if n_domain < 2**63 else str(n_domain)
+            frame["estimate"] = value
+            frame["stderr"] = np.sqrt(np.maximum(variance, 0.0))
+            tables.append(frame)
+        return tables
+
+    # ---- counting passes -----------------------------------------------------------------
+    def _context(self, name: str) -> np.ndarray:
+        if name not in self.context:
+            raise ParameterError(f"this view has no context set {name!r} "
+                                 f"(it has: {sorted(self.context) or 'none'})")
+        return self.context[name]
+
+    def _batches(self, attributes: Sequence[str], within: np.ndarray | None) -> Iterator[Digits]:
+        """Batches of the view's rows; with ``within``, only rows whose code is in
+        that sorted code set (all attributes are read to form the codes)."""
+        if within is None:
+            yield from self.rows.batches(attributes)
+            return
+        for batch in self.rows.batches():
+            codes = _codes_of(self.schema, batch)
+            keep = isin_sorted(_rows(codes), _rows(within))
+            yield {n: batch[n][keep] for n in self.schema.names}
+
+    def _count(self, cond: Condition, within: np.ndarray | None = None) -> int:
+        total = 0
+        for batch in self._batches(cond.attributes, within):
+            rows = len(next(iter(batch.values()))) if batch else self._rows_in(within)
+            total += int(cond.mask_digits(batch, rows).sum())
+        return total
+
+    def _rows_in(self, within: np.ndarray | None) -> int:
+        """Rows of a pass that reads no attribute (a query on none, e.g. TRUE)."""
+        if within is None:
+            return len(self)
+        return int(isin_sorted(_rows(self.codes), _rows(within)).sum())
+
+    def _histograms(self, subsets: list[list[str]],
+                    within: np.ndarray | None = None) -> list[np.ndarray]:
+        used = [n for n in self.schema.names if any(n in s for s in subsets)]
+        return _histograms(self.schema, subsets, self._batches(used, within))
+
+
+def _histograms(schema: Schema, subsets: list[list[str]],
+                batches: Iterator[Digits]) -> list[np.ndarray]:
+    """Counts of the rows over each subset's value combinations, summed over
+    batches (Rust, parallel over subsets, when every radix fits in u16)."""
+    used = [n for n in schema.names if any(n in s for s in subsets)]
+    radices = [schema[n].size for n in used]
+    index = [[used.index(a) for a in attrs] for attrs in subsets]
+    totals = [np.zeros(math.prod(radices[j] for j in attrs), dtype=np.int64) for attrs in index]
+    for batch in batches:
+        if not used:
+            rows = len(next(iter(batch.values()))) if batch else 0
+            totals = [t + rows for t in totals]
+            continue
+        if max(radices) <= 1 << 16:  # the Rust kernel reads u16 digits
+            small = np.stack([batch[n].astype(np.uint16) for n in used])
+            counts = _core.count_subsets(small, radices, index)
+        else:
+            counts = [np.bincount(_core.encode_u64([np.ascontiguousarray(batch[used[j]])
+                                                    for j in attrs], [0] * len(attrs),
+                                                   [None] * len(attrs),
+                                                   [radices[j] for j in attrs]).astype(np.int64),
+                                  minlength=len(t)) for attrs, t in zip(index, totals,
+                                                                         strict=True)]
+        totals = [t + c.astype(np.int64) for t, c in zip(totals, counts, strict=True)]
+    return totals
+
+
+def _product_sums(schema: Schema, attributes: Sequence[str],
+                  weights: Sequence[np.ndarray]) -> np.ndarray:
+    """Σ over each cell's domain tuples of Π_j w_j: the cell's own weights
+    (outer product, first attribute slowest) times the other attributes' sums."""
+    chosen = [schema.names.index(a) for a in attributes]
+    grid = np.ones(1)
+    for j in chosen:
+        grid = np.multiply.outer(grid, weights[j]).reshape(-1)
+    others = [j for j in range(len(schema)) if j not in chosen]
+    return grid * math.prod(float(weights[j].sum()) for j in others)
+
+
+def _rows(codes: np.ndarray) -> np.ndarray:
+    """Codes as (n, limbs) rows (what the record helpers take)."""
+    return codes.reshape(-1, 1) if codes.ndim == 1 else codes
+
+
+def _codes_of(schema: Schema, batch: Digits) -> np.ndarray:
+    digits = [np.ascontiguousarray(batch[n]) for n in schema.names]
+    k = len(digits)
+    if schema.is_wide:
+        return _core.encode_wide(digits, [0] * k, [None] * k, list(schema.radices),
+                                 schema.limbs)
+    return _core.encode_u64(digits, [0] * k, [None] * k, list(schema.radices))
+
+
+def _check_rows(path: str | os.PathLike, rows: MemoryView, stored: FileView) -> None:
+    """The rows read into memory must match the stored count and fingerprint."""
+    if len(rows) != len(stored):
+        raise ArtifactError(f"{os.fspath(path)!r}: {len(rows):,} view rows, its metadata "
+                            f"says {len(stored):,}")
+    found = rows.fingerprint()
+    for name in rows.schema.names:
+        if found[name] != list(stored.expected.get(name, [])):
+            raise ArtifactError(f"{os.fspath(path)!r}: column {name!r} does not match the "
+                                "fingerprint in its metadata; the rows were altered or come "
+                                "from another file")
+
