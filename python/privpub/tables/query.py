@@ -332,6 +332,7 @@ class Condition:
                              f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
                              "arithmetic, AND, OR, NOT")
         self._check_atom(node)
+        self._rank_ordered(node)
         columns = {c.name for c in node.find_all(exp.Column)}
         attrs = tuple(n for n in self.schema.names if n in columns)
         self.atoms.append(Atom(node.sql(dialect=DIALECT), attrs))
@@ -359,6 +360,28 @@ class Condition:
         if len({k for k, _ in kinds}) > 1:
             detail = ", ".join(f"{s!r} is {k}" for k, s in sorted(kinds))
             raise QueryError(f"type mismatch in {atom.sql(dialect=DIALECT)!r}: {detail}")
+
+    def _rank_ordered(self, atom: exp.Expression) -> None:
+        """An ordered attribute is compared by its declared order: its values in
+        the atom become their domain indices (queries see the attribute as its
+        indices, see ``Attribute._query_values``)."""
+        names = {c.name for c in atom.find_all(exp.Column)}
+        ordered = sorted(n for n in names if self.schema[n].ordered)
+        if not ordered:
+            return
+        text = atom.sql(dialect=DIALECT)
+        if len(names) > 1:
+            raise QueryError(f"{text!r} compares ordered attribute {ordered[0]!r} with another "
+                             "column; compare it with values of its domain")
+        if isinstance(atom, (exp.Like, exp.ILike)):
+            raise QueryError(f"{text!r}: LIKE is not defined on ordered attribute "
+                             f"{ordered[0]!r}; list the values with IN")
+        attr = self.schema[ordered[0]]
+        for literal in list(atom.find_all(exp.Literal)):
+            if literal.this not in attr.values:
+                raise DomainError(f"value {literal.this!r} in {text!r} is not in the domain of "
+                                  f"ordered attribute {attr.name!r} ({attr.describe()})")
+            literal.replace(exp.Literal.number(attr.values.index(literal.this)))
 
     def _kind(self, node: exp.Expression) -> str:
         if isinstance(node, exp.Paren):

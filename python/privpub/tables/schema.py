@@ -260,7 +260,7 @@ class Categorical(Attribute):
             shown += f", …, {self.values[-1]!r}"
         elif self.size == 4:
             shown += f", {self.values[-1]!r}"
-        return f"{self.size} values: {shown}"
+        return f"{self.size} {'ordered ' if self.ordered else ''}values: {shown}"
 
     def to_dict(self) -> dict:
         out = {"type": "categorical", "name": self.name, "values": list(self.values),
@@ -354,13 +354,24 @@ class IntRange(Attribute):
         return hash((self.name, self.lo, self.hi, self.dtype))
 
 
-def _attribute_from_dict(d: dict) -> Attribute:
+def _attribute_from_dict(d: Any) -> Attribute:
+    if not isinstance(d, dict):
+        raise SchemaError(f"an attribute is a JSON object, got {d!r}")
+
+    def key(name: str) -> Any:
+        if name not in d:
+            raise SchemaError(f"attribute {d.get('name', '?')!r} lacks the field {name!r}")
+        return d[name]
+
     kind = d.get("type")
     if kind == "categorical":
-        return Categorical(d["name"], d["values"], dtype=d.get("dtype"),
+        values = key("values")
+        if not isinstance(values, list):
+            raise SchemaError(f"attribute {d.get('name')!r}: 'values' must be a list")
+        return Categorical(key("name"), values, dtype=d.get("dtype"),
                            ordered=d.get("ordered", False))
     if kind == "int_range":
-        return IntRange(d["name"], d["lo"], d["hi"], dtype=d.get("dtype", "int64"))
+        return IntRange(key("name"), key("lo"), key("hi"), dtype=d.get("dtype", "int64"))
     raise SchemaError(f"unknown attribute type {kind!r} (expected 'categorical' or 'int_range')")
 
 
@@ -421,7 +432,7 @@ class Schema:
     @classmethod
     def from_dict(cls, d: dict) -> Schema:
         """Inverse of :meth:`to_dict`."""
-        if not isinstance(d, dict) or "attributes" not in d:
+        if not isinstance(d, dict) or not isinstance(d.get("attributes"), list):
             raise SchemaError("a schema dict needs an 'attributes' list")
         return cls([_attribute_from_dict(a) for a in d["attributes"]])
 

@@ -1,0 +1,106 @@
+"""The package's layering: core ← tables ← mechanism families ← experiments/cli, no cycles.
+
+Imports are read from the source (every import statement, including ones
+inside functions, which is where a cycle hides; only ``if TYPE_CHECKING:``
+blocks are left out, as they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import privpub
+
+ROOT = Path(privpub.__file__).parent
+#: Which top-level parts of privpub each part may import (besides itself).
+ALLOWED = {
+    "core": set(),
+    "tables": {"core"},
+    "alphabeta": {"core", "tables"},
+    "frapp": {"core", "tables"},
+    "datasets": {"core", "tables"},
+    "experiments": {"core", "tables", "alphabeta", "frapp", "datasets"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """privpub modules imported by ``path`` at run time."""
+    tree = ast.parse(path.read_text())
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for n in ast.walk(node))
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("privpub"):
+            if node.module != "privpub":  # `from privpub import _core` is not the root
+                found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("privpub"))
+    return found
+
+
+MODULES = {module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def graph() -> dict[str, set[str]]:
+    return {name: {m for m in imports(path) if m in MODULES and m != name}
+            for name, path in MODULES.items()}
+
+
+def test_no_import_cycles():
+    edges, state, stack = graph(), {}, []
+
+    def visit(u: str) -> None:
+        state[u] = "open"
+        stack.append(u)
+        for v in edges[u]:
+            if v.startswith(u + ".") or u.startswith(v + "."):
+                continue  # a package and its own modules
+            if state.get(v) == "open":
+                cycle = stack[stack.index(v):] + [v]
+                pytest.fail(f"import cycle: {' -> '.join(cycle)}")
+            if v not in state:
+                visit(v)
+        stack.pop()
+        state[u] = "done"
+
+    for name in sorted(edges):
+        if name not in state:
+            visit(name)
+
+
+def test_layers_point_down():
+    for name, targets in graph().items():
+        part = name.split(".")[1] if name.count(".") else None
+        if part not in ALLOWED:
+            continue  # the package root and cli may import anything
+        for target in targets:
+            other = target.split(".")[1] if target.count(".") else "privpub"
+            assert other == part or other in ALLOWED[part] or other == "_core", \
+                f"{name} imports {target}: {part}/ may only use {sorted(ALLOWED[part])}"
+
+
+def test_the_check_sees_a_cycle(tmp_path):
+    """Power: a function-local import back up is an edge the check reports."""
+    source = (ROOT / "core" / "seeding.py").read_text()
+    assert "privpub.tables.schema" not in imports(ROOT / "core" / "seeding.py")
+    hidden = source + "\n\ndef _late():\n    from privpub.tables.schema import Schema\n"
+    copy = tmp_path / "seeding.py"
+    copy.write_text(hidden)
+    assert "privpub.tables.schema" in imports(copy)
+
+
+def test_typed_package():
+    assert (ROOT / "py.typed").exists()
