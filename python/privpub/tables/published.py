@@ -302,6 +302,9 @@ class PublishedView(Release):
         histograms are computed in Rust in one pass, in parallel over subsets."""
         subsets = [list(s) for s in subsets]
         for attributes in subsets:
+            if not attributes:
+                raise ParameterError("a marginal needs at least one attribute; "
+                                     "estimate(None) counts all records")
             for name in attributes:
                 self.schema[name]  # names unknown attributes
             if len(set(attributes)) != len(attributes):
@@ -352,14 +355,16 @@ class PublishedView(Release):
             yield {n: batch[n][keep] for n in self.schema.names}
 
     def _count(self, cond: Condition, within: np.ndarray | None = None) -> int:
+        if not cond.attributes:  # TRUE or FALSE: no column to read
+            return int(cond.mask_digits({}, self._rows_in(within)).sum())
         total = 0
         for batch in self._batches(cond.attributes, within):
-            rows = len(next(iter(batch.values()))) if batch else self._rows_in(within)
+            rows = len(batch[cond.attributes[0]])
             total += int(cond.mask_digits(batch, rows).sum())
         return total
 
     def _rows_in(self, within: np.ndarray | None) -> int:
-        """Rows of a pass that reads no attribute (a query on none, e.g. TRUE)."""
+        """Rows of the view (inside ``within``, when given)."""
         if within is None:
             return len(self)
         return int(isin_sorted(_rows(self.codes), _rows(within)).sum())
@@ -379,10 +384,6 @@ def _histograms(schema: Schema, subsets: list[list[str]],
     index = [[used.index(a) for a in attrs] for attrs in subsets]
     totals = [np.zeros(math.prod(radices[j] for j in attrs), dtype=np.int64) for attrs in index]
     for batch in batches:
-        if not used:
-            rows = len(next(iter(batch.values()))) if batch else 0
-            totals = [t + rows for t in totals]
-            continue
         if max(radices) <= 1 << 16:  # the Rust kernel reads u16 digits
             small = np.stack([batch[n].astype(np.uint16) for n in used])
             counts = _core.count_subsets(small, radices, index)

@@ -1,0 +1,404 @@
+"""Parquet I/O of published views: privpub against what a capable pyarrow / DuckDB user writes.
+
+The issue's goal: privpub at most 1.5x pyarrow's own time. Each group below
+times a privpub side and a baseline side in the same run; the conftest prints
+baseline / privpub of their mean times (below 1 means privpub is slower; the
+goal is a ratio of at least 1 / 1.5 = 0.67). Nothing asserts on timing.
+
+1. Write: the Adult αβ view (k = 10, γ = 0.2, seed 1: 1,523,518 rows, 9
+   Categorical attributes) as just published (codes in memory, digits not yet
+   decoded). privpub ``view.to_parquet(path)`` (which also computes the
+   fingerprint it stores) against ``pq.write_table(table, path)`` with default
+   settings (snappy) of the same columns dictionary-encoded over the same
+   dictionaries, index types and order (asserted equal to ``view.to_arrow()``):
+
+   - table prebuilt outside the timed region: pyarrow's own write time;
+   - table built from the codes inside it (``np.divmod`` from the least
+     significant digit, the fastest numpy decode in bench_encode.py, then one
+     ``DictionaryArray`` per attribute) and written: a user holding codes.
+
+2. Read the privpub file back: ``PublishedView.read_parquet(path)`` (codes
+   in memory, fingerprint checked) against
+
+   - ``pq.read_table(path)`` (dictionary columns, no codes), and
+   - ``pq.read_table(path)`` turned into codes with numpy: per column chunk,
+     the dictionary indices (remapped through a small table only if the
+     chunk's dictionary is not the domain) folded into int64 codes in place,
+     ``c *= radix; c += digit`` (the fold bench_encode.py found fastest).
+
+   Both give codes equal to the published ones (asserted).
+
+3. Out of core: one query (``age > 50 and sex = 'F'``) on a file-backed view of
+   >= 10^8 rows (10^6 when benchmarks are disabled, PRIVPUB_BENCH_ROWS
+   overrides), ``PublishedView.open(path).estimate(q)``, against DuckDB
+   counting the same condition over the same file
+   (``select count(*) from read_parquet(path) where ...``). The file holds only
+   view rows (no context sets), so the estimate's ``n_view`` must equal
+   DuckDB's count and the count on the in-memory view (asserted). The schema
+   is x (IntRange, m/200 values), age (IntRange 0..99), sex (Categorical F/M),
+   with β ≈ 1/2 so that β·m ≈ rows, and 10,000 random records at α = 0.05.
+   The view is written in code order, so the layout matters:
+
+   - ``scan``: x is the most significant digit, so every row group spans all
+     ages and both sexes and both sides read every row group;
+   - ``age-sorted``: age is the most significant digit, so each row group
+     covers a narrow age range and DuckDB skips row groups by their min/max
+     statistics (privpub reads every row group).
+
+   Peak RSS: each side also runs once in a fresh subprocess, under GNU
+   ``/usr/bin/time -v`` when available; the child also reports its own
+   ``getrusage(RUSAGE_SELF).ru_maxrss`` after its imports (the floor: Python,
+   numpy, pandas, pyarrow) and at the end (used as the peak when
+   ``/usr/bin/time`` is missing; ``RUSAGE_CHILDREN`` in this process would be
+   a running maximum over every child it ever waited for). Printed in the
+   summary with the row count and the child's own time.
+
+Run at full size: ``pytest benches/bench_view_io.py --benchmark-enable`` (the
+two 10^8-row files take about a minute to generate).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
+from privpub.datasets import load_adult
+
+SEED = 1
+ROUNDS = 5
+
+WRITE_PREBUILT = "Adult view -> Parquet; baseline: pq.write_table (table prebuilt)"
+WRITE_FROM_CODES = "Adult view -> Parquet; baseline: table from codes (divmod) + pq.write_table"
+READ_TABLE = "Parquet -> Adult view; baseline: pq.read_table (dictionary columns)"
+READ_CODES = "Parquet -> Adult view; baseline: pq.read_table + codes (numpy mixed radix)"
+
+OUT_OF_CORE_FULL = 100_000_000
+OUT_OF_CORE_SMALL = 1_000_000
+OUT_OF_CORE_RECORDS = 10_000
+QUERY = "age > 50 and sex = 'F'"
+SQL = "select count(*) from read_parquet(?) where age > 50 and sex = 'F'"
+
+
+# ---- the pyarrow baseline ----------------------------------------------------------------------
+
+
+class ArrowCodec:
+    """Codes ↔ dictionary-encoded Arrow tables for an all-Categorical schema, in
+    numpy and pyarrow only: the same columns privpub writes."""
+
+    def __init__(self, schema: Schema):
+        assert all(isinstance(a, Categorical) for a in schema)
+        assert schema.size < 2**63
+        self.names = list(schema.names)
+        self.radices = list(schema.radices)
+        self.dictionaries = [pa.array(list(a.values)) for a in schema]
+        self.ordered = [a.ordered for a in schema]
+        self.index_types = [np.min_scalar_type(-r) for r in self.radices]
+        self._luts: dict[int, tuple[int, np.ndarray]] = {}
+
+    def table_from_codes(self, codes: np.ndarray) -> pa.Table:
+        rest = codes.view(np.int64)
+        if len(rest) and (rest.min() < 0 or rest.max() >= math.prod(self.radices)):
+            raise ValueError("a code is not below m")
+        digits = [None] * len(self.names)
+        for j in range(len(self.names) - 1, 0, -1):
+            rest, digits[j] = np.divmod(rest, self.radices[j])
+        digits[0] = rest
+        return self.table_from_digits(digits)
+
+    def table_from_digits(self, digits) -> pa.Table:
+        arrays = [pa.DictionaryArray.from_arrays(d.astype(t, copy=False), dictionary, ordered=o)
+                  for d, t, dictionary, o in zip(digits, self.index_types, self.dictionaries,
+                                                 self.ordered, strict=True)]
+        return pa.Table.from_arrays(arrays, names=self.names)
+
+    def codes_from_table(self, table: pa.Table) -> np.ndarray:
+        codes = np.empty(table.num_rows, dtype=np.int64)
+        for j, (name, radix, domain) in enumerate(zip(self.names, self.radices,
+                                                      self.dictionaries, strict=True)):
+            start = 0
+            for chunk in table.column(name).chunks:
+                if chunk.null_count:
+                    raise ValueError(f"column {name!r} has missing values")
+                if pa.types.is_dictionary(chunk.type):
+                    digits = chunk.indices.to_numpy()
+                    if not chunk.dictionary.equals(domain):  # a small remap table, then a take
+                        remap = pc.fill_null(pc.index_in(chunk.dictionary, value_set=domain),
+                                             -1).to_numpy().astype(self.index_types[j])
+                        if (remap < 0).any():
+                            raise ValueError(f"column {name!r} has a value outside its domain")
+                        digits = remap[digits]
+                else:  # Parquet gives integer dictionaries back as plain integers
+                    digits = self._integer_digits(j, chunk.to_numpy())
+                out = codes[start:start + len(chunk)]
+                if j == 0:
+                    out[:] = digits
+                else:
+                    np.multiply(out, radix, out=out)
+                    np.add(out, digits, out=out)
+                start += len(chunk)
+        return codes.view(np.uint64)
+
+    def _integer_digits(self, j: int, values: np.ndarray) -> np.ndarray:
+        """Domain indices of integer values: a lookup table indexed by value − min
+        after a range check (what bench_encode.py's baseline does for age)."""
+        lut = self._luts.get(j)
+        if lut is None:
+            domain = self.dictionaries[j].to_numpy()
+            lo = domain.min()
+            lut = np.full(domain.max() - lo + 1, -1, dtype=self.index_types[j])
+            lut[domain - lo] = np.arange(len(domain))
+            lut = self._luts[j] = (lo, lut)
+        lo, table = lut
+        if len(values) and (values.min() < lo or values.max() >= lo + len(table)):
+            raise ValueError(f"column {self.names[j]!r} has a value outside its domain")
+        digits = table[values - lo]
+        if (digits < 0).any():
+            raise ValueError(f"column {self.names[j]!r} has a value outside its domain")
+        return digits
+
+
+# ---- 1 and 2: the Adult view ------------------------------------------------------------------
+
+
+@dataclass
+class AdultCase:
+    view: PublishedView  # as published: codes in memory, digits not decoded
+    codec: ArrowCodec
+    table: pa.Table  # the baseline's prebuilt table
+    path: str  # the view as privpub wrote it (read benchmarks)
+
+
+@pytest.fixture(scope="module")
+def adult(tmp_path_factory):
+    df, schema = load_adult()
+    mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
+    view = mech.publish(df, seed=SEED)
+    assert len(view) == 1_523_518
+    codec = ArrowCodec(schema)
+    path = str(tmp_path_factory.mktemp("adult") / "view.parquet")
+    view.to_parquet(path)
+    return AdultCase(view, codec, codec.table_from_codes(view.codes), path)
+
+
+def test_same_columns_and_codes(adult, tmp_path):
+    """Both sides write and read the same columns, and codes come back exactly."""
+    view, codec, table = adult.view, adult.codec, adult.table
+    assert table.equals(view.to_arrow())
+    ours, theirs = tmp_path / "privpub.parquet", tmp_path / "pyarrow.parquet"
+    view.to_parquet(ours)
+    pq.write_table(table, theirs)
+    assert pq.read_table(ours).equals(pq.read_table(theirs))
+    back = PublishedView.read_parquet(ours)
+    np.testing.assert_array_equal(back.codes, view.codes)
+    np.testing.assert_array_equal(codec.codes_from_table(pq.read_table(theirs)), view.codes)
+    np.testing.assert_array_equal(codec.codes_from_table(pq.read_table(adult.path)), view.codes)
+    # The baseline is not lax: a value outside the domain is refused.
+    bad = pa.table({n: pa.DictionaryArray.from_arrays(np.zeros(2, dtype=np.int8),
+                                                      pa.array(["?"]) if n != "age" else
+                                                      pa.array([200]))
+                    for n in codec.names})
+    with pytest.raises(ValueError):
+        codec.codes_from_table(bad)
+
+
+@pytest.mark.parametrize("group", [WRITE_PREBUILT, WRITE_FROM_CODES],
+                         ids=["vs-write", "vs-build+write"])
+def test_write_privpub(benchmark, adult, tmp_path, group):
+    benchmark.group = group
+    benchmark.extra_info["role"] = "privpub"
+    path = tmp_path / "view.parquet"
+    benchmark.pedantic(adult.view.to_parquet, args=(path,), rounds=ROUNDS, warmup_rounds=1)
+    assert pq.ParquetFile(path).metadata.num_rows == len(adult.view)
+
+
+def test_write_pyarrow(benchmark, adult, tmp_path):
+    benchmark.group = WRITE_PREBUILT
+    benchmark.extra_info["role"] = "baseline"
+    path = tmp_path / "view.parquet"
+    benchmark.pedantic(pq.write_table, args=(adult.table, path), rounds=ROUNDS, warmup_rounds=1)
+    assert pq.ParquetFile(path).metadata.num_rows == len(adult.view)
+
+
+def test_write_pyarrow_from_codes(benchmark, adult, tmp_path):
+    benchmark.group = WRITE_FROM_CODES
+    benchmark.extra_info["role"] = "baseline"
+    path = tmp_path / "view.parquet"
+    codec, codes = adult.codec, adult.view.codes
+
+    def build_and_write():
+        pq.write_table(codec.table_from_codes(codes), path)
+
+    benchmark.pedantic(build_and_write, rounds=ROUNDS, warmup_rounds=1)
+    assert pq.ParquetFile(path).metadata.num_rows == len(adult.view)
+
+
+@pytest.mark.parametrize("group", [READ_TABLE, READ_CODES], ids=["vs-read", "vs-read+codes"])
+def test_read_privpub(benchmark, adult, group):
+    benchmark.group = group
+    benchmark.extra_info["role"] = "privpub"
+    back = benchmark.pedantic(PublishedView.read_parquet, args=(adult.path,), rounds=ROUNDS,
+                              warmup_rounds=1)
+    np.testing.assert_array_equal(back.codes, adult.view.codes)
+
+
+def test_read_pyarrow(benchmark, adult):
+    benchmark.group = READ_TABLE
+    benchmark.extra_info["role"] = "baseline"
+    table = benchmark.pedantic(pq.read_table, args=(adult.path,), rounds=ROUNDS,
+                               warmup_rounds=1)
+    assert table.num_rows == len(adult.view)
+
+
+def test_read_pyarrow_to_codes(benchmark, adult):
+    benchmark.group = READ_CODES
+    benchmark.extra_info["role"] = "baseline"
+    codec = adult.codec
+    codes = benchmark.pedantic(lambda: codec.codes_from_table(pq.read_table(adult.path)),
+                               rounds=ROUNDS, warmup_rounds=1)
+    np.testing.assert_array_equal(codes, adult.view.codes)
+
+
+# ---- 3: out of core ---------------------------------------------------------------------------
+
+
+@dataclass
+class BigFile:
+    layout: str
+    path: str
+    rows: int  # view rows in the file
+    n_view: int  # the query's count on the in-memory view
+
+    @property
+    def label(self) -> str:
+        return f"{self.layout}, {self.rows:,} rows"
+
+
+def big_schema(rows: int, layout: str) -> Schema:
+    """m = 200·k ≥ 2·rows + 200, so β = (rows + 10√rows)/m ≤ 0.95 − α for every rows ≥ 1."""
+    k = rows // 100 + 1
+    x, age, sex = IntRange("x", 0, k - 1), IntRange("age", 0, 99), Categorical("sex", ["F", "M"])
+    return Schema([x, age, sex] if layout == "scan" else [age, sex, x])
+
+
+@pytest.fixture(scope="module", params=["scan", "age-sorted"])
+def big_file(request, bench_rows, tmp_path_factory, bench_report):
+    layout = request.param
+    rows = bench_rows(OUT_OF_CORE_FULL, OUT_OF_CORE_SMALL)
+    schema = big_schema(rows, layout)
+    alpha = 0.05
+    beta = (rows + 10 * math.sqrt(rows)) / schema.size  # the view has ≥ rows rows w.h.p.
+    rng = np.random.default_rng(0)
+    n = OUT_OF_CORE_RECORDS
+    records = pd.DataFrame({"x": rng.integers(0, schema["x"].size, n),
+                            "age": rng.integers(0, 100, n),
+                            "sex": rng.choice(["F", "M"], n)})
+    t0 = time.perf_counter()
+    view = AlphaBeta(schema, alpha, beta).publish(records, seed=SEED)
+    t1 = time.perf_counter()
+    path = str(tmp_path_factory.mktemp(f"big-{layout}") / "view.parquet")
+    view.to_parquet(path)
+    t2 = time.perf_counter()
+    assert len(view) >= rows
+    big = BigFile(layout, path, len(view), view.estimate(QUERY).n_view)
+    bench_report.append(f"out-of-core file ({big.label}, m = {schema.size:,}): publish "
+                        f"{t1 - t0:.1f} s, to_parquet {t2 - t1:.1f} s, "
+                        f"{os.path.getsize(path) / 2**20:,.0f} MiB")
+    del view
+    return big
+
+
+def test_out_of_core_estimate_privpub(benchmark, big_file):
+    benchmark.group = f"count '{QUERY}' over a Parquet view ({big_file.label})"
+    benchmark.extra_info["role"] = "privpub"
+    rounds = 3 if big_file.rows > 10_000_000 else ROUNDS
+    est = benchmark.pedantic(lambda: PublishedView.open(big_file.path).estimate(QUERY),
+                             rounds=rounds, warmup_rounds=1)
+    assert est.n_view == big_file.n_view
+
+
+def test_out_of_core_count_duckdb(benchmark, big_file):
+    benchmark.group = f"count '{QUERY}' over a Parquet view ({big_file.label})"
+    benchmark.extra_info["role"] = "baseline"
+    con = duckdb.connect()
+    count = benchmark.pedantic(lambda: con.execute(SQL, [big_file.path]).fetchone()[0],
+                               rounds=ROUNDS, warmup_rounds=1)
+    assert count == big_file.n_view
+
+
+PRIVPUB_CHILD = """
+import json, resource, sys, time
+import privpub
+floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+count = privpub.PublishedView.open(sys.argv[1]).estimate(sys.argv[2]).n_view
+seconds = time.perf_counter() - t0
+print(json.dumps({"count": count, "seconds": seconds, "floor_kib": floor,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+DUCKDB_CHILD = """
+import json, resource, sys, time
+import duckdb
+floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+count = duckdb.connect().execute(sys.argv[2], [sys.argv[1]]).fetchone()[0]
+seconds = time.perf_counter() - t0
+print(json.dumps({"count": count, "seconds": seconds, "floor_kib": floor,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def _gnu_time() -> str | None:
+    """GNU time (Debian package ``time``), not the shell keyword."""
+    path = shutil.which("time")
+    if path is None:
+        return None
+    probe = subprocess.run([path, "-v", "true"], capture_output=True, text=True)
+    return path if "Maximum resident set size" in probe.stderr else None
+
+
+def run_child(script: str, *args: str) -> dict:
+    """Run ``script`` in a fresh interpreter; its JSON result plus ``peak_mb`` and how
+    the peak was measured."""
+    gnu_time = _gnu_time()
+    command = [sys.executable, "-c", script, *args]
+    done = subprocess.run([gnu_time, "-v", *command] if gnu_time else command,
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    if found:
+        result["peak_mb"], result["by"] = int(found.group(1)) / 1024, "/usr/bin/time -v"
+    else:
+        result["peak_mb"], result["by"] = result["peak_kib"] / 1024, "ru_maxrss in the child"
+    result["floor_mb"] = result["floor_kib"] / 1024
+    return result
+
+
+def test_out_of_core_peak_rss(big_file, bench_report):
+    ours = run_child(PRIVPUB_CHILD, big_file.path, QUERY)
+    theirs = run_child(DUCKDB_CHILD, big_file.path, SQL)
+    assert ours["count"] == theirs["count"] == big_file.n_view
+    bench_report.append(
+        f"out-of-core '{QUERY}' ({big_file.label}), fresh process, peak RSS by {ours['by']}: "
+        f"privpub open+estimate {ours['peak_mb']:,.0f} MB (after imports "
+        f"{ours['floor_mb']:,.0f} MB), {ours['seconds']:.2f} s; DuckDB count "
+        f"{theirs['peak_mb']:,.0f} MB (after imports {theirs['floor_mb']:,.0f} MB), "
+        f"{theirs['seconds']:.2f} s; baseline / privpub time = "
+        f"{theirs['seconds'] / ours['seconds']:.2f}x")
