@@ -59,6 +59,7 @@ two 10^8-row files take about a minute to generate).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -365,6 +366,7 @@ print(json.dumps({"count": count, "seconds": seconds, "floor_kib": floor,
 """
 
 
+@functools.cache
 def _gnu_time() -> str | None:
     """GNU time (Debian package ``time``), not the shell keyword."""
     path = shutil.which("time")

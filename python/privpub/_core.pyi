@@ -24,12 +24,13 @@ def encode_wide(cols: list[npt.NDArray[np.integer]], offsets: list[int],
     """As encode_u64, as an (n, limbs) array, most significant word first."""
 
 def decode_u64(codes: npt.NDArray[np.uint64], offsets: list[int],
-               radices: list[int]) -> npt.NDArray[np.int64]:
-    """(k, n) values (digit + offset); CodeError for a code ≥ m."""
+               radices: list[int]) -> list[npt.NDArray[np.signedinteger]]:
+    """One array of n values (digit + offset) per attribute, each in the narrowest
+    signed integer type that holds them; CodeError for a code ≥ m."""
 
 def decode_wide(codes: npt.NDArray[np.uint64], offsets: list[int],
-                radices: list[int]) -> npt.NDArray[np.int64]:
-    """(k, n) values from (n, limbs) codes; CodeError for a code ≥ m."""
+                radices: list[int]) -> list[npt.NDArray[np.signedinteger]]:
+    """As decode_u64, from (n, limbs) codes."""
 
 def limbs_for(radices: list[int]) -> int:
     """64-bit words needed for codes below the product of the radices."""
