@@ -1,4 +1,4 @@
-"""Published artifacts: one Parquet file with frame and privpub metadata (privpub.core.artifacts)."""
+"""Artifacts: one Parquet file with frame and privpub metadata (privpub.tables.artifact)."""
 
 from __future__ import annotations
 

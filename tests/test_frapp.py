@@ -8,8 +8,7 @@ import pandas as pd
 import pytest
 
 import privpub
-from privpub.frapp import accounting
-from privpub.frapp import FRAPP
+from privpub.frapp import FRAPP, accounting
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import privpub
-from privpub import AlphaBeta, ArtifactError, FRAPP, ParameterError, PrivpubError, PublishedView
+from privpub import FRAPP, AlphaBeta, ArtifactError, ParameterError, PrivpubError, PublishedView
 from privpub.core.release import Mechanism
 
 QUERY = "age > 40 and sex = 'Female'"

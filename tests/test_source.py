@@ -8,8 +8,8 @@ import pytest
 
 import privpub
 from privpub.alphabeta import AlphaBeta
-from privpub.tables.domaincount import count
 from privpub.alphabeta.source import SourceDistribution
+from privpub.tables.domaincount import count
 
 ALPHA, BETA, TRIALS = 0.3, 0.1, 4000
 PROBS = {"a": [0.1, 0.2, 0.3, 0.4], "b": [0.5, 0.25, 0.125, 0.125]}

@@ -502,9 +502,13 @@ class Schema:
         ``query=True``, the columns queries are evaluated on)."""
         if not attributes:
             return pd.DataFrame({"_": np.zeros(rows or 0, dtype=np.int8)})
-        return pd.DataFrame({a.name: a._query_values(d) if query else
-                             pd.Series(a._from_raw(_shifted(d, a.offset)), dtype=a.dtype, copy=False)
-                             for a, d in zip(attributes, digits, strict=True)}, copy=False)
+        def column(a: Attribute, d: np.ndarray) -> Any:
+            if query:
+                return a._query_values(d)
+            return pd.Series(a._from_raw(_shifted(d, a.offset)), dtype=a.dtype, copy=False)
+
+        return pd.DataFrame({a.name: column(a, d) for a, d in zip(attributes, digits,
+                                                                   strict=True)}, copy=False)
 
     # ---- codes ------------------------------------------------------------------
     def encode(self, data: TableLike) -> np.ndarray:
