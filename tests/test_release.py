@@ -39,7 +39,7 @@ def saved(adult, tmp_path_factory):
 def rewrite(path, out, edit_meta=None, edit_table=None):
     """Copy a view file with its metadata and/or rows edited."""
     table = pq.read_table(path)
-    meta = json.loads(table.schema.metadata[b"privpub"])
+    meta = json.loads(pq.ParquetFile(path).metadata.metadata[b"privpub"])
     if edit_meta:
         edit_meta(meta)
     if edit_table:
@@ -142,7 +142,7 @@ def test_foreign_rows_are_refused(adult, saved, tmp_path):
     # Same number of rows as the first view, so only the fingerprint can tell.
     rows = rows.slice(0, len(view)) if len(rows) >= len(view) else pa.concat_tables(
         [rows, rows.slice(0, len(view) - len(rows))])
-    meta = pq.read_schema(path).metadata
+    meta = {b"privpub": pq.ParquetFile(path).metadata.metadata[b"privpub"]}
     foreign = tmp_path / "foreign.parquet"
     pq.write_table(rows.replace_schema_metadata(meta), foreign)
     with pytest.raises(ArtifactError, match="fingerprint"):

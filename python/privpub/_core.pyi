@@ -32,6 +32,15 @@ def decode_wide(codes: npt.NDArray[np.uint64], offsets: list[int],
                 radices: list[int]) -> list[npt.NDArray[np.signedinteger]]:
     """As decode_u64, from (n, limbs) codes."""
 
+def to_digits(cols: list[npt.NDArray[np.integer]], offsets: list[int],
+              remaps: list[npt.NDArray[np.int64] | None],
+              radices: list[int]) -> list[npt.NDArray[np.signedinteger]]:
+    """Each column's domain indices (remaps[j][value], or value − offsets[j]), checked
+    against radices[j], in the narrowest signed type; DomainError(attribute_index, row)."""
+
+def fingerprints(cols: list[npt.NDArray[np.integer]]) -> list[list[int]]:
+    """Per column [rows, Σ x, Σ x²] of non-negative integers, the sums mod 2^64."""
+
 def limbs_for(radices: list[int]) -> int:
     """64-bit words needed for codes below the product of the radices."""
 

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use strength_reduce::StrengthReducedU64;
 
 /// Rows per parallel work item.
-const CHUNK: usize = 1 << 15;
+pub(crate) const CHUNK: usize = 1 << 15;
 
 /// Raw values of one column, in the integer type they arrived in (no copy).
 #[derive(Clone, Copy)]
@@ -240,7 +240,7 @@ impl DigitColumn {
 }
 
 /// Conversion from a value known to fit (chosen by `narrowest`).
-trait FromDigit: Copy + Default + Send + Sync {
+pub(crate) trait FromDigit: Copy + Default + Send + Sync {
     fn from_digit(v: i64) -> Self;
 }
 impl FromDigit for i8 {
@@ -281,7 +281,7 @@ fn digits<T: FromDigit>(codes: &[u64], stride: u64, radix: u64, offset: i64) -> 
 }
 
 /// Bits of the narrowest signed type holding offset .. offset + radix − 1.
-fn narrowest(offset: i64, radix: u64) -> u32 {
+pub(crate) fn narrowest(offset: i64, radix: u64) -> u32 {
     let (lo, hi) = (
         i128::from(offset),
         i128::from(offset) + i128::from(radix) - 1,

@@ -6,6 +6,7 @@
 //! parameter is decided here.
 
 mod bindings;
+pub mod columns;
 pub mod cond;
 pub mod encode;
 pub mod error;
@@ -25,6 +26,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codes::decode_u64, m)?)?;
     m.add_function(wrap_pyfunction!(codes::decode_wide, m)?)?;
     m.add_function(wrap_pyfunction!(codes::limbs_for, m)?)?;
+    m.add_function(wrap_pyfunction!(codes::to_digits, m)?)?;
+    m.add_function(wrap_pyfunction!(codes::fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::uniform, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::keep_records, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::beta_step, m)?)?;

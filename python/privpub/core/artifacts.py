@@ -115,12 +115,14 @@ def read_frame(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
-    """The privpub metadata of a Parquet file, without reading its rows."""
+    """The privpub metadata of a Parquet file (from its footer's key-value
+    metadata, where :meth:`pyarrow.parquet.ParquetWriter.add_key_value_metadata`
+    and schema metadata both land), without reading its rows."""
     try:
-        schema = pq.read_schema(path)
+        stored = pq.ParquetFile(path).metadata.metadata or {}
     except (OSError, pa.ArrowException) as exc:
         raise ArtifactError(f"{os.fspath(path)!r} is not a readable Parquet file: {exc}") from None
-    return parse_metadata(path, schema)
+    return parse_metadata(path, pa.schema([], metadata=stored))
 
 
 def parse_metadata(path: str | os.PathLike, schema: pa.Schema) -> dict[str, Any]:

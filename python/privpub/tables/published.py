@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from privpub import _core
 from privpub.core.artifacts import FORMAT_VERSION, encode_metadata, read_metadata
-from privpub.core.errors import ArtifactError, DomainError, ParameterError, SchemaError
+from privpub.core.errors import ArtifactError, ParameterError, SchemaError
 from privpub.core.release import Release
 from privpub.core.validate import count as check_count
 from privpub.core.validate import field
@@ -49,8 +49,12 @@ from privpub.tables.view import (
     SET_COLUMN,
     Digits,
     FileView,
+    Fingerprint,
     MemoryView,
     TableView,
+    arrow_batch,
+    codes_of,
+    digits_of,
 )
 
 #: Most value combinations estimate_marginals handles in one call.
@@ -166,55 +170,59 @@ class PublishedView(Release):
         return self.rows.iter_frames()
 
     # ---- persistence ---------------------------------------------------------------------
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self, fingerprint: dict[str, list[int]] | None = None) -> dict[str, Any]:
         """The JSON document stored beside the rows."""
         return {"format_version": FORMAT_VERSION, **self.envelope(),
                 "schema": self.schema.to_dict(), "domain_size": str(self.schema.size),
-                "rows": len(self), "fingerprint": self.rows.fingerprint(),
+                "rows": len(self),
+                "fingerprint": fingerprint if fingerprint is not None
+                else self.rows.fingerprint(),
                 "context": {k: len(v) for k, v in self.context.items()}}
 
     def to_parquet(self, path: str | os.PathLike) -> None:
         """Write the rows (dictionary-encoded columns, streamed batch by batch),
-        any context sets, and the metadata to one Parquet file."""
+        any context sets, and the metadata (in the file's footer, with the
+        fingerprint taken in the same pass) to one Parquet file."""
         schema = self.rows.arrow_schema()
         if self.context:
             schema = schema.append(pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
-        schema = schema.with_metadata({b"privpub": encode_metadata(self.metadata())})
-        labels = ["", *self.context]
-        sources = [self.rows, *(MemoryView(self.schema, c) for c in self.context.values())]
+        labels = pa.array(["", *self.context])
+        prints = Fingerprint(self.schema.names)
+        sources = [self.rows.batches(), *(MemoryView(self.schema, c).batches()
+                                          for c in self.context.values())]
         with pq.ParquetWriter(path, schema) as writer:
-            for label, source in zip(labels, sources, strict=True):
-                for batch in source.arrow_batches():
+            for label, batches in enumerate(sources):
+                for digits in batches:
+                    batch = arrow_batch(self.schema, prints.add(digits) if label == 0
+                                        else digits)
                     if self.context:
                         flag = pa.DictionaryArray.from_arrays(
-                            np.full(batch.num_rows, labels.index(label), dtype=np.int8),
-                            pa.array(labels))
+                            np.full(batch.num_rows, label, dtype=np.int8), labels)
                         batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
                                                            schema=schema)
                     writer.write_batch(batch, row_group_size=CHUNK_ROWS)
+            writer.add_key_value_metadata(
+                {"privpub": encode_metadata(self.metadata(prints.result()))})
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
-        """Reopen a view written by :meth:`to_parquet`, its rows in memory."""
+        """Reopen a view written by :meth:`to_parquet`, its rows in memory (as
+        domain indices: dictionary indices mapped without Python objects)."""
         view = cls.open(path)
-        table = pq.read_table(view.rows.path, columns=list(view.schema.names)
+        names = list(view.schema.names)
+        table = pq.read_table(view.rows.path, columns=names
                               + ([SET_COLUMN] if view.context else []))
-        labels = None
-        if view.context:
-            labels = table.column(SET_COLUMN).to_numpy(zero_copy_only=False)
         try:
-            codes = view.schema.encode(table)
-        except DomainError as exc:
+            digits = digits_of(view.schema, table, names)
+        except ArtifactError as exc:
             raise ArtifactError(f"{os.fspath(path)!r}: {exc}") from None
-        if labels is not None:
-            context = {name: np.ascontiguousarray(codes[labels == name]) for name in view.context}
-            codes = np.ascontiguousarray(codes[labels == ""])
-        else:
-            context = {}
-        rows = MemoryView(view.schema, codes)
+        if view.context:
+            own = table.column(SET_COLUMN).to_numpy(zero_copy_only=False) == ""
+            digits = {n: d[own] for n, d in digits.items()}
+        rows = MemoryView(view.schema, digits=[digits[n] for n in names])
         _check_rows(path, rows, view.rows)
         return cls(rows, view.schema, view.mechanism, view.parameters, view.seed_policy,
-                   context, view.library_version)
+                   view.context, view.library_version)
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> PublishedView:
@@ -350,7 +358,7 @@ class PublishedView(Release):
             yield from self.rows.batches(attributes)
             return
         for batch in self.rows.batches():
-            codes = _codes_of(self.schema, batch)
+            codes = codes_of(self.schema, batch)
             keep = isin_sorted(_rows(codes), _rows(within))
             yield {n: batch[n][keep] for n in self.schema.names}
 
@@ -413,15 +421,6 @@ def _product_sums(schema: Schema, attributes: Sequence[str],
 def _rows(codes: np.ndarray) -> np.ndarray:
     """Codes as (n, limbs) rows (what the record helpers take)."""
     return codes.reshape(-1, 1) if codes.ndim == 1 else codes
-
-
-def _codes_of(schema: Schema, batch: Digits) -> np.ndarray:
-    digits = [np.ascontiguousarray(batch[n]) for n in schema.names]
-    k = len(digits)
-    if schema.is_wide:
-        return _core.encode_wide(digits, [0] * k, [None] * k, list(schema.radices),
-                                 schema.limbs)
-    return _core.encode_u64(digits, [0] * k, [None] * k, list(schema.radices))
 
 
 def _check_rows(path: str | os.PathLike, rows: MemoryView, stored: FileView) -> None:

@@ -42,6 +42,8 @@ from privpub.tables.inputs import TableLike, column_names, tabular
 
 #: The value kinds a domain may hold; a column must hold the same kind.
 KINDS = ("string", "integer", "float", "boolean")
+#: Integer domains with values in [0, LOOKUP_LIMIT) are mapped by a lookup table.
+LOOKUP_LIMIT = 1 << 16
 #: Largest projection of D that :meth:`Schema.projection` builds.
 PROJECTION_BUDGET = 1 << 24
 
@@ -689,6 +691,9 @@ def _arrow_column(table: pa.Table, name: str) -> pa.Array:
 
 
 def _check_arrow_missing(name: str, array: pa.Array) -> None:
+    value_type = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
+    if array.null_count == 0 and not pa.types.is_floating(value_type):
+        return  # (null_count is stored: no pass over the rows)
     missing = pc.is_null(array, nan_is_null=True)
     total = pc.sum(missing).as_py() or 0
     if total:
@@ -742,6 +747,12 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
         return array.indices.to_numpy(zero_copy_only=False), 0, remap
     if isinstance(attr, IntRange):
         return array.to_numpy(zero_copy_only=False), attr.lo, None
+    if attr.kind == "integer" and 0 <= min(attr.values) and max(attr.values) < LOOKUP_LIMIT:
+        # Small non-negative integers (ages, years): a lookup table indexed by the
+        # value itself, checked in Rust (−1 or past the end: outside the domain).
+        remap = np.full(max(attr.values) + 1, -1, dtype=np.int64)
+        remap[list(attr.values)] = np.arange(attr.size)
+        return array.to_numpy(zero_copy_only=False), 0, remap
     domain = pa.array(attr.values)
     if domain.type != array.type:
         try:

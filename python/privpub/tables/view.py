@@ -76,34 +76,58 @@ def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
               attributes: Sequence[str]) -> Digits:
     """Domain indices of the named columns of ``table``, checked against the
     domains in Rust (a value outside names the column, row and value)."""
-    out = {}
-    for name in attributes:
-        attr = schema[name]
-        column = _Column.of(table, attr)
-        try:
-            digits = _core.encode_u64([np.ascontiguousarray(column.raw)], [column.offset],
-                                      [column.remap], [attr.size])
-        except DomainError as exc:
-            raise ArtifactError(f"column {name!r}: value {column.value_at(exc.row)!r} at row "
-                                f"{exc.row} is not in the schema's domain ({attr.describe()})"
-                                ) from None
-        out[name] = digits.astype(np.min_scalar_type(-attr.size), copy=False)
-    return out
+    attrs = [schema[name] for name in attributes]
+    columns = [_Column.of(table, attr) for attr in attrs]
+    try:
+        digits = _core.to_digits([np.ascontiguousarray(c.raw) for c in columns],
+                                 [c.offset for c in columns], [c.remap for c in columns],
+                                 [a.size for a in attrs])
+    except DomainError as exc:
+        attr, column = attrs[exc.attribute_index], columns[exc.attribute_index]
+        raise ArtifactError(f"column {attr.name!r}: value {column.value_at(exc.row)!r} at row "
+                            f"{exc.row} is not in the schema's domain ({attr.describe()})"
+                            ) from None
+    return dict(zip(attributes, digits, strict=True))
 
 
-def _print(digits: np.ndarray) -> np.ndarray:
-    """One batch's [rows, Σ digit, Σ digit²], the sums wrapping mod 2^64."""
-    d = digits.astype(np.uint64, copy=False)
-    return np.array([len(d), d.sum(dtype=np.uint64), np.dot(d, d)], dtype=np.uint64)
+def codes_of(schema: Schema, batch: Digits) -> np.ndarray:
+    """Tuple codes of a batch of domain indices (Rust)."""
+    digits = [np.ascontiguousarray(batch[n]) for n in schema.names]
+    k = len(digits)
+    if schema.is_wide:
+        return _core.encode_wide(digits, [0] * k, [None] * k, list(schema.radices),
+                                 schema.limbs)
+    return _core.encode_u64(digits, [0] * k, [None] * k, list(schema.radices))
+
+
+def arrow_batch(schema: Schema, digits: Digits) -> pa.RecordBatch:
+    """A batch of domain indices as an Arrow record batch of the attributes' columns."""
+    return pa.RecordBatch.from_arrays([arrow_column(a, digits[a.name]) for a in schema],
+                                      names=list(schema.names))
+
+
+class Fingerprint:
+    """Per column [rows, Σ digit, Σ digit²] (the sums mod 2^64), added up batch by batch."""
+
+    def __init__(self, names: Sequence[str]):
+        self.totals = {n: np.zeros(3, dtype=np.uint64) for n in names}
+
+    def add(self, batch: Digits) -> Digits:
+        prints = _core.fingerprints([np.ascontiguousarray(batch[n]) for n in self.totals])
+        for total, found in zip(self.totals.values(), prints, strict=True):
+            total += np.array(found, dtype=np.uint64)  # wraps mod 2^64, as in Rust
+        return batch
+
+    def result(self) -> dict[str, list[int]]:
+        return {n: [int(x) for x in t] for n, t in self.totals.items()}
 
 
 def fingerprint(batches: Iterator[Digits], names: Sequence[str]) -> dict[str, list[int]]:
-    """Per column [rows, Σ digit, Σ digit²] (the sums mod 2^64) over the batches."""
-    totals = {n: np.zeros(3, dtype=np.uint64) for n in names}
+    """The :class:`Fingerprint` of all the batches."""
+    prints = Fingerprint(names)
     for batch in batches:
-        for n in names:
-            totals[n] += _print(batch[n])
-    return {n: [int(x) for x in t] for n, t in totals.items()}
+        prints.add(batch)
+    return prints.result()
 
 
 # ---- views ------------------------------------------------------------------------------------
@@ -126,15 +150,10 @@ class TableView:
         raise NotImplementedError
 
     # ---- shared by both kinds of view -------------------------------------------------------
-    def arrow_batches(self) -> Iterator[pa.RecordBatch]:
-        for batch in self.batches():
-            yield pa.RecordBatch.from_arrays([arrow_column(a, batch[a.name]) for a in self.schema],
-                                             names=list(self.schema.names))
-
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table: dictionary-encoded categorical columns whose
         values are as in the input, plain integers for integer ranges."""
-        batches = list(self.arrow_batches())
+        batches = [arrow_batch(self.schema, digits) for digits in self.batches()]
         return pa.Table.from_batches(batches, schema=self.arrow_schema())
 
     def arrow_schema(self) -> pa.Schema:
@@ -173,18 +192,26 @@ class TableView:
 
 
 class MemoryView(TableView):
-    """Rows held as a code array (uint64 (n,), or (n, limbs) when m > 2^64)."""
+    """Rows held in memory as a code array (uint64 (n,), or (n, limbs) when
+    m > 2^64), or as each attribute's domain indices (``digits``, one array
+    per attribute in schema order); either is derived from the other on demand."""
 
-    def __init__(self, schema: Schema, codes: np.ndarray, chunk_rows: int = CHUNK_ROWS):
+    def __init__(self, schema: Schema, codes: np.ndarray | None = None,
+                 chunk_rows: int = CHUNK_ROWS, digits: Sequence[np.ndarray] | None = None):
         if chunk_rows < 1:
             raise ParameterError(f"chunk_rows must be positive, got {chunk_rows}")
+        if (codes is None) == (digits is None):
+            raise ParameterError("give the rows as codes or as digits (one of them)")
         self.schema, self._codes, self.chunk_rows = schema, codes, chunk_rows
-        self._digits: list[np.ndarray] | None = None
+        self._digits = None if digits is None else list(digits)
 
     def __len__(self) -> int:
-        return len(self._codes)
+        return len(self._codes) if self._codes is not None else len(self._digits[0])
 
     def codes(self) -> np.ndarray:
+        if self._codes is None:
+            self._codes = codes_of(self.schema, dict(zip(self.schema.names, self._digits,
+                                                         strict=True)))
         return self._codes
 
     def digits(self) -> list[np.ndarray]:
@@ -224,7 +251,7 @@ class FileView(TableView):
     def batches(self, attributes: Sequence[str] | None = None) -> Iterator[Digits]:
         names = list(self.schema.names if attributes is None else attributes)
         columns = names + ([SET_COLUMN] if self.label is not None else [])
-        seen = {n: np.zeros(3, dtype=np.uint64) for n in names}
+        seen = Fingerprint(names)
         with pq.ParquetFile(self.path) as file:
             for record_batch in file.iter_batches(batch_size=self.batch_rows, columns=columns,
                                                   use_threads=True):
@@ -233,25 +260,15 @@ class FileView(TableView):
                     keep = np.asarray(table.column(SET_COLUMN).to_numpy(
                         zero_copy_only=False) == self.label)
                     table = table.filter(pa.array(keep))
-                batch = digits_of(self.schema, table, names)
-                for n in names:
-                    seen[n] += _print(batch[n])
-                yield batch
-        for n in names:  # a full pass over these columns: they must be the stored ones
-            if self.expected is not None and \
-                    [int(x) for x in seen[n]] != list(self.expected.get(n, [])):
+                yield seen.add(digits_of(self.schema, table, names))
+        for n, found in seen.result().items():  # a full pass: they must be the stored ones
+            if self.expected is not None and found != list(self.expected.get(n, [])):
                 raise ArtifactError(f"{self.path!r}: column {n!r} does not match the "
                                     "fingerprint in its metadata; the rows were altered or "
                                     "come from another file")
 
     def codes(self) -> np.ndarray:
-        parts = []
-        for batch in self.batches():
-            digits = [batch[n] for n in self.schema.names]
-            k = len(digits)
-            encode = _core.encode_wide if self.schema.is_wide else _core.encode_u64
-            extra = (self.schema.limbs,) if self.schema.is_wide else ()
-            parts.append(encode(digits, [0] * k, [None] * k, list(self.schema.radices), *extra))
+        parts = [codes_of(self.schema, batch) for batch in self.batches()]
         if not parts:
             shape = (0, self.schema.limbs) if self.schema.is_wide else (0,)
             return np.zeros(shape, dtype=np.uint64)

@@ -1,7 +1,7 @@
 //! Bindings for tuple codes (encode.rs).
 
 use super::to_py;
-use crate::encode;
+use crate::{columns, encode};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -149,4 +149,31 @@ pub(crate) fn decode_wide<'py>(
 #[pyfunction]
 pub(crate) fn limbs_for(radices: Vec<u64>) -> usize {
     encode::limbs_for(&radices)
+}
+
+/// Domain indices of each column (remap table or offset, checked against its
+/// radix), each in the narrowest signed type; DomainError names column and row.
+#[pyfunction]
+pub(crate) fn to_digits<'py>(
+    py: Python<'py>,
+    cols: Vec<IntArray<'py>>,
+    offsets: Vec<i64>,
+    remaps: Vec<Option<PyReadonlyArray1<'py, i64>>>,
+    radices: Vec<u64>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let cols = columns(&cols, &offsets, &remaps)?;
+    let out = py
+        .detach(|| columns::to_digits(&cols, &radices))
+        .map_err(|e| to_py(py, e))?;
+    Ok(out.into_iter().map(|c| digit_array(py, c)).collect())
+}
+
+/// Per column (rows, Σ x, Σ x²) of non-negative integers, sums mod 2^64.
+#[pyfunction]
+pub(crate) fn fingerprints(py: Python<'_>, cols: Vec<IntArray<'_>>) -> PyResult<Vec<[u64; 3]>> {
+    let values = cols
+        .iter()
+        .map(|c| c.values())
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(py.detach(|| columns::fingerprints(&values)))
 }
