@@ -20,10 +20,12 @@ goal is a ratio of at least 1 / 1.5 = 0.67). Nothing asserts on timing.
 2. Read the privpub file back: ``PublishedView.read_parquet(path)`` (codes
    in memory, fingerprint checked) against
 
-   - ``pq.read_table(path)`` (dictionary columns, no codes), and
+   - ``pq.read_table(path)`` (no codes; string columns come back dictionary-
+     encoded, age, an integer-valued Categorical, as plain int64), and
    - ``pq.read_table(path)`` turned into codes with numpy: per column chunk,
      the dictionary indices (remapped through a small table only if the
-     chunk's dictionary is not the domain) folded into int64 codes in place,
+     chunk's dictionary is not the domain; age through a lookup table by
+     value) folded into int64 codes in place,
      ``c *= radix; c += digit`` (the fold bench_encode.py found fastest).
 
    Both give codes equal to the published ones (asserted).
@@ -87,7 +89,7 @@ ROUNDS = 10
 
 WRITE_PREBUILT = "Adult view -> Parquet; baseline: pq.write_table (table prebuilt)"
 WRITE_FROM_CODES = "Adult view -> Parquet; baseline: table from codes (divmod) + pq.write_table"
-READ_TABLE = "Parquet -> Adult view; baseline: pq.read_table (dictionary columns)"
+READ_TABLE = "Parquet -> Adult view; baseline: pq.read_table (no codes)"
 READ_CODES = "Parquet -> Adult view; baseline: pq.read_table + codes (numpy mixed radix)"
 
 OUT_OF_CORE_FULL = 100_000_000

@@ -161,6 +161,8 @@ def test_ordered_categorical_comparisons_follow_the_declared_order():
                        ("band in ('top', 'low') and score > 100", df["band"].isin(["top", "low"])
                         & (df["score"] > 100))]:
         assert view.estimate(sql).n_view == int(truth.sum()), sql
+    cond = privpub.Condition(schema, "band > 'low'")  # on a frame of values, too
+    assert cond.count(df) == int((df["band"] > "low").sum())
     # Alphabetically 'high' < 'low' < 'mid' < 'top': that reading would count differently.
     assert schema.count("band > 'low'") == 3 * 306 * 2 * 3
     with pytest.raises(privpub.DomainError, match="'lowest'"):

@@ -116,7 +116,7 @@ class _Counter:
         attrs = self.cond.attributes
         mask = self.cond.truth_table()
         if mask is None:
-            mask = self.cond.mask(self.schema.projection(attrs, query=True))
+            mask = self.cond.evaluate(self.schema.projection(attrs, query=True))
         if self.weights is None:
             return int(mask.sum()) * self.free_factor(attrs)
         w = self._weight_grid(attrs)
@@ -156,7 +156,7 @@ class _Counter:
         if atom not in self._tables:
             attrs = self.cond.atoms[atom].attributes
             frame = self.schema.projection(attrs, query=True)
-            self._tables[atom] = self.cond.mask(frame, self.cond.atoms[atom].sql)
+            self._tables[atom] = self.cond.evaluate(frame, self.cond.atoms[atom].sql)
         return self._tables[atom]
 
     def cond_count(self, literals: frozenset) -> int | float:

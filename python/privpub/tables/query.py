@@ -402,8 +402,23 @@ class Condition:
         raise QueryError(f"unsupported SQL {node.sql(dialect=DIALECT)!r}")
 
     # ---- evaluation -------------------------------------------------------------------------
-    def mask(self, frame: pd.DataFrame, sql: str | None = None) -> np.ndarray:
-        """Which rows of ``frame`` satisfy the condition (or the SQL ``sql``)."""
+    def mask(self, frame: pd.DataFrame) -> np.ndarray:
+        """Which rows of a frame of values satisfy the condition (ordered
+        attributes compare by their declared order, as everywhere)."""
+        ranks = {}
+        for name in self.attributes:
+            attr = self.schema[name]
+            if attr.ordered:
+                ranks[name] = attr._index.get_indexer(frame[name])
+                if (ranks[name] < 0).any():
+                    bad = frame[name].iloc[int(np.argmax(ranks[name] < 0))]
+                    raise DomainError(f"column {name!r}: value {bad!r} is not in the domain "
+                                      f"of ordered attribute {name!r} ({attr.describe()})")
+        return _evaluate(frame.assign(**ranks) if ranks else frame, self.sql)
+
+    def evaluate(self, frame: pd.DataFrame, sql: str | None = None) -> np.ndarray:
+        """The condition (or ``sql``, one of its atoms) on a frame of query columns
+        (``Schema.projection(..., query=True)``: ordered attributes as indices)."""
         return _evaluate(frame, sql or self.sql)
 
     def count(self, frame: pd.DataFrame) -> int:
@@ -435,8 +450,8 @@ class Condition:
         table = self.truth_table()
         if table is None:
             attrs = [self.schema[a] for a in self.attributes]
-            return self.mask(self.schema.frame_of(attrs, [digits[a.name] for a in attrs],
-                                                  query=True, rows=rows))
+            return self.evaluate(self.schema.frame_of(attrs, [digits[a.name] for a in attrs],
+                                                      query=True, rows=rows))
         if not self.attributes:
             return np.full(rows, bool(table[0]))
         # The digits of the condition's attributes as one mixed-radix index into
