@@ -36,32 +36,42 @@ fn map_column<S: Copy + Into<i128> + Sync, T: FromDigit>(
     radix: u64,
     attr: usize,
 ) -> Result<Vec<T>, KernelError> {
-    let radix = i128::from(radix);
-    let (offset, remap) = (i128::from(col.offset), col.remap);
+    let outside = |row: usize| KernelError::OutOfDomain {
+        attribute: attr,
+        row,
+    };
     let mut out = vec![T::default(); values.len()];
-    out.par_chunks_mut(CHUNK)
+    let chunks = out
+        .par_chunks_mut(CHUNK)
         .zip(values.par_chunks(CHUNK))
-        .enumerate()
-        .try_for_each(|(c, (dst, src))| {
+        .enumerate();
+    match col.remap {
+        // Dictionary indices: a table lookup (−1 or past the end: outside).
+        Some(table) => chunks.try_for_each(|(c, (dst, src))| {
             for (i, (d, &v)) in dst.iter_mut().zip(src).enumerate() {
-                let v: i128 = v.into();
-                let idx = match remap {
-                    Some(table) => usize::try_from(v)
-                        .ok()
-                        .and_then(|at| table.get(at))
-                        .map_or(-1, |&x| i128::from(x)),
-                    None => v - offset,
-                };
-                if !(0..radix).contains(&idx) {
-                    return Err(KernelError::OutOfDomain {
-                        attribute: attr,
-                        row: c * CHUNK + i,
-                    });
+                let at = u64::try_from(v.into()).unwrap_or(u64::MAX);
+                let idx = table.get(at as usize).copied().unwrap_or(-1);
+                if idx < 0 || idx as u64 >= radix {
+                    return Err(outside(c * CHUNK + i));
                 }
-                *d = T::from_digit(idx as i64);
+                *d = T::from_digit(idx);
             }
             Ok(())
-        })?;
+        }),
+        None => {
+            let (offset, radix) = (i128::from(col.offset), i128::from(radix));
+            chunks.try_for_each(|(c, (dst, src))| {
+                for (i, (d, &v)) in dst.iter_mut().zip(src).enumerate() {
+                    let idx = v.into() - offset;
+                    if !(0..radix).contains(&idx) {
+                        return Err(outside(c * CHUNK + i));
+                    }
+                    *d = T::from_digit(idx as i64);
+                }
+                Ok(())
+            })
+        }
+    }?;
     Ok(out)
 }
 
@@ -70,7 +80,7 @@ pub fn to_digits(cols: &[Column<'_>], radices: &[u64]) -> Result<Vec<DigitColumn
     if cols.len() != radices.len() {
         return Err(KernelError::Shape("one radix per column".into()));
     }
-    cols.iter()
+    cols.par_iter()
         .zip(radices)
         .enumerate()
         .map(|(a, (col, &r))| {
@@ -103,7 +113,7 @@ fn sums<T: Copy + Into<i128> + Sync>(values: &[T]) -> [u64; 3] {
 
 /// The fingerprint of each column.
 pub fn fingerprints(cols: &[Values<'_>]) -> Vec<[u64; 3]> {
-    cols.iter()
+    cols.par_iter()
         .map(|v| match *v {
             Values::I8(v) => sums(v),
             Values::I16(v) => sums(v),
