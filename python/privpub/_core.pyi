@@ -41,6 +41,11 @@ def to_digits(cols: list[npt.NDArray[np.integer]], offsets: list[int],
 def fingerprints(cols: list[npt.NDArray[np.integer]]) -> list[list[int]]:
     """Per column [rows, Σ x, Σ x²] of non-negative integers, the sums mod 2^64."""
 
+def count_in_table(cols: list[npt.NDArray[np.integer]], radices: list[int],
+                   table: npt.NDArray[np.bool_]) -> int:
+    """Rows whose digits (first column slowest) index a true cell of ``table``
+    (Π radices cells); DomainError(attribute_index, row) for a digit ≥ its radix."""
+
 def limbs_for(radices: list[int]) -> int:
     """64-bit words needed for codes below the product of the radices."""
 

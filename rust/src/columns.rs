@@ -5,7 +5,9 @@
 //!   table, or integers minus an offset) to checked domain indices, each in
 //!   the narrowest signed type that holds them;
 //! * `fingerprints`: per column (rows, Σ digit, Σ digit²), sums wrapping mod
-//!   2^64, the check that rows read back are the rows written.
+//!   2^64, the check that rows read back are the rows written;
+//! * `count_in_table`: how many rows a condition's truth table (over the
+//!   projection on its attributes) marks true, one pass, no temporaries.
 
 use crate::encode::{narrowest, Column, DigitColumn, FromDigit, Values, CHUNK};
 use crate::error::KernelError;
@@ -127,6 +129,74 @@ pub fn fingerprints(cols: &[Values<'_>]) -> Vec<[u64; 3]> {
         .collect()
 }
 
+/// idx ← idx · radix + digit for one column's slice; Err(i) at a digit ≥ radix.
+fn accumulate<S: Copy + Into<i128>>(src: &[S], radix: u64, idx: &mut [u64]) -> Result<(), usize> {
+    for (i, (x, &v)) in idx.iter_mut().zip(src).enumerate() {
+        let d = u64::try_from(v.into()).unwrap_or(u64::MAX);
+        if d >= radix {
+            return Err(i);
+        }
+        *x = *x * radix + d;
+    }
+    Ok(())
+}
+
+/// Rows whose digits (one column per attribute, first slowest) index a true
+/// cell of `table` (length Π radices).
+pub fn count_in_table(
+    cols: &[Values<'_>],
+    radices: &[u64],
+    table: &[bool],
+) -> Result<u64, KernelError> {
+    let cells = radices.iter().try_fold(1u64, |acc, &r| acc.checked_mul(r));
+    if cols.len() != radices.len() || cells != Some(table.len() as u64) {
+        return Err(KernelError::Shape(
+            "one radix per column; table of Π radices cells".into(),
+        ));
+    }
+    let n = cols.first().map_or(0, values_len);
+    if cols.iter().any(|c| values_len(c) != n) {
+        return Err(KernelError::Shape("columns differ in length".into()));
+    }
+    (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+            let mut idx = vec![0u64; end - start];
+            for (a, (col, &r)) in cols.iter().zip(radices).enumerate() {
+                let res = match *col {
+                    Values::I8(v) => accumulate(&v[start..end], r, &mut idx),
+                    Values::I16(v) => accumulate(&v[start..end], r, &mut idx),
+                    Values::I32(v) => accumulate(&v[start..end], r, &mut idx),
+                    Values::I64(v) => accumulate(&v[start..end], r, &mut idx),
+                    Values::U8(v) => accumulate(&v[start..end], r, &mut idx),
+                    Values::U16(v) => accumulate(&v[start..end], r, &mut idx),
+                    Values::U32(v) => accumulate(&v[start..end], r, &mut idx),
+                    Values::U64(v) => accumulate(&v[start..end], r, &mut idx),
+                };
+                res.map_err(|i| KernelError::OutOfDomain {
+                    attribute: a,
+                    row: start + i,
+                })?;
+            }
+            Ok(idx.iter().filter(|&&i| table[i as usize]).count() as u64)
+        })
+        .try_reduce(|| 0, |a, b| Ok(a + b))
+}
+
+fn values_len(v: &Values<'_>) -> usize {
+    match *v {
+        Values::I8(v) => v.len(),
+        Values::I16(v) => v.len(),
+        Values::I32(v) => v.len(),
+        Values::I64(v) => v.len(),
+        Values::U8(v) => v.len(),
+        Values::U16(v) => v.len(),
+        Values::U32(v) => v.len(),
+        Values::U64(v) => v.len(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +243,26 @@ mod tests {
         assert_eq!(f[0], [2, 1, 5]); // MAX + 2 = 1; MAX² + 4 = 1 + 4 (mod 2^64)
         let w = [3i8, 4];
         assert_eq!(fingerprints(&[Values::I8(&w)])[0], [2, 7, 25]);
+    }
+
+    #[test]
+    fn counts_true_cells_and_refuses_bad_digits() {
+        let a = [0u8, 1, 2, 1];
+        let b = [1i8, 0, 1, 1];
+        // table over (a, b), a slowest: true at (1, 1) and (2, 0).
+        let mut table = vec![false; 6];
+        table[3] = true;
+        table[4] = true;
+        let n = count_in_table(&[Values::U8(&a), Values::I8(&b)], &[3, 2], &table).unwrap();
+        assert_eq!(n, 1); // only row 3 is (1, 1); no row is (2, 0)
+        let bad = [0i8, 5];
+        assert!(matches!(
+            count_in_table(&[Values::I8(&bad)], &[3], &table[..3]),
+            Err(KernelError::OutOfDomain {
+                attribute: 0,
+                row: 1
+            })
+        ));
+        assert!(count_in_table(&[Values::I8(&bad)], &[3], &table).is_err());
     }
 }

@@ -367,8 +367,7 @@ class PublishedView(Release):
             return int(cond.mask_digits({}, self._rows_in(within)).sum())
         total = 0
         for batch in self._batches(cond.attributes, within):
-            rows = len(batch[cond.attributes[0]])
-            total += int(cond.mask_digits(batch, rows).sum())
+            total += cond.count_digits(batch, len(batch[cond.attributes[0]]))
         return total
 
     def _rows_in(self, within: np.ndarray | None) -> int:

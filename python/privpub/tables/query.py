@@ -462,6 +462,15 @@ class Condition:
                                 [self.schema[a].size for a in self.attributes])
         return table[flat]
 
+    def count_digits(self, digits: Mapping[str, np.ndarray], rows: int) -> int:
+        """How many rows satisfy the condition (as :meth:`mask_digits`, counted
+        in one Rust pass over the truth table when there is one)."""
+        table = self.truth_table()
+        if table is None or not self.attributes:
+            return int(self.mask_digits(digits, rows).sum())
+        return _core.count_in_table([np.ascontiguousarray(digits[a]) for a in self.attributes],
+                                    [self.schema[a].size for a in self.attributes], table)
+
     def count_codes(self, codes: np.ndarray) -> int:
         """Q(V) for the tuples with these codes."""
         return int(self.mask_codes(codes).sum())

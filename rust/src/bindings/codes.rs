@@ -177,3 +177,20 @@ pub(crate) fn fingerprints(py: Python<'_>, cols: Vec<IntArray<'_>>) -> PyResult<
         .collect::<PyResult<Vec<_>>>()?;
     Ok(py.detach(|| columns::fingerprints(&values)))
 }
+
+/// How many rows' digits index a true cell of `table` (Π radices cells).
+#[pyfunction]
+pub(crate) fn count_in_table(
+    py: Python<'_>,
+    cols: Vec<IntArray<'_>>,
+    radices: Vec<u64>,
+    table: PyReadonlyArray1<'_, bool>,
+) -> PyResult<u64> {
+    let values = cols
+        .iter()
+        .map(|c| c.values())
+        .collect::<PyResult<Vec<_>>>()?;
+    let table = table.as_slice()?;
+    py.detach(|| columns::count_in_table(&values, &radices, table))
+        .map_err(|e| to_py(py, e))
+}
