@@ -154,8 +154,8 @@ pub fn count_in_table(
             "one radix per column; table of Π radices cells".into(),
         ));
     }
-    let n = cols.first().map_or(0, values_len);
-    if cols.iter().any(|c| values_len(c) != n) {
+    let n = cols.first().map_or(0, |c| c.len());
+    if cols.iter().any(|c| c.len() != n) {
         return Err(KernelError::Shape("columns differ in length".into()));
     }
     (0..n.div_ceil(CHUNK))
@@ -182,19 +182,6 @@ pub fn count_in_table(
             Ok(idx.iter().filter(|&&i| table[i as usize]).count() as u64)
         })
         .try_reduce(|| 0, |a, b| Ok(a + b))
-}
-
-fn values_len(v: &Values<'_>) -> usize {
-    match *v {
-        Values::I8(v) => v.len(),
-        Values::I16(v) => v.len(),
-        Values::I32(v) => v.len(),
-        Values::I64(v) => v.len(),
-        Values::U8(v) => v.len(),
-        Values::U16(v) => v.len(),
-        Values::U32(v) => v.len(),
-        Values::U64(v) => v.len(),
-    }
 }
 
 #[cfg(test)]

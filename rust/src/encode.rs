@@ -35,9 +35,9 @@ pub struct Column<'a> {
     pub remap: Option<&'a [i64]>,
 }
 
-impl Column<'_> {
+impl Values<'_> {
     pub fn len(&self) -> usize {
-        match self.values {
+        match self {
             Values::I8(v) => v.len(),
             Values::I16(v) => v.len(),
             Values::I32(v) => v.len(),
@@ -47,6 +47,16 @@ impl Column<'_> {
             Values::U32(v) => v.len(),
             Values::U64(v) => v.len(),
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Column<'_> {
+    pub fn len(&self) -> usize {
+        self.values.len()
     }
 
     pub fn is_empty(&self) -> bool {
