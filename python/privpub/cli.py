@@ -180,8 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser(
         "estimate", help="estimate counting queries from a published view",
         description="Estimate select count(*) from I where C from a view written by "
-                    "`privpub publish` (or PublishedView.to_parquet). Quote attribute names "
-                    "with hyphens: \"marital-status\" = 'Divorced'.")
+                    "`privpub publish` (or PublishedView.to_parquet). The file is re-validated "
+                    "and streamed row group by row group, so views larger than memory work. "
+                    "Quote attribute names with hyphens: \"marital-status\" = 'Divorced'.")
     est.add_argument("view", help="the view's Parquet file")
     est.add_argument("query", nargs="+", help="SQL WHERE conditions, e.g. \"age > 50\"")
     est.add_argument("--table", action="append", metavar="NAME=PATH",
