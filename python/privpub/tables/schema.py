@@ -747,7 +747,7 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
         return array.indices.to_numpy(zero_copy_only=False), 0, remap
     if isinstance(attr, IntRange):
         return array.to_numpy(zero_copy_only=False), attr.lo, None
-    if attr.kind == "integer" and 0 <= min(attr.values) and max(attr.values) < LOOKUP_LIMIT:
+    if attr.kind == "integer" and min(attr.values) >= 0 and max(attr.values) < LOOKUP_LIMIT:
         # Small non-negative integers (ages, years): a lookup table indexed by the
         # value itself, checked in Rust (−1 or past the end: outside the domain).
         remap = np.full(max(attr.values) + 1, -1, dtype=np.int64)
