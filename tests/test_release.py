@@ -114,6 +114,7 @@ TAMPERED = {
                     "seed_policy"),
     "row count": (lambda m: m.__setitem__("rows", m["rows"] - 1), ArtifactError, "rows"),
     "not a view": (lambda m: m.__setitem__("kind", "artifact"), ArtifactError, "kind"),
+    "old format": (lambda m: m.__setitem__("format_version", 1), ArtifactError, "format 1"),
     "schema attribute broken": (drop("schema", "attributes", 0, "values"), ArtifactError,
                                 "values"),
 }

@@ -114,7 +114,7 @@ def read_frame(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:
     return _restore_dtypes(table.to_pandas(), notes), meta
 
 
-def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
+def read_metadata(path: str | os.PathLike, version: int = FORMAT_VERSION) -> dict[str, Any]:
     """The privpub metadata of a Parquet file (from its footer's key-value
     metadata, where :meth:`pyarrow.parquet.ParquetWriter.add_key_value_metadata`
     and schema metadata both land), without reading its rows."""
@@ -122,10 +122,12 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
         stored = pq.ParquetFile(path).metadata.metadata or {}
     except (OSError, pa.ArrowException) as exc:
         raise ArtifactError(f"{os.fspath(path)!r} is not a readable Parquet file: {exc}") from None
-    return parse_metadata(path, pa.schema([], metadata=stored))
+    return parse_metadata(path, pa.schema([], metadata=stored), version)
 
 
-def parse_metadata(path: str | os.PathLike, schema: pa.Schema) -> dict[str, Any]:
+def parse_metadata(path: str | os.PathLike, schema: pa.Schema,
+                   version: int = FORMAT_VERSION) -> dict[str, Any]:
+    """The privpub document of a file's metadata, of format ``version``."""
     raw = (schema.metadata or {}).get(METADATA_KEY)
     if raw is None:
         raise ArtifactError(f"{os.fspath(path)!r} has no privpub metadata; "
@@ -137,7 +139,7 @@ def parse_metadata(path: str | os.PathLike, schema: pa.Schema) -> dict[str, Any]
     if not isinstance(meta, dict):
         raise ArtifactError(f"{os.fspath(path)!r}: privpub metadata is not a JSON object")
     found = meta.get("format_version")
-    if found != FORMAT_VERSION:
+    if found != version:
         raise ArtifactError(f"{os.fspath(path)!r}: unsupported artifact format {found!r} "
-                            f"(this library reads {FORMAT_VERSION})")
+                            f"(this library reads {version})")
     return meta

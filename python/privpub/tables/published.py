@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from privpub import _core
-from privpub.core.artifacts import FORMAT_VERSION, encode_metadata, read_metadata
+from privpub.core.artifacts import encode_metadata, read_metadata
 from privpub.core.errors import ArtifactError, ParameterError, SchemaError
 from privpub.core.release import Release
 from privpub.core.validate import count as check_count
@@ -60,6 +60,9 @@ from privpub.tables.view import (
 #: Most value combinations estimate_marginals handles in one call.
 MARGINAL_CELLS = 1 << 24
 KIND = "published_view"
+#: Layout of a view file's metadata (2: rows as dictionary-encoded columns with a
+#: per-column fingerprint; 1, before, held decoded rows and no fingerprint).
+VIEW_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ class PublishedView(Release):
     # ---- persistence ---------------------------------------------------------------------
     def metadata(self, fingerprint: dict[str, list[int]] | None = None) -> dict[str, Any]:
         """The JSON document stored beside the rows."""
-        return {"format_version": FORMAT_VERSION, **self.envelope(),
+        return {"format_version": VIEW_FORMAT, **self.envelope(),
                 "schema": self.schema.to_dict(), "domain_size": str(self.schema.size),
                 "rows": len(self),
                 "fingerprint": fingerprint if fingerprint is not None
@@ -229,7 +232,7 @@ class PublishedView(Release):
         """A view backed by its Parquet file: counts and estimates stream the
         file's row groups in bounded memory (context sets, small, are read).
         The metadata is checked now; each column's rows when first read in full."""
-        meta = read_metadata(path)
+        meta = read_metadata(path, VIEW_FORMAT)
         where = os.fspath(path)
         envelope = Release.read_envelope(meta, KIND)
         try:
