@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import privpub
-from privpub import Condition, col
+from privpub import Categorical, Condition, IntRange, Schema, col
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +102,80 @@ def test_view_counts_use_the_same_semantics_as_domain_counts(scores):
     assert cond.truth_table() is None
     decoded = big.decode(rows)
     assert cond.count_codes(rows) == int((decoded.x0 + decoded.x1 < decoded.x2).sum())
+
+
+# ---- nothing silently wrong (issue 9's query cases) ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def adult_schema():
+    return privpub.datasets.load_adult()[1]
+
+
+@pytest.mark.parametrize("sql, near", [
+    ("sex = 'Femalee'", "'Female'"),
+    ("sex = ' Female'", "'Female'"),          # raw adult.test keeps a leading space
+    ("sex = 'female'", "'Female'"),
+    ("sex <> 'Femalee'", "'Female'"),
+    ("sex in ('Male', 'Mal')", "'Male'"),
+    ("age = 200", None),
+    ("age = 30.5", None),
+])
+def test_values_outside_the_domain_are_refused_with_near_values(adult_schema, sql, near):
+    with pytest.raises(privpub.DomainError) as info:
+        adult_schema.count(sql)
+    message = str(info.value)
+    assert sql.split()[0] in message
+    assert (f"did you mean {near}" in message) if near else "did you mean" not in message
+
+
+def test_mapping_form_suggests_too(adult_schema):
+    with pytest.raises(privpub.DomainError, match="did you mean 'Female'"):
+        Condition(adult_schema, {"sex": " Female"})
+
+
+def test_order_comparisons_may_cross_the_domain(adult_schema):
+    assert adult_schema.count("age > 200") == 0
+    assert adult_schema.count("age < 200") == adult_schema.size
+
+
+def test_constant_comparison_is_refused_with_a_quoting_hint(adult_schema):
+    with pytest.raises(privpub.QueryError, match='double quotes \\("marital-status"'):
+        adult_schema.count("'marital-status' = 'Divorced'")
+
+
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_empty_query_is_an_error(adult_schema, empty):
+    with pytest.raises(privpub.QueryError, match="empty.*None or 'TRUE'"):
+        adult_schema.count(empty)
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("TRUE", "all"), ("(TRUE)", "all"), ("FALSE", 0), ("NOT TRUE", 0),
+    ("age > 50 AND TRUE", "age"), ("age > 50 OR FALSE", "age"), ("WHERE age > 50", "age"),
+])
+def test_boolean_constants_and_where_prefix(adult_schema, sql, expected):
+    value = {"all": adult_schema.size, "age": adult_schema.count("age > 50")}.get(expected,
+                                                                                   expected)
+    assert adult_schema.count(sql) == value
+
+
+def test_empty_subquery_inside_a_larger_condition(adult_schema):
+    tables = {"T": pd.DataFrame({"x": ["Male"]})}
+    assert adult_schema.count("age > 30 AND sex IN (SELECT x FROM T WHERE false)",
+                              tables) == 0
+    assert adult_schema.count("age > 30 OR sex IN (SELECT x FROM T WHERE false)",
+                              tables) == adult_schema.count("age > 30")
+
+
+def test_a_condition_is_counted_for_the_schema_it_is_used_with():
+    a = Schema([IntRange("age", 0, 99), Categorical("s", ["a", "b"])])
+    b = Schema([IntRange("age", 0, 99), Categorical("s", ["a", "b", "c"])])
+    cond = Condition(a, "age > 50")
+    assert b.count(cond) == 49 * 3
+    assert a.count(cond) == 49 * 2  # no stale cached value from the call above
+    df, schema = privpub.datasets.load_adult()
+    view = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(
+        df.head(200), seed=1)
+    with_tables = view.estimate(Condition(schema, "age > 50"), tables={"T": df.head()})
+    assert with_tables == view.estimate("age > 50")

@@ -68,7 +68,8 @@ def count(schema: Schema, where: QueryLike, tables: Mapping[str, pd.DataFrame] |
     or ``"cond"``. Raises QueryError when a table would exceed ``budget``
     cells or the DNF has more than ``MAX_CLAUSES`` clauses.
     """
-    cond = where if isinstance(where, Condition) else Condition(schema, where, tables)
+    reuse = isinstance(where, Condition) and where.schema == schema and not tables
+    cond = where if reuse else Condition(schema, where, tables)
     if method not in ("auto", "direct", "cond"):
         raise QueryError(f"method must be 'auto', 'direct' or 'cond', got {method!r}")
     cache = cond.__dict__.setdefault("_domain_counts", {})

@@ -16,6 +16,7 @@ duckdb with the same SQL text, so Q(V) and Q(D) share one semantics.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import threading
@@ -188,14 +189,49 @@ def _evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:
     return np.asarray(out, dtype=bool)
 
 
-def _check_in_domain(schema: Schema, name: str, value: Any) -> None:
-    """Equality mappings name domain values; a value outside is almost surely a typo."""
+def _check_in_domain(schema: Schema, name: str, value: Any, where: str = "") -> None:
+    """Equalities name domain values; a value outside is almost surely a typo."""
     attr = schema[name]
-    inside = (value in set(attr.values)) if hasattr(attr, "values") else (
-        isinstance(value, (int, np.integer)) and attr.lo <= value <= attr.hi)
+    # True == 1 in Python: a boolean matches only a boolean domain, and back.
+    same_kind = isinstance(value, (bool, np.bool_)) == (attr.kind == "boolean")
+    if hasattr(attr, "values"):
+        inside = same_kind and value in set(attr.values)
+    else:
+        inside = same_kind and isinstance(value, (int, np.integer)) \
+            and attr.lo <= value <= attr.hi
     if not inside:
-        raise DomainError(f"value {value!r} is not in the domain of {name!r} "
-                          f"({attr.describe()})")
+        raise DomainError(f"value {value!r} is not in the domain of {name!r}{where} "
+                          f"({attr.describe()}){_suggest(value, attr)}")
+
+
+def _suggest(value: Any, attr: Any) -> str:
+    """Near values of a categorical domain: same after trimming or case folding,
+    or a small edit distance."""
+    if not isinstance(value, str) or not hasattr(attr, "values"):
+        return ""
+    names = [v for v in attr.values if isinstance(v, str)]
+    folded = value.strip().casefold()
+    near = [v for v in names if v.strip().casefold() == folded]
+    near += [v for v in difflib.get_close_matches(value.strip(), names, n=3, cutoff=0.75)
+             if v not in near]
+    return f"; did you mean {' or '.join(repr(v) for v in near[:3])}?" if near else ""
+
+
+def _is_constant(node: exp.Expression) -> bool:
+    return isinstance(node, (exp.Literal, exp.Boolean)) or (
+        isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal))
+
+
+def _constant(node: exp.Expression) -> Any:
+    """The Python value of a literal node."""
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Neg):
+        return -_constant(node.this)
+    if node.is_string:
+        return node.this
+    text = node.this
+    return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
 def _parse_select(text: str) -> exp.Select:
@@ -218,7 +254,9 @@ def _parse_where(text: str) -> exp.Expression | None:
         where = select.args.get("where")
         return None if where is None else where.this
     if not stripped:
-        return None
+        raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
+    if stripped.lower().startswith("where "):
+        stripped = stripped[6:]  # "WHERE age > 50" means the condition after it
     return _parse_select(f"SELECT 1 FROM I WHERE {stripped}").args["where"].this
 
 
@@ -242,14 +280,19 @@ class Condition:
 
     def __init__(self, schema: Schema, where: QueryLike = None,
                  tables: Mapping[str, pd.DataFrame] | None = None):
+        if isinstance(where, Condition):  # parsed again: for this schema, these tables
+            tables = {**where.tables, **(tables or {})}
+            where = where.source
         self.schema = schema
         self.tables = {name: tabular(t) for name, t in (tables or {}).items()}
-        if isinstance(where, Condition):
-            where = where.expression
+        #: The query as given (re-parsed when the condition is used with another schema).
+        self.source = where.node.copy() if isinstance(where, Expr) else where
         if where is None:
             root: exp.Expression | None = None
         elif isinstance(where, Expr):
             root = where.node.copy()
+        elif isinstance(where, exp.Expression):  # a parsed query kept as a Condition's source
+            root = where.copy()
         elif isinstance(where, str):
             root = _parse_where(where)
         elif isinstance(where, Mapping):
@@ -290,6 +333,8 @@ class Condition:
             node.set("query", None)
             if values:
                 node.set("expressions", [_node(v) for v in values])
+                # A subquery's values may lie outside the domain (they match nothing).
+                node.meta["from_subquery"] = True
             else:
                 node.replace(exp.Boolean(this=False))
         return root
@@ -332,6 +377,7 @@ class Condition:
                              f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
                              "arithmetic, AND, OR, NOT")
         self._check_atom(node)
+        self._check_values(node)
         self._rank_ordered(node)
         columns = {c.name for c in node.find_all(exp.Column)}
         attrs = tuple(n for n in self.schema.names if n in columns)
@@ -339,6 +385,13 @@ class Condition:
         return ("atom", len(self.atoms) - 1)
 
     def _check_atom(self, atom: exp.Expression) -> None:
+        if isinstance(atom, exp.Boolean):
+            return  # TRUE / FALSE
+        if not any(isinstance(n, exp.Column) for n in atom.walk()):
+            text = atom.sql(dialect=DIALECT)
+            raise QueryError(f"{text!r} compares constants, it reads no attribute; quote "
+                             "attribute names with double quotes (\"marital-status\" = "
+                             "'Divorced'), values with single quotes")
         for node in atom.walk():
             if node is atom:
                 continue
@@ -360,6 +413,26 @@ class Condition:
         if len({k for k, _ in kinds}) > 1:
             detail = ", ".join(f"{s!r} is {k}" for k, s in sorted(kinds))
             raise QueryError(f"type mismatch in {atom.sql(dialect=DIALECT)!r}: {detail}")
+
+    def _check_values(self, atom: exp.Expression) -> None:
+        """An attribute compared for (in)equality or membership with a value
+        outside its domain is almost surely a typo (``sex = 'Femalee'``, or a
+        raw file's ``' Female'``): refuse it, as the mapping form does, and
+        suggest the near values."""
+        if isinstance(atom, (exp.EQ, exp.NEQ)):
+            pairs = [(atom.this, atom.expression), (atom.expression, atom.this)]
+        elif isinstance(atom, exp.In) and atom.args.get("expressions") \
+                and not atom.meta.get("from_subquery"):
+            pairs = [(atom.this, e) for e in atom.args["expressions"]]
+        else:
+            return
+        for column, value in pairs:
+            while isinstance(column, exp.Paren):
+                column = column.this
+            if not isinstance(column, exp.Column) or not _is_constant(value):
+                continue
+            _check_in_domain(self.schema, column.name, _constant(value),
+                             f" (in {atom.sql(dialect=DIALECT)!r})")
 
     def _rank_ordered(self, atom: exp.Expression) -> None:
         """An ordered attribute is compared by its declared order: its values in
