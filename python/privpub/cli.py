@@ -79,7 +79,14 @@ def _publish(args: argparse.Namespace) -> int:
         table = table.select(wanted)
     if args.schema:
         with open(args.schema) as fh:
-            schema = Schema.from_dict(json.load(fh))
+            try:
+                schema = Schema.from_dict(json.load(fh))
+            except json.JSONDecodeError as exc:
+                raise SchemaError(f"--schema {args.schema!r} is not JSON: {exc}") from None
+        extra = [c for c in table.column_names if c not in schema.names]
+        if extra:
+            raise SchemaError(f"{args.input!r} has columns the schema does not list: {extra}; "
+                              "publishing would drop them: choose columns with --columns")
     else:
         schema = Schema.from_frame(table)
         print("note: the domains were inferred from the data (active domains), which "
@@ -97,12 +104,16 @@ def _estimate(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from privpub import PublishedView
+    from privpub.core.errors import ParameterError
     from privpub.tables.inputs import read_table_file
 
     view = PublishedView.open(args.view)  # streams the file: views larger than memory
     tables = {}
     for spec in args.table or []:
-        name, _, path = spec.partition("=")
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ParameterError(f"--table takes NAME=PATH (the name the subquery uses), "
+                                 f"got {spec!r}")
         tables[name] = read_table_file(path)
     rows = []
     for query in args.query:

@@ -24,6 +24,7 @@ metadata reports how many extra copies I holds.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,7 +53,7 @@ from privpub.tables.schema import Schema
 
 #: Largest expected number of noise tuples publish() accepts by default.
 MAX_NOISE_ROWS = 2_000_000_000
-#: Largest supported domain: codes are at most two 64-bit words in the kernels.
+#: Domains must be smaller than this: codes and m itself are u128 in the kernels.
 MAX_DOMAIN = 2**128
 
 
@@ -86,9 +87,9 @@ class AlphaBeta:
                  source: SourceDistribution | Mapping[str, Any] | None = None):
         if not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
-        if schema.size > MAX_DOMAIN:
-            raise ParameterError(f"αβ publishing supports domains up to m = 2^128; this schema "
-                                 f"has m ≈ 2^{math.log2(schema.size):.1f}")
+        if schema.size >= MAX_DOMAIN:
+            raise ParameterError(f"αβ publishing supports domains with m < 2^128; this schema "
+                                 f"has m = {schema.size:,} (≈ 2^{math.log2(schema.size):.1f})")
         alpha = validate.probability("alpha", alpha)
         beta = validate.probability("beta", beta)
         epsilon = validate.probability("epsilon", epsilon)
@@ -96,9 +97,9 @@ class AlphaBeta:
         d = validate.optional(validate.probability, "d", d, open_low=True, open_high=True)
         gamma = validate.optional(validate.probability, "gamma", gamma, open_low=True,
                                   open_high=True)
-        if alpha <= 0:
-            raise ParameterError(f"alpha must be positive (the estimator divides by it), "
-                                 f"got {alpha}")
+        if alpha <= 0 or alpha * alpha < 1 / sys.float_info.max:
+            raise ParameterError(f"alpha must be positive (the estimator divides by it) and "
+                                 f"1/alpha² finite, got {alpha}")
         if alpha + beta > 1:
             raise ParameterError(f"alpha + beta must be at most 1, got {alpha} + {beta}")
         if not 0 < epsilon < 1:
@@ -150,19 +151,19 @@ class AlphaBeta:
         With a ``source`` (Sec. 4.4.2) the prior bound is taken proportional to
         it, d(t) = d·w(t), and β(t) = β·w(t); α = 1/2 − max_t β(t).
         """
-        if not isinstance(n, (int, np.integer)) or n < 1:
-            raise ParameterError(f"n must be a positive integer (records in I), got {n!r}")
+        n = validate.count("n (records in I)", n, minimum=1)
         if (k is None) == (d is None):
             raise ParameterError("give exactly one of k (d = k·n/m) or d")
-        if not isinstance(gamma, (int, float)) or not 0 < gamma < 1:
-            raise ParameterError(f"gamma must be in (0, 1), got {gamma!r}")
+        gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
+        epsilon = validate.probability("epsilon", epsilon, open_low=True, open_high=True)
         m = schema.size
         if k is not None:
+            k = validate.real("k", k)
             if k <= 0:
                 raise ParameterError(f"k must be positive, got {k}")
             d = k * n / m
         else:
-            k = d * m / n
+            d = validate.real("d", d)
         if not 0 < d < 1:
             raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
                                  f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
@@ -285,6 +286,7 @@ class AlphaBeta:
         reproducible run. Refuses when the expected
         number of noise tuples β·m exceeds ``max_noise_rows``.
         """
+        max_noise_rows = validate.real("max_noise_rows", max_noise_rows)
         codes = records_as_codes(self.schema, data)
         # With a source, candidates come at the largest rate β_max and are
         # thinned to β(t) (exact); the candidate count is what costs.

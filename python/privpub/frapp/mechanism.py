@@ -67,8 +67,8 @@ class FRAPP:
                  adversary: str = "targeted"):
         if not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
-        if schema.size < 2 or schema.limbs > 2:
-            raise ParameterError(f"FRAPP needs 2 ≤ m ≤ 2^128, got m = {schema.size}")
+        if not 2 <= schema.size < 2**128:
+            raise ParameterError(f"FRAPP needs 2 ≤ m < 2^128, got m = {schema.size:,}")
         gamma_frapp = validate.probability("gamma_frapp", gamma_frapp, open_low=True,
                                            open_high=True)
         epsilon = validate.probability("epsilon", epsilon, open_low=True, open_high=True)
@@ -127,8 +127,9 @@ class FRAPP:
         """
         if (k is None) == (d is None):
             raise ParameterError("give exactly one of k (d = k·n/m) or d")
-        if not isinstance(n, (int, np.integer)) or n < 1:
-            raise ParameterError(f"n must be a positive integer (records in I), got {n!r}")
+        n = validate.count("n (records in I)", n, minimum=1)
+        k = validate.optional(validate.real, "k", k)
+        d = validate.optional(validate.real, "d", d)
         if adversary not in ADVERSARIES:
             raise ParameterError(f"adversary must be one of {sorted(ADVERSARIES)}, "
                                  f"got {adversary!r}")

@@ -179,6 +179,11 @@ class _Counter:
         radices = list(self.schema.radices)
         scopes = [list(s) for s in by_scope]
         if self.weights is None:
+            span = math.prod(radices[v] for v in used)
+            if span >= 2**128:  # the Rust sum is u128; past it, say what is too large
+                raise QueryError(f"the attributes {names} this condition combines span "
+                                 f"{span:,} ≥ 2^128 tuples; exact counts over them are "
+                                 "supported below 2^128")
             tables = [t.astype(np.uint8) for t in by_scope.values()]
             inner = _core.cond_count(scopes, tables, radices, order, self.budget) if order \
                 else int(all(t[0] for t in tables))

@@ -53,12 +53,17 @@ def read_table_file(path: str | os.PathLike) -> pa.Table:
     lower = name.lower()
     try:
         if lower.endswith(PARQUET_SUFFIXES):
-            return pq.read_table(name)
-        if lower.endswith(CSV_SUFFIXES):
+            table = pq.read_table(name)
+        elif lower.endswith(CSV_SUFFIXES):
             options = pa_csv.ParseOptions(delimiter="\t" if lower.endswith(".tsv") else ",")
-            return pa_csv.read_csv(name, parse_options=options)
-    except pa.ArrowInvalid as exc:
-        raise ParameterError(f"cannot read {name!r}: {exc}") from None
+            table = pa_csv.read_csv(name, parse_options=options)
+        else:
+            table = None
+        if table is not None:
+            table.column_names  # noqa: B018 (names that are not UTF-8 fail here, not later)
+            return table
+    except (pa.ArrowException, UnicodeDecodeError) as exc:
+        raise ParameterError(f"cannot read {name!r}: {str(exc).splitlines()[0]}") from None
     raise ParameterError(f"a table file must end in {', '.join(PARQUET_SUFFIXES + CSV_SUFFIXES)}"
                          f"; got {name!r}")
 

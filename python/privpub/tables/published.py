@@ -213,8 +213,12 @@ class PublishedView(Release):
         domain indices: dictionary indices mapped without Python objects)."""
         view = cls.open(path)
         names = list(view.schema.names)
-        table = pq.read_table(view.rows.path, columns=names
-                              + ([SET_COLUMN] if view.context else []))
+        try:
+            table = pq.read_table(view.rows.path, columns=names
+                                  + ([SET_COLUMN] if view.context else []))
+        except (OSError, pa.ArrowException) as exc:
+            raise ArtifactError(f"{os.fspath(path)!r}: its rows cannot be read: "
+                                f"{str(exc).splitlines()[0]}") from None
         try:
             digits = digits_of(view.schema, table, names)
         except ArtifactError as exc:
@@ -341,7 +345,9 @@ class PublishedView(Release):
             value, variance = self.mechanism_object().estimate(counts)
             frame = self.schema.projection(attributes)
             frame["n_view"] = n_view[s]
-            frame["n_domain"] = n_domain if n_domain < 2**63 else str(n_domain)
+            # Exact: int64 when it fits, else Python ints (never rounded, never text).
+            frame["n_domain"] = n_domain if n_domain < 2**63 else np.full(cells, n_domain,
+                                                                          dtype=object)
             frame["estimate"] = value
             frame["stderr"] = np.sqrt(np.maximum(variance, 0.0))
             tables.append(frame)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import math
+import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -46,11 +47,22 @@ _local = threading.local()
 
 
 def _connection() -> duckdb.DuckDBPyConnection:
-    """One duckdb connection per thread (connecting costs ~15 ms)."""
+    """One duckdb connection per thread (connecting costs ~15 ms), locked down:
+    no file or network access and no configuration changes, so a query can
+    read only the frames privpub registers in it."""
     con = getattr(_local, "con", None)
     if con is None:
-        con = _local.con = duckdb.connect()
+        con = _local.con = duckdb.connect(config={"enable_external_access": False,
+                                                  "lock_configuration": True})
     return con
+
+
+#: Functions an IN-subquery may call (string, numeric, conditional, aggregate).
+SUBQUERY_FUNCTIONS = frozenset({
+    "Abs", "Avg", "Ceil", "Coalesce", "Concat", "Count", "Floor", "Greatest", "If", "Least",
+    "Length", "Lower", "Max", "Min", "Nullif", "Round", "Substring", "Sum", "Trim", "Upper",
+    "Case", "Cast", "TryCast", "Distinct", "Left", "Right", "StartsWith", "Replace",
+})
 
 #: Nodes that combine atoms.
 _CONNECTIVES = (exp.And, exp.Or, exp.Not, exp.Paren)
@@ -183,10 +195,15 @@ def _evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:
         con.register("rows", frame)
         out = con.execute(f"SELECT ({sql}) AS v FROM rows").fetchnumpy()["v"]
     except duckdb.Error as err:
-        raise QueryError(f"evaluating {sql!r} failed: {err}") from None
+        raise QueryError(f"evaluating {sql!r} failed: {_first_line(err)}") from None
     finally:
         con.unregister("rows")
     return np.asarray(out, dtype=bool)
+
+
+def _first_line(err: Exception) -> str:
+    """DuckDB's message without its multi-line caret picture."""
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _check_in_domain(schema: Schema, name: str, value: Any, where: str = "") -> None:
@@ -234,14 +251,38 @@ def _constant(node: exp.Expression) -> Any:
     return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
-def _parse_select(text: str) -> exp.Select:
+#: sqlglot's node names, as the operator a user wrote.
+_OPERATORS = {"GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "EQ": "=", "NEQ": "<>",
+              "And": "AND", "Or": "OR", "Not": "NOT", "Add": "+", "Sub": "-", "Mul": "*",
+              "Div": "/", "Mod": "%", "In": "IN", "Between": "BETWEEN", "Like": "LIKE"}
+
+
+def _parse_select(text: str, shown: str | None = None) -> exp.Select:
+    """``text`` parsed as a SELECT; errors quote ``shown`` (what the user wrote)."""
+    shown = text if shown is None else shown
     try:
         tree = sqlglot.parse_one(text, dialect=DIALECT)
     except sqlglot.errors.ParseError as err:
-        raise QueryError(f"cannot parse SQL {text!r}: {err.errors[0]['description']}") from None
+        raise QueryError(f"cannot parse {shown!r}: {_parse_problem(err)}") from None
+    except sqlglot.errors.TokenError:
+        raise QueryError(f"cannot parse {shown!r}: a quoted string or name is not closed, "
+                         "or a character is not SQL") from None
     if not isinstance(tree, exp.Select):
         raise QueryError(f"expected a SELECT, got {tree.sql()!r}")
     return tree
+
+
+def _parse_problem(err: sqlglot.errors.ParseError) -> str:
+    """The parser's complaint in the user's terms (no sqlglot class names)."""
+    first = err.errors[0]
+    description = first.get("description") or "malformed SQL"
+    missing = re.search(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>",
+                        description)
+    if missing:
+        operator = _OPERATORS.get(missing.group(2), missing.group(2))
+        return f"{operator!r} is missing an operand"
+    near = first.get("highlight")
+    return f"{description}" + (f" near {near!r}" if near else "")
 
 
 def _parse_where(text: str) -> exp.Expression | None:
@@ -250,14 +291,15 @@ def _parse_where(text: str) -> exp.Expression | None:
         select = _parse_select(stripped)
         count = select.expressions
         if len(count) != 1 or not isinstance(count[0], exp.Count):
-            raise QueryError(f"a counting query selects count(*), got {count[0].sql()!r}")
+            raise QueryError(f"a counting query is select count(*) from I where …, got "
+                             f"{stripped!r}")
         where = select.args.get("where")
         return None if where is None else where.this
     if not stripped:
         raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
     if stripped.lower().startswith("where "):
         stripped = stripped[6:]  # "WHERE age > 50" means the condition after it
-    return _parse_select(f"SELECT 1 FROM I WHERE {stripped}").args["where"].this
+    return _parse_select(f"SELECT 1 FROM I WHERE {stripped}", shown=text).args["where"].this
 
 
 QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
@@ -342,19 +384,31 @@ class Condition:
     def _run_subquery(self, select: exp.Select) -> list[Any]:
         if len(select.expressions) != 1:
             raise QueryError(f"an IN subquery selects one column: {select.sql()!r}")
+        text = select.sql(dialect=DIALECT)
+        for table in select.find_all(exp.Table):
+            if not table.name or not isinstance(table.this, exp.Identifier):
+                raise QueryError(f"subquery {text!r} reads {table.sql(dialect=DIALECT)!r}; a "
+                                 "subquery reads only registered tables, by name")
+        for func in select.find_all(exp.Func):
+            if isinstance(func, (exp.Binary, exp.Unary, exp.Predicate)):
+                continue  # operators (AND, =, NOT, …), not function calls
+            if type(func).__name__ not in SUBQUERY_FUNCTIONS:
+                raise QueryError(f"subquery {text!r} calls {func.sql(dialect=DIALECT)!r}, "
+                                 f"which is not allowed (allowed: "
+                                 f"{', '.join(sorted(SUBQUERY_FUNCTIONS)).lower()})")
         names = {t.name for t in select.find_all(exp.Table)}
         missing = sorted(n for n in names if n not in self.tables)
         if missing:
-            raise QueryError(f"subquery {select.sql()!r} reads table(s) {missing}; register "
-                             f"them with tables={{name: DataFrame}} (registered: "
-                             f"{sorted(self.tables) or 'none'})")
+            raise QueryError(f"subquery {text!r} reads table(s) {missing}, which are not "
+                             f"registered (registered: {sorted(self.tables) or 'none'}); "
+                             "Python: tables={name: table}; command line: --table NAME=PATH")
         con = _connection()
         try:
             for name in names:
                 con.register(name, self.tables[name])
             rows = con.execute(select.sql(dialect=DIALECT)).fetchall()
         except duckdb.Error as err:
-            raise QueryError(f"subquery {select.sql()!r} failed: {err}") from None
+            raise QueryError(f"subquery {text!r} failed: {_first_line(err)}") from None
         finally:
             for name in names:
                 con.unregister(name)
@@ -399,8 +453,11 @@ class Condition:
                 raise QueryError(f"unsupported SQL {node.sql(dialect=DIALECT)!r} "
                                  f"({type(node).__name__}) in {atom.sql(dialect=DIALECT)!r}")
             if isinstance(node, exp.Column) and node.name not in self.schema.names:
+                hyphenated = [n for n in self.schema.names if n.startswith(node.name + "-")]
+                hint = (f"; a name with a hyphen needs double quotes: \"{hyphenated[0]}\""
+                        if hyphenated else "")
                 raise QueryError(f"unknown column {node.name!r} in "
-                                 f"{atom.sql(dialect=DIALECT)!r}; attributes: "
+                                 f"{atom.sql(dialect=DIALECT)!r}{hint}; attributes: "
                                  f"{', '.join(self.schema.names)}")
         if isinstance(atom, (exp.Like, exp.ILike)):
             if self._kind(atom.this) != "string":

@@ -231,6 +231,15 @@ class MemoryView(TableView):
             yield {n: digits[self.schema.names.index(n)] for n in names}
 
 
+def _reading(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Record batches of a file, a damaged file being an ArtifactError."""
+    try:
+        yield from batches
+    except (OSError, pa.ArrowException) as exc:
+        raise ArtifactError(f"{path!r}: its rows cannot be read: "
+                            f"{str(exc).splitlines()[0]}") from None
+
+
 class FileView(TableView):
     """Rows in a Parquet file, read row group by row group (bounded memory).
 
@@ -253,8 +262,8 @@ class FileView(TableView):
         columns = names + ([SET_COLUMN] if self.label is not None else [])
         seen = Fingerprint(names)
         with pq.ParquetFile(self.path) as file:
-            for record_batch in file.iter_batches(batch_size=self.batch_rows, columns=columns,
-                                                  use_threads=True):
+            for record_batch in _reading(self.path, file.iter_batches(
+                    batch_size=self.batch_rows, columns=columns, use_threads=True)):
                 table = pa.Table.from_batches([record_batch])
                 if self.label is not None:
                     keep = np.asarray(table.column(SET_COLUMN).to_numpy(
