@@ -148,3 +148,47 @@ def test_too_many_clauses_and_budget_are_refused_with_clear_errors():
               & (col("x2") < col("x3")) & (col("x1") < col("x3")) & (col("x0") < col("x3")))
     with pytest.raises(privpub.QueryError, match="budget of 1,000,000"):
         count(schema, clique, budget=10**6)
+
+
+# ---- an integer attribute too large for a truth table: counted by intervals -------------------
+
+HUGE = privpub.Schema([privpub.IntRange("t", 0, 2**30), privpub.Categorical("c", ["x", "y"]),
+                       privpub.IntRange("b", 0, 9)])
+T = 2**30 + 1
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("t < 5", 5 * 20),
+    ("t < 5 and c = 'x'", 5 * 10),
+    ("t >= 2.5 and t <= 7", 5 * 20),
+    ("not (t between 10 and 20) and b > 3", (T - 11) * 2 * 6),
+    ("t in (1, 5, 8) or b = 1", 3 * 20 + T * 2 - 3 * 2),
+    ("t <> 7", (T - 1) * 20),
+    ("t = 1073741824", 20),
+    ("5 > t", 5 * 20),
+])
+def test_huge_integer_attribute_counts(sql, expected):
+    assert HUGE.count(sql) == expected
+
+
+def test_huge_attribute_in_a_cross_attribute_atom_is_refused_by_name():
+    with pytest.raises(privpub.PrivpubError, match="budget"):
+        HUGE.count("t < b")
+
+
+@given(st.sampled_from(["<", "<=", ">", ">=", "=", "<>"]), st.integers(-3, 12),
+       st.booleans(), st.integers(-3, 12), st.integers(-3, 12))
+def test_intervals_match_brute_force(op, c, swap, low, high):
+    from privpub.tables import intervals
+    lo, hi = 0, 9
+    sql = f"{c} {op} x" if swap else f"x {op} {c}"
+    flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "!="}
+    py = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+          "=": operator.eq, "<>": operator.ne, "!=": operator.ne}
+    test = (lambda v: py[flipped[op]](v, c)) if swap else (lambda v: py[op](v, c))
+    got = intervals.of_atom(sql, "x", lo, hi)
+    assert [v for v in range(lo, hi + 1) if any(a <= v <= b for a, b in got)] == \
+        [v for v in range(lo, hi + 1) if test(v)]
+    between = intervals.of_atom(f"x between {low} and {high}", "x", lo, hi)
+    assert intervals.size(between) == sum(1 for v in range(lo, hi + 1) if low <= v <= high)
+    assert intervals.size(intervals.complement(between, lo, hi)) == 10 - intervals.size(between)

@@ -10,7 +10,7 @@
 //!   projection on its attributes) marks true, one pass, no temporaries.
 
 use crate::encode::{narrowest, Column, DigitColumn, FromDigit, Values, CHUNK};
-use crate::error::KernelError;
+use crate::error::{check_radices, KernelError};
 use rayon::prelude::*;
 
 /// Domain indices of one column, checked against `radix` (attribute `attr` in errors).
@@ -80,8 +80,13 @@ fn map_column<S: Copy + Into<i128> + Sync, T: FromDigit>(
 /// Every column's domain indices, in the narrowest signed type per column.
 pub fn to_digits(cols: &[Column<'_>], radices: &[u64]) -> Result<Vec<DigitColumn>, KernelError> {
     if cols.len() != radices.len() {
-        return Err(KernelError::Shape("one radix per column".into()));
+        return Err(KernelError::Shape(format!(
+            "{} columns but {} radices",
+            cols.len(),
+            radices.len()
+        )));
     }
+    check_radices(radices)?;
     cols.par_iter()
         .zip(radices)
         .enumerate()
@@ -148,15 +153,29 @@ pub fn count_in_table(
     radices: &[u64],
     table: &[bool],
 ) -> Result<u64, KernelError> {
+    if cols.len() != radices.len() {
+        return Err(KernelError::Shape(format!(
+            "{} columns but {} radices",
+            cols.len(),
+            radices.len()
+        )));
+    }
     let cells = radices.iter().try_fold(1u64, |acc, &r| acc.checked_mul(r));
-    if cols.len() != radices.len() || cells != Some(table.len() as u64) {
-        return Err(KernelError::Shape(
-            "one radix per column; table of Π radices cells".into(),
-        ));
+    if cells != Some(table.len() as u64) {
+        return Err(KernelError::Shape(match cells {
+            Some(c) => format!("table of {} cells for radices of {c} cells", table.len()),
+            None => format!(
+                "table of {} cells for radices of more than 2^64 cells",
+                table.len()
+            ),
+        }));
     }
     let n = cols.first().map_or(0, |c| c.len());
-    if cols.iter().any(|c| c.len() != n) {
-        return Err(KernelError::Shape("columns differ in length".into()));
+    if let Some(j) = cols.iter().position(|c| c.len() != n) {
+        return Err(KernelError::Shape(format!(
+            "column {j} has {} rows, column 0 has {n}",
+            cols[j].len()
+        )));
     }
     (0..n.div_ceil(CHUNK))
         .into_par_iter()

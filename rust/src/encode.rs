@@ -6,7 +6,7 @@
 //! otherwise it is `limbs` u64 words, most significant first (rows of a
 //! row-major (n, limbs) array compare lexicographically like the integers).
 
-use crate::error::KernelError;
+use crate::error::{check_radices, KernelError};
 use rayon::prelude::*;
 use strength_reduce::StrengthReducedU64;
 
@@ -117,19 +117,55 @@ impl Column<'_> {
 fn check_columns(cols: &[Column<'_>], radices: &[u64]) -> Result<usize, KernelError> {
     if cols.len() != radices.len() {
         return Err(KernelError::Shape(format!(
-            "{} columns, {} radices",
+            "{} columns but {} radices",
             cols.len(),
             radices.len()
         )));
     }
     let n = cols.first().map_or(0, |c| c.len());
-    if cols.iter().any(|c| c.len() != n) {
-        return Err(KernelError::Shape("columns differ in length".into()));
+    if let Some(j) = cols.iter().position(|c| c.len() != n) {
+        return Err(KernelError::Shape(format!(
+            "column {j} has {} rows, column 0 has {n}",
+            cols[j].len()
+        )));
     }
-    if radices.contains(&0) {
-        return Err(KernelError::Shape("a radix is zero".into()));
-    }
+    check_radices(radices)?;
     Ok(n)
+}
+
+/// Check that decoded values offset .. offset + radix − 1 of every attribute
+/// are i64 values (one offset per radix, no zero radix).
+fn check_decoded(offsets: &[i64], radices: &[u64]) -> Result<(), KernelError> {
+    if offsets.len() != radices.len() {
+        return Err(KernelError::Shape(format!(
+            "{} offsets for {} radices",
+            offsets.len(),
+            radices.len()
+        )));
+    }
+    check_radices(radices)?;
+    let past = offsets
+        .iter()
+        .zip(radices)
+        .position(|(&o, &r)| i128::from(o) + i128::from(r) - 1 > i128::from(i64::MAX));
+    match past {
+        Some(j) => Err(KernelError::Shape(format!(
+            "attribute {j}: offset {} plus radix {} − 1 is past the largest int64",
+            offsets[j], radices[j]
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `Shape` error unless `limbs` u64 words hold every code below Π radices.
+pub(crate) fn check_limbs(radices: &[u64], limbs: usize) -> Result<(), KernelError> {
+    let needed = limbs_for(radices);
+    if limbs < needed {
+        return Err(KernelError::Shape(format!(
+            "the domain needs {needed} limbs per code, got {limbs}"
+        )));
+    }
+    Ok(())
 }
 
 /// Number of u64 limbs needed for codes below Π radices (1 when it fits in u64).
@@ -168,10 +204,16 @@ pub fn encode_u64(
 ) -> Result<(), KernelError> {
     let n = check_columns(cols, radices)?;
     if out.len() != n {
-        return Err(KernelError::Shape("output length".into()));
+        return Err(KernelError::Shape(format!(
+            "output of {} codes for {n} rows",
+            out.len()
+        )));
     }
-    if limbs_for(radices) != 1 {
-        return Err(KernelError::Shape("domain does not fit in u64".into()));
+    let needed = limbs_for(radices);
+    if needed != 1 {
+        return Err(KernelError::Shape(format!(
+            "the domain needs {needed} u64 limbs per code; encode_u64 writes one (use encode_wide)"
+        )));
     }
     out.par_chunks_mut(CHUNK)
         .enumerate()
@@ -199,10 +241,15 @@ pub fn encode_wide(
     out: &mut [u64],
 ) -> Result<(), KernelError> {
     let n = check_columns(cols, radices)?;
-    if out.len() != n * limbs || limbs_for(radices) > limbs {
-        return Err(KernelError::Shape("output limbs".into()));
+    check_limbs(radices, limbs)?;
+    if n.checked_mul(limbs) != Some(out.len()) {
+        return Err(KernelError::Shape(format!(
+            "output of {} words for {n} rows × {limbs} limbs",
+            out.len()
+        )));
     }
-    out.par_chunks_mut(CHUNK * limbs)
+    // limbs ≥ 1 (checked) and CHUNK · limbs may exceed the output: saturate.
+    out.par_chunks_mut(CHUNK.saturating_mul(limbs))
         .enumerate()
         .try_for_each(|(c, piece)| {
             let base = c * CHUNK;
@@ -274,7 +321,8 @@ impl FromDigit for i64 {
     }
 }
 
-/// Digits (code / stride) mod r, plus offset, for every code.
+/// Digits (code / stride) mod r, plus offset, for every code. The caller
+/// checks stride, r ≥ 1 and that offset .. offset + r − 1 are i64 values.
 fn digits<T: FromDigit>(codes: &[u64], stride: u64, radix: u64, offset: i64) -> Vec<T> {
     // Both divisors are fixed: strength-reduce them to multiplications.
     let stride = StrengthReducedU64::new(stride);
@@ -284,7 +332,9 @@ fn digits<T: FromDigit>(codes: &[u64], stride: u64, radix: u64, offset: i64) -> 
         .zip(codes.par_chunks(CHUNK))
         .for_each(|(dst, src)| {
             for (d, &c) in dst.iter_mut().zip(src) {
-                *d = T::from_digit(((c / stride) % r) as i64 + offset);
+                // digit + offset is an i64 (checked), so the wrapping sum is exact
+                // even when the digit alone is past i64::MAX.
+                *d = T::from_digit((((c / stride) % r) as i64).wrapping_add(offset));
             }
         });
     out
@@ -310,22 +360,39 @@ pub fn decode_u64(
     radices: &[u64],
 ) -> Result<Vec<DigitColumn>, KernelError> {
     let k = radices.len();
-    if offsets.len() != k {
-        return Err(KernelError::Shape("one offset per radix".into()));
-    }
+    check_decoded(offsets, radices)?;
     // stride_j = Π_{l>j} r_l, and m = stride_0 · r_0 (in u128: m may be 2^64).
+    let too_wide = || {
+        KernelError::Shape(format!(
+            "the product of the {k} radices exceeds 2^64, so codes take more than one \
+             u64 limb (use decode_wide)"
+        ))
+    };
+    let limit = 1u128 << 64;
     let mut strides = vec![1u128; k];
     for j in (0..k.saturating_sub(1)).rev() {
-        strides[j] = strides[j + 1] * radices[j + 1] as u128;
+        strides[j] = strides[j + 1]
+            .checked_mul(u128::from(radices[j + 1]))
+            .filter(|&s| s <= limit)
+            .ok_or_else(too_wide)?;
     }
-    let m = strides.first().map_or(1, |&s| s * radices[0] as u128);
+    let m = match strides.first() {
+        Some(&s) => s
+            .checked_mul(u128::from(radices[0]))
+            .filter(|&m| m <= limit)
+            .ok_or_else(too_wide)?,
+        None => 1,
+    };
     if let Some(row) = codes.iter().position(|&c| c as u128 >= m) {
         return Err(KernelError::InvalidCode { row });
     }
-    // Each attribute's digit is independent: (code / stride_j) mod r_j.
+    // Each attribute's digit is independent: (code / stride_j) mod r_j. A
+    // stride of 2^64 (m = 2^64 with leading radices of 1) does not fit in u64,
+    // but then r_j = 1 and the digit is 0 for any stride: use u64::MAX.
     Ok((0..k)
         .map(|j| {
-            let (stride, r, off) = (strides[j] as u64, radices[j], offsets[j]);
+            let stride = u64::try_from(strides[j]).unwrap_or(u64::MAX);
+            let (r, off) = (radices[j], offsets[j]);
             match narrowest(off, r) {
                 8 => DigitColumn::I8(digits(codes, stride, r, off)),
                 16 => DigitColumn::I16(digits(codes, stride, r, off)),
@@ -345,26 +412,41 @@ pub fn decode_wide(
     out: &mut [i64],
 ) -> Result<(), KernelError> {
     let k = radices.len();
-    if limbs == 0 || codes.len() % limbs != 0 || offsets.len() != k {
-        return Err(KernelError::Shape("code limbs".into()));
+    if limbs == 0 || codes.len() % limbs != 0 {
+        return Err(KernelError::Shape(format!(
+            "{} words are not whole codes of {limbs} limbs",
+            codes.len()
+        )));
     }
+    check_decoded(offsets, radices)?;
     let n = codes.len() / limbs;
-    if out.len() != n * k {
-        return Err(KernelError::Shape("output length".into()));
+    if n.checked_mul(k) != Some(out.len()) {
+        return Err(KernelError::Shape(format!(
+            "output of {} values for {n} rows × {k} attributes",
+            out.len()
+        )));
+    }
+    if k == 0 {
+        // m = 1: the only code is 0 (the loop below sees no rows).
+        if let Some(row) = codes.chunks(limbs).position(|w| w.iter().any(|&x| x != 0)) {
+            return Err(KernelError::InvalidCode { row });
+        }
+        return Ok(());
     }
     // Row-major (n, k) digits first, in parallel over rows; then transpose.
-    let mut digits = vec![0i64; n * k];
+    let mut digits = vec![0i64; out.len()];
     digits
-        .par_chunks_mut(CHUNK * k.max(1))
+        .par_chunks_mut(CHUNK.saturating_mul(k))
         .enumerate()
         .try_for_each(|(c, piece)| {
             let base = c * CHUNK;
             let mut num: Vec<u64> = Vec::with_capacity(limbs);
-            for (i, row) in piece.chunks_mut(k.max(1)).enumerate() {
+            for (i, row) in piece.chunks_mut(k).enumerate() {
                 num.clear();
                 num.extend_from_slice(&codes[(base + i) * limbs..(base + i + 1) * limbs]);
                 for j in (0..k).rev() {
-                    row[j] = div_rem(&mut num, radices[j]) as i64 + offsets[j];
+                    // Exact: digit + offset is an i64 (checked).
+                    row[j] = (div_rem(&mut num, radices[j]) as i64).wrapping_add(offsets[j]);
                 }
                 // Whatever is left above the most significant digit means code ≥ m.
                 if num.iter().any(|&w| w != 0) {

@@ -30,3 +30,57 @@ impl fmt::Display for KernelError {
 }
 
 impl std::error::Error for KernelError {}
+
+/// A vector of `len` copies of `fill`, or a `Shape` error naming `what` when
+/// `len` is past what can be allocated. For buffers whose size a caller picks
+/// (a count, a limb width, a product of radices) rather than the input arrays:
+/// `vec![..]` would panic ("capacity overflow") or abort the process instead.
+pub(crate) fn buffer<T: Clone>(
+    len: usize,
+    fill: T,
+    what: impl FnOnce() -> String,
+) -> Result<Vec<T>, KernelError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        KernelError::Shape(format!(
+            "cannot allocate {}: {len} values of {} bytes",
+            what(),
+            std::mem::size_of::<T>()
+        ))
+    })?;
+    v.resize(len, fill);
+    Ok(v)
+}
+
+/// `Shape` error unless every radix is at least 1 (an attribute with no values).
+pub(crate) fn check_radices(radices: &[u64]) -> Result<(), KernelError> {
+    match radices.iter().position(|&r| r == 0) {
+        Some(j) => Err(KernelError::Shape(format!(
+            "radix of attribute {j} is 0; every attribute needs at least one value"
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_past_memory_are_errors_not_aborts() {
+        assert_eq!(buffer(3, 7u8, || "x".into()).unwrap(), vec![7, 7, 7]);
+        let err = buffer(usize::MAX / 2, 0u64, || "the output".into()).unwrap_err();
+        assert!(err.to_string().contains("cannot allocate the output"), "{err}");
+    }
+
+    #[test]
+    fn zero_radices_are_named() {
+        assert!(check_radices(&[1, 2]).is_ok());
+        assert_eq!(
+            check_radices(&[3, 0, 0]).unwrap_err(),
+            KernelError::Shape(
+                "radix of attribute 1 is 0; every attribute needs at least one value".into()
+            )
+        );
+    }
+}

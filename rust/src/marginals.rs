@@ -6,8 +6,43 @@
 //!   equality query over up to three attributes; n_V for all of them is a
 //!   histogram of the view over each attribute subset.
 
-use crate::error::KernelError;
+use crate::error::{buffer, KernelError};
 use rayon::prelude::*;
+
+/// `Shape` error unless every digit of every attribute some subset reads is
+/// below its radix: one scan per such attribute, in parallel, before any
+/// counting (digits index the histograms unchecked).
+fn check_digits(
+    digits: &[u16],
+    n: usize,
+    radices: &[u64],
+    subsets: &[Vec<usize>],
+) -> Result<(), KernelError> {
+    let mut used = vec![false; radices.len()];
+    for &j in subsets.iter().flatten() {
+        used[j] = true;
+    }
+    let first_bad: Vec<Option<(usize, usize)>> = (0..radices.len())
+        .into_par_iter()
+        // A radix above u16::MAX holds every u16 digit: nothing to scan.
+        .filter(|&j| used[j] && radices[j] <= u64::from(u16::MAX))
+        .map(|j| {
+            let column = &digits[j * n..(j + 1) * n];
+            column
+                .iter()
+                .position(|&d| u64::from(d) >= radices[j])
+                .map(|i| (j, i))
+        })
+        .collect();
+    match first_bad.into_iter().flatten().next() {
+        Some((j, i)) => Err(KernelError::Shape(format!(
+            "digit {} of attribute {j} at row {i} is not below its radix {}",
+            digits[j * n + i],
+            radices[j]
+        ))),
+        None => Ok(()),
+    }
+}
 
 /// For each subset (attribute indices, first slowest), the histogram of the
 /// rows' combined digit over Π radices cells. `digits` is row-major (k, n):
@@ -18,19 +53,45 @@ pub fn count_subsets(
     radices: &[u64],
     subsets: &[Vec<usize>],
 ) -> Result<Vec<Vec<u64>>, KernelError> {
-    if digits.len() != n * radices.len() {
-        return Err(KernelError::Shape("digits are not (k, n)".into()));
+    let k = radices.len();
+    if n.checked_mul(k) != Some(digits.len()) {
+        let rows = if n == 0 { 0 } else { digits.len() / n };
+        return Err(KernelError::Shape(format!(
+            "digits of {rows} attributes × {n} rows for {k} radices"
+        )));
     }
-    if subsets.iter().flatten().any(|&j| j >= radices.len()) {
-        return Err(KernelError::Shape(
-            "subset names a missing attribute".into(),
-        ));
+    // Every subset's attributes exist, and its cells are countable.
+    let mut cells = Vec::with_capacity(subsets.len());
+    for (s, subset) in subsets.iter().enumerate() {
+        if let Some(&j) = subset.iter().find(|&&j| j >= k) {
+            return Err(KernelError::Shape(format!(
+                "subset {s} names attribute {j}, but there are only {k} radices"
+            )));
+        }
+        let size = subset
+            .iter()
+            .try_fold(1usize, |acc, &j| {
+                usize::try_from(radices[j])
+                    .ok()
+                    .and_then(|r| acc.checked_mul(r))
+            })
+            .ok_or_else(|| {
+                KernelError::Shape(format!(
+                    "subset {s} {subset:?} spans more than 2^64 cells"
+                ))
+            })?;
+        cells.push(size);
     }
+    check_digits(digits, n, radices, subsets)?;
+    let counts = cells
+        .iter()
+        .enumerate()
+        .map(|(s, &size)| buffer(size, 0u64, || format!("the {size} counts of subset {s}")))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(subsets
         .par_iter()
-        .map(|subset| {
-            let cells: usize = subset.iter().map(|&j| radices[j] as usize).product();
-            let mut counts = vec![0u64; cells];
+        .zip(counts)
+        .map(|(subset, mut counts)| {
             let cols: Vec<&[u16]> = subset
                 .iter()
                 .map(|&j| &digits[j * n..(j + 1) * n])

@@ -35,6 +35,7 @@ import pandas as pd
 
 from privpub import _core
 from privpub.core.errors import QueryError
+from privpub.tables import intervals
 from privpub.tables.query import PROJECTION_LIMIT, Condition, QueryLike
 
 if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
@@ -42,6 +43,9 @@ if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import bac
 
 #: Evaluate the whole condition on its attributes' projection up to this many tuples.
 DIRECT_LIMIT = PROJECTION_LIMIT
+#: Largest truth table built over a projection of D (cells); an integer attribute
+#: with more values is counted through intervals (privpub.tables.intervals).
+TABLE_LIMIT = 1 << 24
 #: Largest ConD table stored (cells) — 2^26 u128 cells is 1 GiB. Eliminating a
 #: variable iterates over that table times the variable's domain size.
 TABLE_BUDGET = 1 << 26
@@ -165,13 +169,22 @@ class _Counter:
         if any((a, not p) in literals for a, p in literals):
             return 0
         by_scope: dict[tuple[int, ...], np.ndarray] = {}
+        huge: dict[str, intervals.Intervals] = {}
         for atom, positive in literals:
+            if self._huge(atom):
+                name = self.cond.atoms[atom].attributes[0]
+                huge[name] = intervals.intersect(huge.get(name, [(self.schema[name].lo,
+                                                                  self.schema[name].hi)]),
+                                                 self.interval_set(atom, positive))
+                continue
             scope = tuple(self.index[a] for a in self.cond.atoms[atom].attributes)
             table = self.truth_table(atom) if positive else ~self.truth_table(atom)
             by_scope[scope] = by_scope[scope] & table if scope in by_scope else table
         used = sorted({v for scope in by_scope for v in scope})
         names = [self.schema.names[v] for v in used]
-        if any(not t.any() for t in by_scope.values()):
+        # Attributes counted by their intervals multiply in, independent of the rest.
+        factor = math.prod(intervals.size(iv) for iv in huge.values())
+        if factor == 0 or any(not t.any() for t in by_scope.values()):
             return 0
         order, width = _min_fill_order(list(by_scope), used, self.schema.radices, self.budget,
                                        self.schema.names)
@@ -193,7 +206,24 @@ class _Counter:
             tables += [self.weights[v] for v in used]
             inner = _core.cond_weighted(scopes, tables, radices, order, self.budget) if order \
                 else float(all(t[0] for t in tables[:len(by_scope)]))
-        return inner * self.free_factor(names)
+        return inner * factor * self.free_factor(names + list(huge))
+
+    def _huge(self, atom: int) -> bool:
+        """An atom on one integer attribute too large for a truth table."""
+        attrs = self.cond.atoms[atom].attributes
+        # (an IntRange: the one attribute kind with bounds lo..hi)
+        return (len(attrs) == 1 and hasattr(self.schema[attrs[0]], "lo")
+                and self.schema[attrs[0]].size > TABLE_LIMIT)
+
+    def interval_set(self, atom: int, positive: bool) -> intervals.Intervals:
+        name, sql = self.cond.atoms[atom].attributes[0], self.cond.atoms[atom].sql
+        attr = self.schema[name]
+        found = intervals.of_atom(sql, name, attr.lo, attr.hi)
+        if found is None or self.weights is not None:
+            raise QueryError(f"attribute {name!r} has {attr.size:,} values, too many for a "
+                             f"truth table; {sql!r} must compare it with constants (=, <>, <, "
+                             f"<=, >, >=, BETWEEN, IN), unweighted, to be counted exactly")
+        return found if positive else intervals.complement(found, attr.lo, attr.hi)
 
 
 def _nnf(formula, negate: bool):

@@ -37,6 +37,7 @@ from privpub.core.errors import (
     MissingValueError,
     SchemaError,
 )
+from privpub.tables.domaincount import TABLE_LIMIT
 from privpub.tables.domaincount import count as _count_domain
 from privpub.tables.inputs import TableLike, column_names, tabular
 
@@ -45,7 +46,7 @@ KINDS = ("string", "integer", "float", "boolean")
 #: Integer domains with values in [0, LOOKUP_LIMIT) are mapped by a lookup table.
 LOOKUP_LIMIT = 1 << 16
 #: Largest projection of D that :meth:`Schema.projection` builds.
-PROJECTION_BUDGET = 1 << 24
+PROJECTION_BUDGET = TABLE_LIMIT
 
 
 def _value_kind(value: Any) -> str | None:
