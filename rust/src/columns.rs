@@ -271,4 +271,40 @@ mod tests {
         ));
         assert!(count_in_table(&[Values::I8(&bad)], &[3], &table).is_err());
     }
+
+    #[test]
+    fn argument_errors_name_what_arrived() {
+        let raw = [0i64, 1];
+        let col = Column {
+            values: Values::I64(&raw),
+            offset: 0,
+            remap: None,
+        };
+        let msg = |e: KernelError| e.to_string();
+        assert_eq!(
+            msg(to_digits(&[col], &[3, 3]).err().unwrap()),
+            "shape mismatch: 1 columns but 2 radices"
+        );
+        assert!(msg(to_digits(&[col], &[0]).err().unwrap()).contains("radix of attribute 0 is 0"));
+        let v = [Values::I64(&raw)];
+        assert_eq!(
+            msg(count_in_table(&v, &[3], &[true; 4]).unwrap_err()),
+            "shape mismatch: table of 4 cells for radices of 3 cells"
+        );
+        assert!(
+            msg(count_in_table(&v, &[1 << 40, 1 << 40], &[true]).unwrap_err())
+                .contains("1 columns but 2 radices")
+        );
+        let v2 = [Values::I64(&raw), Values::I64(&raw)];
+        assert!(
+            msg(count_in_table(&v2, &[1 << 40, 1 << 40], &[true]).unwrap_err())
+                .contains("more than 2^64 cells")
+        );
+        let short = [0u8];
+        let uneven = [Values::I64(&raw), Values::U8(&short)];
+        assert_eq!(
+            msg(count_in_table(&uneven, &[2, 1], &[true; 2]).unwrap_err()),
+            "shape mismatch: column 1 has 1 rows, column 0 has 2"
+        );
+    }
 }

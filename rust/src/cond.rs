@@ -12,7 +12,7 @@
 //! first variable slowest). Values are exact u128 counts (checked, an
 //! overflow is an error) or f64 weights.
 
-use crate::error::KernelError;
+use crate::error::{buffer, KernelError};
 use rayon::prelude::*;
 
 /// Plain arithmetic for the inner loop (used only where overflow is impossible).
@@ -69,7 +69,7 @@ impl Value for u128 {
                     .map(|t| t.iter().map(|&x| x as u64).collect())
                     .collect();
                 let views: Vec<&[u64]> = small.iter().map(|t| t.as_slice()).collect();
-                let mut cells = vec![0u64; out.len()];
+                let mut cells = buffer(out.len(), 0u64, || "a ConD table".into())?;
                 accumulate(&views, plan, &mut cells);
                 for (o, c) in out.iter_mut().zip(cells) {
                     *o = u128::from(c);
@@ -221,7 +221,10 @@ fn eliminate<T: Value>(
         kept,
     };
     let tables: Vec<&[T]> = relaid.iter().map(|(_, t)| t.as_slice()).collect();
-    let mut table = vec![T::ZERO; size];
+    // `size` is bounded by the caller's budget only: allocate fallibly.
+    let mut table = buffer(size, T::ZERO, || {
+        format!("a ConD table over {:?}", plan.kept)
+    })?;
     T::eliminate_cells(&tables, &plan, &mut table)?;
     Ok(Factor {
         scope: plan.kept,
@@ -229,29 +232,89 @@ fn eliminate<T: Value>(
     })
 }
 
+/// `Shape` error unless the factors and the order are consistent: every
+/// variable (in a scope or the order) has a radix, each scope is sorted and
+/// distinct, each table has Π radices of its scope cells (within usize), and
+/// the order names each variable at most once and every scope variable.
+/// All later indexing relies on these.
+fn check_factors<T>(
+    factors: &[Factor<T>],
+    radices: &[u64],
+    order: &[usize],
+) -> Result<(), KernelError> {
+    let k = radices.len();
+    for (i, f) in factors.iter().enumerate() {
+        if let Some(&v) = f.scope.iter().find(|&&v| v >= k) {
+            return Err(KernelError::Shape(format!(
+                "variable {v} in the scope of factor {i}, but only {k} radices"
+            )));
+        }
+        if f.scope.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(KernelError::Shape(format!(
+                "scope {:?} of factor {i} is not sorted and distinct",
+                f.scope
+            )));
+        }
+        // Strides are products of radices; with a radix of 0 the table is
+        // empty but the strides of the other variables still must fit, so
+        // the bound counts a 0 as 1.
+        f.scope
+            .iter()
+            .try_fold(1usize, |acc, &v| {
+                usize::try_from(radices[v].max(1))
+                    .ok()
+                    .and_then(|r| acc.checked_mul(r))
+            })
+            .ok_or_else(|| {
+                KernelError::Shape(format!(
+                    "scope {:?} of factor {i} spans more than 2^64 cells",
+                    f.scope
+                ))
+            })?;
+        let cells: usize = f.scope.iter().map(|&v| radices[v] as usize).product();
+        if f.table.len() != cells {
+            return Err(KernelError::Shape(format!(
+                "table of {} cells for a scope of {cells} cells (factor {i}, scope {:?})",
+                f.table.len(),
+                f.scope
+            )));
+        }
+    }
+    let mut in_order = vec![false; k];
+    for &v in order {
+        if v >= k {
+            return Err(KernelError::Shape(format!(
+                "variable {v} in the order, but only {k} radices"
+            )));
+        }
+        if std::mem::replace(&mut in_order[v], true) {
+            return Err(KernelError::Shape(format!(
+                "variable {v} appears twice in the order"
+            )));
+        }
+    }
+    for (i, f) in factors.iter().enumerate() {
+        if let Some(&v) = f.scope.iter().find(|&&v| !in_order[v]) {
+            return Err(KernelError::Shape(format!(
+                "variable {v} of factor {i} is missing from the order"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Σ over all assignments of the variables in `order` of the product of the
-/// factors. Every variable of every factor must appear in `order`; each step
-/// may store a table of at most `budget` cells (the joined scope, which is
-/// iterated over but never stored, may be `radix` times larger).
+/// factors. Every variable of every factor must appear in `order`, and no
+/// variable twice (see `check_factors`); each step may store a table of at
+/// most `budget` cells (the joined scope, which is iterated over but never
+/// stored, may be `radix` times larger).
 pub fn sum_product<T: Value>(
     mut factors: Vec<Factor<T>>,
     radices: &[u64],
     order: &[usize],
     budget: usize,
 ) -> Result<T, KernelError> {
-    for f in &factors {
-        let cells: usize = f.scope.iter().map(|&v| radices[v] as usize).product();
-        if f.table.len() != cells || f.scope.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(KernelError::Shape(
-                "factor table does not match its sorted scope".into(),
-            ));
-        }
-        if f.scope.iter().any(|v| !order.contains(v)) {
-            return Err(KernelError::Shape(
-                "a factor variable is missing from the order".into(),
-            ));
-        }
-    }
+    check_factors(&factors, radices, order)?;
     for &var in order {
         let (with, without): (Vec<_>, Vec<_>) =
             factors.into_iter().partition(|f| f.scope.contains(&var));
@@ -359,5 +422,111 @@ mod tests {
         };
         // Σ_x0 w(x0) Σ_x1 t = 0.5·1 + 1.5·2 + 2.0·0 = 3.5
         assert_eq!(sum_product(vec![w, t], &[3, 2], &[1, 0], 100).unwrap(), 3.5);
+    }
+
+    fn shape<T: std::fmt::Debug>(r: Result<T, KernelError>) -> String {
+        match r {
+            Err(KernelError::Shape(msg)) => msg,
+            other => panic!("expected a Shape error, got {other:?}"),
+        }
+    }
+
+    fn ones(scope: Vec<usize>, cells: usize) -> Factor<u128> {
+        Factor {
+            scope,
+            table: vec![1; cells],
+        }
+    }
+
+    #[test]
+    fn variables_without_a_radix_are_errors_not_panics() {
+        // Once: "index out of bounds: the len is 3 but the index is 9".
+        assert_eq!(
+            shape(sum_product(
+                vec![ones(vec![0, 9], 6)],
+                &[2, 3, 4],
+                &[0, 9],
+                100
+            )),
+            "variable 9 in the scope of factor 0, but only 3 radices"
+        );
+        let w = Factor {
+            scope: vec![0, 9],
+            table: vec![1.0f64; 6],
+        };
+        assert_eq!(
+            shape(sum_product(vec![w], &[2, 3, 4], &[0, 9], 100)),
+            "variable 9 in the scope of factor 0, but only 3 radices"
+        );
+        assert_eq!(
+            shape(sum_product(
+                vec![ones(vec![0, 1], 6)],
+                &[2, 3],
+                &[0, 1, 7],
+                100
+            )),
+            "variable 7 in the order, but only 2 radices"
+        );
+    }
+
+    #[test]
+    fn scopes_tables_and_order_must_agree() {
+        let r = [2u64, 3];
+        assert_eq!(
+            shape(sum_product(vec![ones(vec![1, 0], 6)], &r, &[0, 1], 100)),
+            "scope [1, 0] of factor 0 is not sorted and distinct"
+        );
+        assert_eq!(
+            shape(sum_product(vec![ones(vec![1, 1], 9)], &r, &[1], 100)),
+            "scope [1, 1] of factor 0 is not sorted and distinct"
+        );
+        assert_eq!(
+            shape(sum_product(vec![ones(vec![0, 1], 5)], &r, &[0, 1], 100)),
+            "table of 5 cells for a scope of 6 cells (factor 0, scope [0, 1])"
+        );
+        assert_eq!(
+            shape(sum_product(vec![ones(vec![0, 1], 6)], &r, &[0], 100)),
+            "variable 1 of factor 0 is missing from the order"
+        );
+        assert_eq!(
+            shape(sum_product(vec![ones(vec![0, 1], 6)], &r, &[0, 1, 1], 100)),
+            "variable 1 appears twice in the order"
+        );
+        // Π radices past usize (it once wrapped to 0 and matched an empty table).
+        assert_eq!(
+            shape(sum_product(
+                vec![ones(vec![0, 1, 2], 0)],
+                &[1 << 63, 2, 3],
+                &[2, 1, 0],
+                100
+            )),
+            "scope [0, 1, 2] of factor 0 spans more than 2^64 cells"
+        );
+        // A radix of 0 empties the table but not the strides of the others.
+        assert_eq!(
+            shape(sum_product(
+                vec![ones(vec![0, 1, 2], 0)],
+                &[0, 1 << 63, 2],
+                &[0, 1, 2],
+                100
+            )),
+            "scope [0, 1, 2] of factor 0 spans more than 2^64 cells"
+        );
+        // Variables of the order that no factor mentions are fine (summed over nothing).
+        assert_eq!(
+            sum_product(vec![ones(vec![0, 1], 6)], &[2, 3, 5], &[2, 1, 0], 100).unwrap(),
+            6
+        );
+    }
+
+    #[test]
+    fn empty_domains_count_zero() {
+        // A radix of 0 gives empty tables and a sum over no assignments.
+        for order in [[0, 1], [1, 0]] {
+            let fs = vec![ones(vec![0, 1], 0), ones(vec![1], 3)];
+            assert_eq!(sum_product(fs, &[0, 3], &order, 100).unwrap(), 0);
+        }
+        let fs = vec![ones(vec![0, 1], 0), ones(vec![0], 3)];
+        assert_eq!(sum_product(fs, &[3, 0], &[0, 1], 100).unwrap(), 0);
     }
 }

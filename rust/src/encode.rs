@@ -641,4 +641,138 @@ mod tests {
         decode_wide(&wide, 7, &offsets, &radices, &mut back).unwrap();
         assert_eq!(back, cols.concat());
     }
+
+    fn shape(err: KernelError) -> String {
+        match err {
+            KernelError::Shape(msg) => msg,
+            other => panic!("expected a Shape error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn decode_refuses_zero_radices_instead_of_dividing_by_zero() {
+        // Once: "assertion failed: divisor > 0" (u64) and "attempt to divide by zero" (wide).
+        for radices in [vec![0u64], vec![2, 0], vec![0, 3]] {
+            let offsets = vec![0i64; radices.len()];
+            let msg = shape(decode_u64(&[], &offsets, &radices).err().unwrap());
+            assert!(msg.starts_with("radix of attribute"), "{msg}");
+            let mut out = vec![0i64; 2 * radices.len()];
+            let msg = shape(decode_wide(&[0, 0], 1, &offsets, &radices, &mut out).unwrap_err());
+            assert!(msg.starts_with("radix of attribute"), "{msg}");
+        }
+        let msg = shape(decode_u64(&[], &[0, 0], &[2, 0]).err().unwrap());
+        assert_eq!(
+            msg,
+            "radix of attribute 1 is 0; every attribute needs at least one value"
+        );
+    }
+
+    #[test]
+    fn decode_u64_refuses_domains_past_2_64_and_handles_exactly_2_64() {
+        // Π = 2^120 (and a product past u128 for k = 3 × 2^50 … 2^60) is refused.
+        for radices in [vec![1u64 << 40; 3], vec![1u64 << 60; 3]] {
+            let msg = shape(decode_u64(&[5], &[0; 3], &radices).err().unwrap());
+            assert!(
+                msg.contains("exceeds 2^64") && msg.contains("decode_wide"),
+                "{msg}"
+            );
+        }
+        // m = 2^64 with a leading radix of 1: stride 2^64 once truncated to 0.
+        let cols = decode_u64(&[5, u64::MAX], &[0, 0, 0], &[1, 1 << 32, 1 << 32]).unwrap();
+        let back: Vec<Vec<i64>> = cols.iter().map(|c| c.to_i64()).collect();
+        assert_eq!(
+            back,
+            vec![vec![0, 0], vec![0, (1 << 32) - 1], vec![5, (1 << 32) - 1]]
+        );
+    }
+
+    #[test]
+    fn decoded_values_must_be_int64() {
+        let msg = shape(decode_u64(&[1], &[i64::MAX], &[2]).err().unwrap());
+        assert!(
+            msg.contains("attribute 0") && msg.contains("largest int64"),
+            "{msg}"
+        );
+        let mut out = vec![0i64; 1];
+        assert!(decode_wide(&[1], 1, &[i64::MAX], &[2], &mut out).is_err());
+        // The widest range that fits decodes exactly (no overflow on the way).
+        let cols = decode_u64(&[0, u64::MAX], &[i64::MIN], &[u64::MAX])
+            .err()
+            .unwrap();
+        assert_eq!(cols, KernelError::InvalidCode { row: 1 });
+        let cols = decode_u64(&[0, u64::MAX - 1], &[i64::MIN], &[u64::MAX]).unwrap();
+        assert_eq!(cols[0].to_i64(), vec![i64::MIN, i64::MAX - 1]);
+        let mut out = vec![0i64; 2];
+        decode_wide(&[0, u64::MAX], 1, &[i64::MIN], &[u64::MAX], &mut out).unwrap_err();
+        decode_wide(&[0, 0, 0, u64::MAX], 2, &[i64::MIN], &[u64::MAX], &mut out).unwrap_err();
+        decode_wide(&[0, u64::MAX - 1], 1, &[i64::MIN], &[u64::MAX], &mut out).unwrap();
+        assert_eq!(out, vec![i64::MIN, i64::MAX - 1]);
+    }
+
+    #[test]
+    fn decode_argument_lengths() {
+        assert_eq!(
+            shape(decode_u64(&[1], &[0], &[3, 2]).err().unwrap()),
+            "1 offsets for 2 radices"
+        );
+        let mut out = vec![0i64; 2];
+        assert_eq!(
+            shape(decode_wide(&[1, 2, 3], 2, &[0], &[3], &mut out).unwrap_err()),
+            "3 words are not whole codes of 2 limbs"
+        );
+        assert!(decode_wide(&[1], 0, &[0], &[3], &mut out).is_err());
+        assert_eq!(
+            shape(decode_wide(&[1], 1, &[0], &[3], &mut out).unwrap_err()),
+            "output of 2 values for 1 rows × 1 attributes"
+        );
+        // No attributes: m = 1, only code 0.
+        assert!(decode_wide(&[0, 0], 1, &[], &[], &mut []).is_ok());
+        assert_eq!(
+            decode_wide(&[0, 4], 1, &[], &[], &mut []).unwrap_err(),
+            KernelError::InvalidCode { row: 1 }
+        );
+    }
+
+    #[test]
+    fn encode_checks_name_what_arrived() {
+        let a = vec![0i64, 1];
+        let b = vec![0i64, 1, 2];
+        let cols = [a.clone(), b];
+        let mut out = vec![0u64; 2];
+        assert_eq!(
+            shape(encode_u64(&columns(&cols, &[0, 0]), &[3, 3], &mut out).unwrap_err()),
+            "column 1 has 3 rows, column 0 has 2"
+        );
+        let one = [a.clone()];
+        assert_eq!(
+            shape(encode_u64(&columns(&one, &[0]), &[3, 3], &mut out).unwrap_err()),
+            "1 columns but 2 radices"
+        );
+        assert!(
+            shape(encode_u64(&columns(&one, &[0]), &[0], &mut out).unwrap_err())
+                .starts_with("radix of attribute 0 is 0")
+        );
+        assert_eq!(
+            shape(encode_u64(&columns(&one, &[0]), &[3], &mut out[..1]).unwrap_err()),
+            "output of 1 codes for 2 rows"
+        );
+        let two = [a.clone(), a];
+        assert!(shape(
+            encode_u64(&columns(&two, &[0, 0]), &[1 << 40, 1 << 40], &mut out).unwrap_err()
+        )
+        .contains("needs 2 u64 limbs"));
+        // Wide: too few limbs, zero limbs, and an output that is not rows × limbs.
+        let mut wide = vec![0u64; 4];
+        let cols = columns(&two, &[0, 0]);
+        assert_eq!(
+            shape(encode_wide(&cols, &[1 << 40, 1 << 40], 1, &mut wide[..2]).unwrap_err()),
+            "the domain needs 2 limbs per code, got 1"
+        );
+        assert!(encode_wide(&cols, &[3, 3], 0, &mut []).is_err());
+        assert_eq!(
+            shape(encode_wide(&cols, &[3, 3], usize::MAX, &mut wide).unwrap_err()),
+            format!("output of 4 words for 2 rows × {} limbs", usize::MAX)
+        );
+        assert!(encode_wide(&cols, &[3, 3], 2, &mut wide).is_ok());
+    }
 }

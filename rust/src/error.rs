@@ -34,22 +34,25 @@ impl std::error::Error for KernelError {}
 /// A vector of `len` copies of `fill`, or a `Shape` error naming `what` when
 /// `len` is past what can be allocated. For buffers whose size a caller picks
 /// (a count, a limb width, a product of radices) rather than the input arrays:
-/// `vec![..]` would panic ("capacity overflow") or abort the process instead.
+/// `vec![..]` alone would panic ("capacity overflow") or abort the process.
+///
+/// The size is probed with a fallible reservation that is dropped at once
+/// (untouched pages cost nothing), then the buffer is made by `vec!`, which
+/// for a zero `fill` takes already-zeroed pages from the allocator instead of
+/// writing every value (the kernels then write each value once).
 pub(crate) fn buffer<T: Clone>(
     len: usize,
     fill: T,
     what: impl FnOnce() -> String,
 ) -> Result<Vec<T>, KernelError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
+    Vec::<T>::new().try_reserve_exact(len).map_err(|_| {
         KernelError::Shape(format!(
             "cannot allocate {}: {len} values of {} bytes",
             what(),
             std::mem::size_of::<T>()
         ))
     })?;
-    v.resize(len, fill);
-    Ok(v)
+    Ok(vec![fill; len])
 }
 
 /// `Shape` error unless every radix is at least 1 (an attribute with no values).
@@ -70,7 +73,10 @@ mod tests {
     fn buffers_past_memory_are_errors_not_aborts() {
         assert_eq!(buffer(3, 7u8, || "x".into()).unwrap(), vec![7, 7, 7]);
         let err = buffer(usize::MAX / 2, 0u64, || "the output".into()).unwrap_err();
-        assert!(err.to_string().contains("cannot allocate the output"), "{err}");
+        assert!(
+            err.to_string().contains("cannot allocate the output"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //!   equality query over up to three attributes; n_V for all of them is a
 //!   histogram of the view over each attribute subset.
 
+use crate::encode::CHUNK;
 use crate::error::{buffer, KernelError};
 use rayon::prelude::*;
 
@@ -22,24 +23,31 @@ fn check_digits(
     for &j in subsets.iter().flatten() {
         used[j] = true;
     }
-    let first_bad: Vec<Option<(usize, usize)>> = (0..radices.len())
-        .into_par_iter()
+    // The maximum per column (a branch-free, vectorised scan); only a column
+    // that fails is searched again for the row to name.
+    let column = |j: usize| &digits[j * n..(j + 1) * n];
+    let bad = (0..radices.len())
         // A radix above u16::MAX holds every u16 digit: nothing to scan.
         .filter(|&j| used[j] && radices[j] <= u64::from(u16::MAX))
-        .map(|j| {
-            let column = &digits[j * n..(j + 1) * n];
-            column
+        .find(|&j| {
+            let max = column(j)
+                .par_chunks(CHUNK)
+                .map(|c| c.iter().copied().max().unwrap_or(0))
+                .max();
+            max.is_some_and(|d| u64::from(d) >= radices[j])
+        });
+    match bad {
+        Some(j) => {
+            let i = column(j)
                 .iter()
                 .position(|&d| u64::from(d) >= radices[j])
-                .map(|i| (j, i))
-        })
-        .collect();
-    match first_bad.into_iter().flatten().next() {
-        Some((j, i)) => Err(KernelError::Shape(format!(
-            "digit {} of attribute {j} at row {i} is not below its radix {}",
-            digits[j * n + i],
-            radices[j]
-        ))),
+                .unwrap_or(0);
+            Err(KernelError::Shape(format!(
+                "digit {} of attribute {j} at row {i} is not below its radix {}",
+                column(j)[i],
+                radices[j]
+            )))
+        }
         None => Ok(()),
     }
 }
@@ -55,7 +63,7 @@ pub fn count_subsets(
 ) -> Result<Vec<Vec<u64>>, KernelError> {
     let k = radices.len();
     if n.checked_mul(k) != Some(digits.len()) {
-        let rows = if n == 0 { 0 } else { digits.len() / n };
+        let rows = digits.len().checked_div(n).unwrap_or(0);
         return Err(KernelError::Shape(format!(
             "digits of {rows} attributes × {n} rows for {k} radices"
         )));
@@ -76,22 +84,17 @@ pub fn count_subsets(
                     .and_then(|r| acc.checked_mul(r))
             })
             .ok_or_else(|| {
-                KernelError::Shape(format!(
-                    "subset {s} {subset:?} spans more than 2^64 cells"
-                ))
+                KernelError::Shape(format!("subset {s} {subset:?} spans more than 2^64 cells"))
             })?;
         cells.push(size);
     }
     check_digits(digits, n, radices, subsets)?;
-    let counts = cells
-        .iter()
-        .enumerate()
-        .map(|(s, &size)| buffer(size, 0u64, || format!("the {size} counts of subset {s}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(subsets
+    subsets
         .par_iter()
-        .zip(counts)
-        .map(|(subset, mut counts)| {
+        .zip(cells)
+        .enumerate()
+        .map(|(s, (subset, size))| {
+            let mut counts = buffer(size, 0u64, || format!("the {size} counts of subset {s}"))?;
             let cols: Vec<&[u16]> = subset
                 .iter()
                 .map(|&j| &digits[j * n..(j + 1) * n])
@@ -118,9 +121,9 @@ pub fn count_subsets(
                     counts[idx] += 1
                 }),
             }
-            counts
+            Ok(counts)
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
@@ -154,5 +157,67 @@ mod tests {
         assert_eq!(out[2], three);
         assert_eq!(out[3], four);
         assert!(count_subsets(&digits, n, &[2, 3, 4], &[vec![3]]).is_err());
+    }
+
+    fn shape(err: KernelError) -> String {
+        match err {
+            KernelError::Shape(msg) => msg,
+            other => panic!("expected a Shape error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_digit_at_or_above_its_radix_is_an_error_not_a_panic() {
+        // Once: "index out of bounds: the len is 4 but the index is 7".
+        let digits = [0u16, 1, 2, 0, 7, 1]; // k = 2, n = 3
+        for subsets in [
+            vec![vec![1]],
+            vec![vec![0, 1]],
+            vec![vec![1, 0, 1]],
+            vec![vec![0, 1, 0, 1]],
+        ] {
+            assert_eq!(
+                shape(count_subsets(&digits, 3, &[3, 4], &subsets).unwrap_err()),
+                "digit 7 of attribute 1 at row 1 is not below its radix 4"
+            );
+        }
+        // Attributes no subset reads are not checked; a radix of 0 refuses any row.
+        assert_eq!(
+            count_subsets(&digits, 3, &[3, 4], &[vec![0]]).unwrap(),
+            vec![vec![1, 1, 1]]
+        );
+        assert!(count_subsets(&digits, 3, &[0, 4], &[vec![0]]).is_err());
+        // A radix past u16 holds every digit (no scan needed); no rows count nothing.
+        assert_eq!(
+            count_subsets(&[3, 9], 1, &[4, 70_000], &[vec![1]]).unwrap()[0].len(),
+            70_000
+        );
+        assert_eq!(
+            count_subsets(&[], 0, &[0, 0], &[vec![0, 1]]).unwrap(),
+            vec![Vec::<u64>::new()]
+        );
+    }
+
+    #[test]
+    fn subsets_past_2_64_cells_or_memory_and_bad_shapes_are_errors() {
+        let digits = [0u16; 3]; // k = 3, n = 1
+        assert_eq!(
+            shape(count_subsets(&digits, 1, &[1 << 40; 3], &[vec![0, 1, 2]]).unwrap_err()),
+            "subset 0 [0, 1, 2] spans more than 2^64 cells"
+        );
+        let msg = shape(count_subsets(&digits, 1, &[1 << 30; 3], &[vec![0, 1]]).unwrap_err());
+        assert!(
+            msg.starts_with("cannot allocate the 1152921504606846976 counts of subset 0"),
+            "{msg}"
+        );
+        assert_eq!(
+            shape(count_subsets(&digits, 1, &[2, 2], &[vec![0]]).unwrap_err()),
+            "digits of 3 attributes × 1 rows for 2 radices"
+        );
+        assert_eq!(
+            shape(count_subsets(&digits, 1, &[2; 3], &[vec![0], vec![2, 3]]).unwrap_err()),
+            "subset 1 names attribute 3, but there are only 3 radices"
+        );
+        assert!(count_subsets(&digits, usize::MAX, &[2; 3], &[]).is_err());
     }
 }

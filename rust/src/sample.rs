@@ -9,7 +9,7 @@
 //! `limbs` u64 words per code (1 when m ≤ 2^64, else 2, most significant
 //! first), matching `encode.rs`.
 
-use crate::error::KernelError;
+use crate::error::{buffer, check_radices, KernelError};
 use crate::rng::{block_rng, fill_uniform, Key};
 use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
@@ -71,8 +71,27 @@ pub fn thin_product(
     radices: &[u64],
     ratios: &[f64],
 ) -> Result<Vec<bool>, KernelError> {
-    if ratios.len() as u64 != radices.iter().sum::<u64>() {
-        return Err(KernelError::Shape("one ratio per domain value".into()));
+    check_radices(radices)?;
+    let values = radices
+        .iter()
+        .try_fold(0u64, |acc, &r| acc.checked_add(r))
+        .ok_or_else(|| KernelError::Shape("the radices sum past 2^64".into()))?;
+    if ratios.len() as u64 != values {
+        return Err(KernelError::Shape(format!(
+            "{} ratios for radices summing to {values}; one ratio per domain value",
+            ratios.len()
+        )));
+    }
+    // m = Π radices; past 2^128 every u128 code is below it.
+    let m = radices
+        .iter()
+        .try_fold(1u128, |acc, &r| acc.checked_mul(u128::from(r)));
+    if let Some(m) = m {
+        // A parallel maximum first; the row is searched only on failure.
+        if codes.par_iter().max().is_some_and(|&c| c >= m) {
+            let row = codes.iter().position(|&c| c >= m).unwrap_or(0);
+            return Err(KernelError::InvalidCode { row });
+        }
     }
     let mut starts = Vec::with_capacity(radices.len());
     let mut at = 0usize;
@@ -136,6 +155,7 @@ pub struct BetaStep {
     /// excluded codes at or below the code of rank r is #{j : adj[j] ≤ r}.
     adj: Vec<u128>,
     free: u128,
+    beta: f64,
     seg_len: u128,
     segments: u64,
 }
@@ -171,6 +191,7 @@ impl BetaStep {
             inv_rate: -1.0 / (-beta).ln_1p(),
             adj,
             free,
+            beta,
             seg_len,
             segments,
         })
@@ -179,7 +200,8 @@ impl BetaStep {
     /// Call `emit` with each selected code of segment `s`, in increasing order.
     fn segment(&self, s: u64, mut emit: impl FnMut(u128)) {
         let start = u128::from(s) * self.seg_len;
-        let end = (start + self.seg_len).min(self.free);
+        // The last segment may end past u128::MAX when free is near 2^128.
+        let end = start.saturating_add(self.seg_len).min(self.free);
         let mut rng = block_rng(&self.key, s);
         let mut rank = start.saturating_add(geometric(&mut rng, self.inv_rate));
         let mut j = self.adj.partition_point(|&a| a <= rank);
@@ -207,6 +229,13 @@ impl BetaStep {
                 "{limbs} limbs cannot hold these codes"
             )));
         }
+        // Refuse an output no memory can hold before drawing it (≈ β · free codes).
+        let expected = self.free as f64 * self.beta;
+        if expected * (8 * limbs) as f64 > isize::MAX as f64 {
+            return Err(KernelError::Shape(format!(
+                "the β-step would select about {expected:.3e} codes, more than memory can hold"
+            )));
+        }
         if self.segments <= SINGLE_PASS_SEGMENTS {
             let pieces: Vec<Vec<u64>> = (0..self.segments)
                 .into_par_iter()
@@ -218,16 +247,19 @@ impl BetaStep {
                 .collect();
             return Ok(pieces.concat());
         }
-        let counts: Vec<usize> = (0..self.segments)
-            .into_par_iter()
-            .map(|s| {
-                let mut c = 0;
-                self.segment(s, |_| c += 1);
-                c
-            })
-            .collect();
-        let total: usize = counts.iter().sum();
-        let mut out = vec![0u64; total * limbs];
+        let segments = usize::try_from(self.segments).unwrap_or(usize::MAX);
+        let mut counts = buffer(segments, 0usize, || {
+            format!("the counts of {segments} β-step segments")
+        })?;
+        counts.par_iter_mut().enumerate().for_each(|(s, c)| {
+            self.segment(s as u64, |_| *c += 1);
+        });
+        let words = counts
+            .iter()
+            .try_fold(0usize, |acc, &c| acc.checked_add(c))
+            .and_then(|total| total.checked_mul(limbs))
+            .ok_or_else(|| KernelError::Shape("more β-step codes than fit in memory".into()))?;
+        let mut out = buffer(words, 0u64, || format!("{words} words of β-step codes"))?;
         let mut pieces = Vec::with_capacity(counts.len());
         let mut rest = out.as_mut_slice();
         for (s, &c) in counts.iter().enumerate() {
@@ -269,6 +301,10 @@ fn write_code(dst: &mut [u64], code: u128) {
 pub fn to_u128(words: &[u64], limbs: usize) -> Result<Vec<u128>, KernelError> {
     match limbs {
         1 => Ok(words.iter().map(|&w| u128::from(w)).collect()),
+        2 if words.len() % 2 != 0 => Err(KernelError::Shape(format!(
+            "{} words are not whole codes of 2 limbs",
+            words.len()
+        ))),
         2 => Ok(words
             .chunks_exact(2)
             .map(|w| u128::from(w[0]) << 64 | u128::from(w[1]))
@@ -289,7 +325,14 @@ pub fn from_u128(codes: &[u128], limbs: usize) -> Vec<u64> {
 }
 
 /// Merge two sorted code lists (each `limbs` words per code) into one sorted list.
-pub fn merge_sorted(a: &[u64], b: &[u64], limbs: usize) -> Vec<u64> {
+pub fn merge_sorted(a: &[u64], b: &[u64], limbs: usize) -> Result<Vec<u64>, KernelError> {
+    if limbs == 0 || a.len() % limbs != 0 || b.len() % limbs != 0 {
+        return Err(KernelError::Shape(format!(
+            "{} and {} words are not whole codes of {limbs} limbs",
+            a.len(),
+            b.len()
+        )));
+    }
     let (a, b) = (a.chunks_exact(limbs), b.chunks_exact(limbs));
     let mut out = Vec::with_capacity((a.len() + b.len()) * limbs);
     let (mut a, mut b) = (a.peekable(), b.peekable());
@@ -308,7 +351,7 @@ pub fn merge_sorted(a: &[u64], b: &[u64], limbs: usize) -> Vec<u64> {
         };
         out.extend_from_slice(next.unwrap_or_default());
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -440,12 +483,79 @@ mod tests {
     #[test]
     fn merge_keeps_order_and_duplicates() {
         assert_eq!(
-            merge_sorted(&[1, 4, 4, 9], &[2, 4, 10], 1),
+            merge_sorted(&[1, 4, 4, 9], &[2, 4, 10], 1).unwrap(),
             vec![1, 2, 4, 4, 4, 9, 10]
         );
         assert_eq!(
-            merge_sorted(&[0, 5, 1, 0], &[0, 7], 2),
+            merge_sorted(&[0, 5, 1, 0], &[0, 7], 2).unwrap(),
             vec![0, 5, 0, 7, 1, 0]
         );
+    }
+
+    #[test]
+    fn thinning_refuses_bad_radices_and_codes() {
+        let key = [2; 32];
+        // Once: "attempt to calculate the remainder with a divisor of zero".
+        assert_eq!(
+            thin_product(&key, &[0], &[2, 0], &[1.0; 2]).unwrap_err(),
+            KernelError::Shape(
+                "radix of attribute 1 is 0; every attribute needs at least one value".into()
+            )
+        );
+        // Once: the sum wrapped and ratios were indexed past their end.
+        let r = [1u64 << 63, 1 << 63, 2];
+        assert_eq!(
+            thin_product(&key, &[0], &r, &[1.0; 2]).unwrap_err(),
+            KernelError::Shape("the radices sum past 2^64".into())
+        );
+        assert_eq!(
+            thin_product(&key, &[0], &[2, 3], &[1.0; 4]).unwrap_err(),
+            KernelError::Shape(
+                "4 ratios for radices summing to 5; one ratio per domain value".into()
+            )
+        );
+        assert_eq!(
+            thin_product(&key, &[5, 6], &[2, 3], &[1.0; 5]).unwrap_err(),
+            KernelError::InvalidCode { row: 1 }
+        );
+        // Π radices past 2^128 (2^130): every u128 code is in the domain.
+        let keep = thin_product(&key, &[u128::MAX], &[2; 130], &[1.0; 260]).unwrap();
+        assert_eq!(keep, vec![true]);
+    }
+
+    #[test]
+    fn the_last_beta_segment_of_a_domain_near_2_128_is_drawn() {
+        // Segments of 2^120 ranks: the 256th ends past u128::MAX, which once
+        // overflowed (a panic in debug builds, no codes from it in release).
+        let m = u128::MAX;
+        let beta = 2f64.powi(-110);
+        let step = BetaStep::new(&[9; 32], m, beta, &[]).unwrap();
+        assert_eq!(step.seg_len, 1 << 120);
+        let codes = to_u128(&step.run(2).unwrap(), 2).unwrap();
+        let top = codes.iter().filter(|&&c| c >= 255 << 120).count();
+        // Poisson(1024): far from 0 and within 10 sd.
+        assert!((top as f64 - 1024.0).abs() < 320.0, "{top}");
+        assert!(codes.windows(2).all(|w| w[0] < w[1]) && codes.iter().all(|&c| c < m));
+    }
+
+    #[test]
+    fn beta_steps_larger_than_memory_are_errors_not_aborts() {
+        // β·m = 2^70 codes in 2^54 segments: their counts alone once aborted the
+        // process ("memory allocation of … bytes failed"); now refused up front.
+        let step = BetaStep::new(&[1; 32], 1 << 100, 2f64.powi(-30), &[]).unwrap();
+        assert_eq!(step.segments, 1 << 54);
+        let err = step.run(2).unwrap_err().to_string();
+        assert!(
+            err.contains("about 1.181e21 codes, more than memory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn code_words_must_be_whole_codes() {
+        assert!(to_u128(&[1, 2, 3], 2).is_err());
+        assert!(to_u128(&[1, 2], 3).is_err());
+        assert!(merge_sorted(&[1, 2], &[3], 0).is_err());
+        assert!(merge_sorted(&[1, 2, 3], &[3, 4], 2).is_err());
     }
 }

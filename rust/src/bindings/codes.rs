@@ -1,12 +1,12 @@
 //! Bindings for tuple codes (encode.rs).
 
-use super::to_py;
+use super::{shape_err, to_py};
+use crate::error::{buffer, KernelError};
 use crate::{columns, encode};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
 };
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// A numpy integer column of any width, borrowed without a copy.
@@ -40,13 +40,21 @@ impl IntArray<'_> {
 
 /// The kernel's view of the columns: values, offsets and optional remap tables.
 fn columns<'a>(
+    py: Python<'_>,
     cols: &'a [IntArray<'_>],
     offsets: &[i64],
     remaps: &'a [Option<PyReadonlyArray1<'_, i64>>],
 ) -> PyResult<Vec<encode::Column<'a>>> {
     if cols.len() != offsets.len() || cols.len() != remaps.len() {
-        return Err(PyValueError::new_err(
-            "one offset and one remap (or None) per column",
+        return Err(shape_err(
+            py,
+            format!(
+                "{} columns but {} offsets and {} remaps; one offset and one remap (or None) \
+                 per column",
+                cols.len(),
+                offsets.len(),
+                remaps.len()
+            ),
         ));
     }
     cols.iter()
@@ -72,7 +80,7 @@ pub(crate) fn encode_u64<'py>(
     remaps: Vec<Option<PyReadonlyArray1<'py, i64>>>,
     radices: Vec<u64>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let cols = columns(&cols, &offsets, &remaps)?;
+    let cols = columns(py, &cols, &offsets, &remaps)?;
     let n = cols.first().map_or(0, |c| c.len());
     let mut out = vec![0u64; n];
     py.detach(|| encode::encode_u64(&cols, &radices, &mut out))
@@ -90,9 +98,15 @@ pub(crate) fn encode_wide<'py>(
     radices: Vec<u64>,
     limbs: usize,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
-    let cols = columns(&cols, &offsets, &remaps)?;
+    let cols = columns(py, &cols, &offsets, &remaps)?;
     let n = cols.first().map_or(0, |c| c.len());
-    let mut out = vec![0u64; n * limbs];
+    // `limbs` is the caller's: check it before sizing the output by it.
+    encode::check_limbs(&radices, limbs).map_err(|e| to_py(py, e))?;
+    let mut out = n
+        .checked_mul(limbs)
+        .ok_or_else(|| KernelError::Shape(format!("{n} rows × {limbs} limbs exceed 2^64 words")))
+        .and_then(|len| buffer(len, 0u64, || format!("{n} rows × {limbs} limbs")))
+        .map_err(|e| to_py(py, e))?;
     py.detach(|| encode::encode_wide(&cols, &radices, limbs, &mut out))
         .map_err(|e| to_py(py, e))?;
     out.into_pyarray(py).reshape([n, limbs])
@@ -137,7 +151,11 @@ pub(crate) fn decode_wide<'py>(
     let codes = codes.as_slice()?;
     let n = codes.len() / limbs.max(1);
     let k = radices.len();
-    let mut out = vec![0i64; n * k];
+    let mut out = n
+        .checked_mul(k)
+        .ok_or_else(|| KernelError::Shape(format!("{n} rows × {k} attributes exceed 2^64")))
+        .and_then(|len| buffer(len, 0i64, || format!("{n} rows × {k} attributes")))
+        .map_err(|e| to_py(py, e))?;
     py.detach(|| encode::decode_wide(codes, limbs, &offsets, &radices, &mut out))
         .map_err(|e| to_py(py, e))?;
     Ok((0..k)
@@ -161,7 +179,7 @@ pub(crate) fn to_digits<'py>(
     remaps: Vec<Option<PyReadonlyArray1<'py, i64>>>,
     radices: Vec<u64>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let cols = columns(&cols, &offsets, &remaps)?;
+    let cols = columns(py, &cols, &offsets, &remaps)?;
     let out = py
         .detach(|| columns::to_digits(&cols, &radices))
         .map_err(|e| to_py(py, e))?;

@@ -1,6 +1,6 @@
 //! Bindings for counting (cond.rs, marginals.rs).
 
-use super::to_py;
+use super::{shape_err, to_py};
 use crate::{cond, marginals};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -8,10 +8,21 @@ use pyo3::prelude::*;
 /// Factors from Python: scopes (sorted variable ids) and flat tables, each
 /// value converted once into the kernel's number type.
 fn factors<S: numpy::Element + Copy, T>(
+    py: Python<'_>,
     scopes: Vec<Vec<usize>>,
     tables: &[PyReadonlyArray1<'_, S>],
     convert: impl Fn(S) -> T,
 ) -> PyResult<Vec<cond::Factor<T>>> {
+    if scopes.len() != tables.len() {
+        return Err(shape_err(
+            py,
+            format!(
+                "{} scopes but {} tables; one table per scope",
+                scopes.len(),
+                tables.len()
+            ),
+        ));
+    }
     scopes
         .into_iter()
         .zip(tables)
@@ -32,7 +43,7 @@ pub(crate) fn cond_count(
     order: Vec<usize>,
     budget: usize,
 ) -> PyResult<u128> {
-    let fs = factors(scopes, &tables, u128::from)?;
+    let fs = factors(py, scopes, &tables, u128::from)?;
     py.detach(|| cond::sum_product(fs, &radices, &order, budget))
         .map_err(|e| to_py(py, e))
 }
@@ -47,7 +58,7 @@ pub(crate) fn cond_weighted(
     order: Vec<usize>,
     budget: usize,
 ) -> PyResult<f64> {
-    let fs = factors(scopes, &tables, |x| x)?;
+    let fs = factors(py, scopes, &tables, |x| x)?;
     py.detach(|| cond::sum_product(fs, &radices, &order, budget))
         .map_err(|e| to_py(py, e))
 }

@@ -7,7 +7,6 @@ pub mod sampling;
 
 use crate::error::KernelError;
 use crate::rng;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -31,9 +30,20 @@ pub(crate) fn to_py(py: Python<'_>, err: KernelError) -> PyErr {
     build().unwrap_or_else(|e| e)
 }
 
+/// A `Shape` error raised as `privpub.core.errors.PrivpubError`.
+pub(crate) fn shape_err(py: Python<'_>, msg: String) -> PyErr {
+    to_py(py, KernelError::Shape(msg))
+}
+
 pub(crate) fn key_from(bytes: &Bound<'_, PyBytes>) -> PyResult<rng::Key> {
-    bytes
-        .as_bytes()
-        .try_into()
-        .map_err(|_| PyValueError::new_err("random key must be exactly 32 bytes"))
+    let raw = bytes.as_bytes();
+    raw.try_into().map_err(|_| {
+        shape_err(
+            bytes.py(),
+            format!(
+                "random key of {} bytes; it must be exactly 32 bytes",
+                raw.len()
+            ),
+        )
+    })
 }

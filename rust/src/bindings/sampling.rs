@@ -1,12 +1,12 @@
 //! Bindings for the randomised kernels (rng.rs, sample.rs, frapp.rs).
 
-use super::{key_from, to_py};
+use super::{key_from, shape_err, to_py};
+use crate::error::{buffer, KernelError};
 use crate::{frapp, rng, sample};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
 };
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -20,19 +20,40 @@ pub(crate) fn uniform<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let key = key_from(key)?;
     if u128::from(start) + n as u128 > 1u128 << 64 {
-        return Err(PyValueError::new_err(
-            "start + n must not exceed 2^64 (the stream's length)",
+        return Err(shape_err(
+            py,
+            format!("start {start} + n {n} exceeds 2^64, the stream's length"),
         ));
     }
-    let mut out = vec![0.0; n];
+    let mut out = buffer(n, 0.0, || format!("{n} uniform doubles")).map_err(|e| to_py(py, e))?;
     py.detach(|| rng::fill_uniform(&key, start, &mut out));
     Ok(out.into_pyarray(py))
 }
 
-/// Rows of an (n, limbs) code array as one flat slice and its limb count.
-pub(crate) fn code_rows<'a>(codes: &'a PyReadonlyArray2<'_, u64>) -> PyResult<(&'a [u64], usize)> {
-    let limbs = codes.shape()[1];
+/// Rows of an (n, limbs) code array as one flat slice and its limb count;
+/// n > 0 rows of no limbs (which would lose the row count) are refused.
+pub(crate) fn code_rows<'a>(
+    py: Python<'_>,
+    codes: &'a PyReadonlyArray2<'_, u64>,
+) -> PyResult<(&'a [u64], usize)> {
+    let (rows, limbs) = (codes.shape()[0], codes.shape()[1]);
+    if limbs == 0 && rows > 0 {
+        return Err(shape_err(
+            py,
+            format!("codes of shape ({rows}, 0): a code needs at least one limb"),
+        ));
+    }
     Ok((codes.as_slice()?, limbs))
+}
+
+/// `Shape` error unless codes below `m` fit in `limbs` words (1 or 2).
+fn check_m_fits(m: u128, limbs: usize) -> Result<(), KernelError> {
+    if limbs == 1 && m > 1u128 << 64 {
+        return Err(KernelError::Shape(format!(
+            "m = {m} needs 2 limbs per code, the codes have 1"
+        )));
+    }
+    Ok(())
 }
 
 /// α-step mask over sorted (n, limbs) codes: first copy kept with `p_first`
@@ -46,7 +67,7 @@ pub(crate) fn keep_records<'py>(
     p_rest: f64,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(&codes)?;
+    let (words, limbs) = code_rows(py, &codes)?;
     let p_first = p_first.as_slice()?;
     let rows: Vec<&[u64]> = words.chunks_exact(limbs.max(1)).collect();
     let mask = py
@@ -66,7 +87,7 @@ pub(crate) fn thin_product<'py>(
     ratios: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(&codes)?;
+    let (words, limbs) = code_rows(py, &codes)?;
     let ratios = ratios.as_slice()?;
     let mask = py
         .detach(|| {
@@ -87,10 +108,11 @@ pub(crate) fn beta_step<'py>(
     excluded: PyReadonlyArray2<'py, u64>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(&excluded)?;
+    let (words, limbs) = code_rows(py, &excluded)?;
     let out = py
         .detach(|| {
             let excluded = sample::to_u128(words, limbs)?;
+            check_m_fits(m, limbs)?;
             sample::BetaStep::new(&key, m, beta, &excluded)?.run(limbs)
         })
         .map_err(|e| to_py(py, e))?;
@@ -105,14 +127,17 @@ pub(crate) fn merge_sorted<'py>(
     a: PyReadonlyArray2<'py, u64>,
     b: PyReadonlyArray2<'py, u64>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
-    let (a, limbs) = code_rows(&a)?;
-    let (b, limbs_b) = code_rows(&b)?;
-    if limbs != limbs_b || limbs == 0 {
-        return Err(PyValueError::new_err(
-            "merge_sorted: code arrays differ in limbs",
+    let (a, limbs) = code_rows(py, &a)?;
+    let (b, limbs_b) = code_rows(py, &b)?;
+    if limbs != limbs_b {
+        return Err(shape_err(
+            py,
+            format!("merge_sorted: code arrays of {limbs} and {limbs_b} limbs"),
         ));
     }
-    let out = py.detach(|| sample::merge_sorted(a, b, limbs));
+    let out = py
+        .detach(|| sample::merge_sorted(a, b, limbs))
+        .map_err(|e| to_py(py, e))?;
     let n = out.len() / limbs;
     out.into_pyarray(py).reshape([n, limbs])
 }
@@ -127,10 +152,11 @@ pub(crate) fn frapp_perturb<'py>(
     keep: f64,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(&codes)?;
+    let (words, limbs) = code_rows(py, &codes)?;
     let out = py
         .detach(|| {
             let codes = sample::to_u128(words, limbs)?;
+            check_m_fits(m, limbs)?;
             let perturbed = frapp::perturb(&key, &codes, m, keep)?;
             Ok(sample::from_u128(&perturbed, limbs))
         })
