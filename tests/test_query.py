@@ -179,3 +179,20 @@ def test_a_condition_is_counted_for_the_schema_it_is_used_with():
         df.head(200), seed=1)
     with_tables = view.estimate(Condition(schema, "age > 50"), tables={"T": df.head()})
     assert with_tables == view.estimate("age > 50")
+
+
+def test_subqueries_are_locked_down(adult_schema):
+    """Only registered tables, only allow-listed functions, no file access."""
+    tables = {"T": pd.DataFrame({"x": ["Male"]})}
+    with pytest.raises(privpub.QueryError, match="VERSION\\(\\)', which is not allowed"):
+        adult_schema.count("sex in (select version())", tables)
+    with pytest.raises(privpub.QueryError, match="only registered tables"):
+        adult_schema.count("sex in (select * from read_csv('/etc/passwd'))", tables)
+    assert adult_schema.count("sex in (select upper(x) from T)", tables) == 0
+    assert adult_schema.count("sex in (select x from T)", tables) == adult_schema.count(
+        {"sex": "Male"})
+    import duckdb
+
+    from privpub.tables.query import _connection
+    with pytest.raises(duckdb.Error, match="Permission|disabled"):
+        _connection().execute("select * from read_csv('/etc/passwd')").fetchall()

@@ -218,3 +218,7 @@ def test_frapp_and_multiview_releases_reopen(adult, tmp_path):
                   edit_meta=set_param("view_index", 3))
     with pytest.raises(ParameterError, match="view_index"):
         PublishedView.open(bad)
+    bound = rewrite(tmp_path / "m.parquet", tmp_path / "o.parquet",
+                    edit_meta=set_param("error_bound", 12.0))
+    with pytest.raises(ArtifactError, match="error_bound"):
+        PublishedView.open(bound)

@@ -118,20 +118,26 @@ class AlphaBeta:
         """The mechanism of a release's parameters, checked as by the constructor;
         the stored error bound must follow from them."""
         p = parameters
-        source = validate.field(p, "source")
-        if source is not None and not isinstance(source, Mapping):
-            raise ParameterError(f"source must be a mapping attribute → probabilities, "
-                                 f"got {source!r}")
-        mech = cls(schema, validate.field(p, "alpha"), validate.field(p, "beta"),
-                   n=validate.field(p, "n"), d=validate.field(p, "d"),
-                   gamma=validate.field(p, "gamma"), epsilon=validate.field(p, "epsilon"),
-                   source=source)
+        mech = cls.from_fields(schema, p)
         validate.same("error_bound", validate.field(p, "error_bound"), mech.error_bound())
         if "repeated_records" in p:
             repeated = validate.count("repeated_records", p["repeated_records"])
             if mech.n is None or repeated >= mech.n:
                 raise ParameterError(f"repeated_records = {repeated} must be below n = {mech.n}")
         return mech
+
+    @classmethod
+    def from_fields(cls, schema: Schema, p: Mapping[str, Any]) -> AlphaBeta:
+        """The constructor called with the stored fields α, β, n, d, γ, ε, source
+        (each present, each checked by the constructor)."""
+        source = validate.field(p, "source")
+        if source is not None and not isinstance(source, Mapping):
+            raise ParameterError(f"source must be a mapping attribute → probabilities, "
+                                 f"got {source!r}")
+        return cls(schema, validate.field(p, "alpha"), validate.field(p, "beta"),
+                   n=validate.field(p, "n"), d=validate.field(p, "d"),
+                   gamma=validate.field(p, "gamma"), epsilon=validate.field(p, "epsilon"),
+                   source=source)
 
     @property
     def beta_max(self) -> float:

@@ -60,6 +60,9 @@ class MultiViewStep:
     name = "alphabeta-multiview"
 
     def __init__(self, mech: AlphaBeta, view_index: int, max_views: int):
+        if mech.source is not None:
+            raise ParameterError("Algorithm 7 is stated for the uniform β-step; this "
+                                 "mechanism has a source")
         self.mech = mech
         self.max_views = validate.count("max_views", max_views, minimum=1)
         self.view_index = validate.count("view_index", view_index, minimum=1)
@@ -79,11 +82,9 @@ class MultiViewStep:
 
     @classmethod
     def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> MultiViewStep:
-        single = dict(parameters) | {"error_bound": None}
-        mech = AlphaBeta(schema, validate.field(single, "alpha"), validate.field(single, "beta"),
-                         n=validate.field(single, "n"), d=validate.field(single, "d"),
-                         gamma=validate.field(single, "gamma"),
-                         epsilon=validate.field(single, "epsilon"))
+        mech = AlphaBeta.from_fields(schema, parameters)
+        # Algorithm 7's views state no (ρ, ε) bound: a stored one would be invented.
+        validate.same("error_bound", validate.field(parameters, "error_bound"), None)
         step = cls(mech, validate.field(parameters, "view_index"),
                    validate.field(parameters, "max_views"))
         _, p_prev, p_fresh = step.probabilities()
@@ -144,12 +145,8 @@ class MultiViewPublisher:
     def __init__(self, mech: AlphaBeta, max_views: int):
         if not isinstance(mech, AlphaBeta):
             raise ParameterError(f"mech must be an AlphaBeta, got {type(mech).__name__}")
-        if not isinstance(max_views, (int, np.integer)) or max_views < 1:
-            raise ParameterError(f"max_views must be a positive integer, got {max_views!r}")
-        if mech.source is not None:
-            raise ParameterError("MultiViewPublisher supports the uniform β-step only "
-                                 "(Algorithm 7 is stated for it); this mechanism has a source")
-        self.mech, self.max_views = mech, int(max_views)
+        first = MultiViewStep(mech, 1, max_views)  # checks max_views and the β-step
+        self.mech, self.max_views = mech, first.max_views
         self.views: list[PublishedView] = []
         self._union = np.zeros((0, max(mech.schema.limbs, 1)), dtype=np.uint64)
 
