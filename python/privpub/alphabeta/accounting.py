@@ -76,15 +76,96 @@ def theorem_4_2_holds(alpha: float, beta: float, d: float, gamma: float) -> bool
 
 
 def exclusive_worst_posterior(alpha: float, beta: float, d: float) -> float:
-    """Worst posterior of a d-exclusive adversary (Def. 6.2) for the αβ algorithm.
+    """Worst posterior of a d-exclusive adversary (Def. 6.2) for the αβ algorithm,
+    for any α, β (Theorem 6.3's proof, App. D.2.1, without its α + β = 1/2).
 
-    From the proof of Theorem 6.3 (Appendix D.2.1): the worst view holds t and
-    no other tuple of t's exclusion set, giving
-    (α+β)(1−β)p / ((α+β)(1−β)p + β(1−α−β)(1−p)) at p = d.
+    Pr[t|V] depends only on which tuples of t's exclusion set S appear in V;
+    it is largest when V holds t and no other tuple of S, where
+    Pr[V|t] ∝ (α+β)(1−β) and Pr[V|t'] ∝ β(1−α−β) for each other t' ∈ S, so
+    Pr[t|V] = (α+β)(1−β)p / ((α+β)(1−β)p + β(1−α−β)(1−p)), increasing in
+    p ≤ d. Only positive leakage: Example 6.4 shows negative leakage is not
+    excluded for such adversaries.
     """
     a, b = _check_alpha_beta(alpha, beta)
+    d = probability("d", d, open_low=True, open_high=True)
     num = (a + b) * (1 - b) * d
-    return num / (num + b * (1 - a - b) * (1 - d))
+    other = b * (1 - a - b) * (1 - d)
+    return num / (num + other) if num + other > 0 else 1.0
+
+
+def prior_ratio_bound(d: float, gamma: float) -> float:
+    """c = d(1−γ)/(γ(1−d)): a posterior pL/(pL + 1 − p) with likelihood ratio L
+    stays ≤ γ at every prior p ≤ d exactly when L ≤ 1/c."""
+    d = probability("d", d, open_low=True, open_high=True)
+    gamma = probability("gamma", gamma, open_low=True, open_high=True)
+    return d * (1 - gamma) / (gamma * (1 - d))
+
+
+def largest_private_d(alpha: float, beta: float, gamma: float) -> tuple[float, float]:
+    """The largest prior bounds d the parameters protect at posterior bound γ:
+    ``(d-independent, both sides (Def. 2.3), d-exclusive positive leakage)``.
+
+    Solving :func:`alphabeta_leakage` and :func:`exclusive_worst_posterior`
+    for d: with s = α + β, positive leakage gives d ≤ γβ/(s(1−γ) + γβ),
+    negative leakage d ≤ γ(1−s)/(1−β); the exclusive posterior gives
+    d ≤ γB/(A(1−γ) + γB) with A = s(1−β), B = β(1−s).
+    """
+    a, b = _check_alpha_beta(alpha, beta)
+    gamma = probability("gamma", gamma, open_low=True, open_high=True)
+    s = a + b
+
+    def solve(num: float, other: float) -> float:
+        return gamma * other / (num * (1 - gamma) + gamma * other) if other > 0 else 0.0
+
+    independent = min(solve(s, b), gamma * (1 - s) / (1 - b) if b < 1 else 0.0)
+    return independent, solve(s * (1 - b), b * (1 - s))
+
+
+#: The parameter choices :func:`calibrate` offers (``AlphaBeta.for_privacy(calibration=)``).
+CALIBRATIONS = ("exclusive", "independent", "sec4.2", "half")
+
+
+def calibrate(d: float, gamma: float, calibration: str = "exclusive") -> tuple[float, float]:
+    """(α, β) for (d, γ)-privacy by the named choice (DESIGN.md, αβ notes).
+
+    With s = α + β and c = :func:`prior_ratio_bound`, the estimator's noise
+    variance n_D·β(1−β)/α², which dominates every query whose domain count
+    n_D is large against its true count, is governed by β/α²:
+
+    - ``"exclusive"`` (default): Theorem 4.2 and no positive leakage to
+      d-exclusive adversaries. The second needs β ≥ sc/(1 − s + sc); then
+      β/α² ∝ (1 − s(1−c))/(s(1−s)²), least where 2(1−c)s² − 3s + 1 = 0,
+      s = (3 − √(1 + 8c))/(4(1−c)) (= 1/2 to first order in c). Theorem 4.2
+      asks β ≥ cs, which that β exceeds, and s ≤ 1 − d/γ.
+    - ``"independent"``: Theorem 4.2 alone (d-independent adversaries, both
+      leakage sides): β = cs, so β/α² = c/(s(1−c)²) falls as s grows, to
+      s = 1 − d/γ. A d-exclusive adversary then learns much more (the
+      guarantee says how much).
+    - ``"sec4.2"``: the paper's Sec. 4.2 choice s = 1/2, β = d/γ.
+    - ``"half"``: s = 1/2 with Theorem 4.2's least β = c/2.
+    """
+    c = prior_ratio_bound(d, gamma)
+    if d >= gamma:
+        raise ParameterError(f"infeasible: d = {d:.6g} ≥ γ = {gamma}; a posterior bound "
+                             "below the prior bound cannot be met")
+    s_max = 1 - d / gamma
+    if calibration == "exclusive":
+        s = min((3 - math.sqrt(1 + 8 * c)) / (4 * (1 - c)), s_max)
+        beta = s * c / (1 - s + s * c)
+    elif calibration == "independent":
+        s = s_max
+        beta = c * s
+    elif calibration == "sec4.2":
+        s, beta = 0.5, d / gamma
+    elif calibration == "half":
+        s, beta = 0.5, c / 2
+    else:
+        raise ParameterError(f"calibration must be one of {list(CALIBRATIONS)}, "
+                             f"got {calibration!r}")
+    if not beta < s:
+        raise ParameterError(f"infeasible: the {calibration!r} choice needs β = {beta:.6g} "
+                             f"≥ α + β = {s:.6g}, leaving no α > 0; raise γ or lower d")
+    return s - beta, beta
 
 
 # ---- utility --------------------------------------------------------------------------------
@@ -110,9 +191,37 @@ def rho_alphabeta(k: float, gamma: float, epsilon: float) -> float:
     return 2 * math.sqrt(2 * k * (1 - gamma) / gamma * math.log(2 / epsilon))
 
 
-def rho_alphabeta_sec42(k: float, gamma: float, epsilon: float) -> float:
-    """Sec. 4.2's closed form for α+β = 1/2, β = d/γ: ρ = 2√(k(1−γ)/γ · ln(2/ε))."""
-    return 2 * math.sqrt(k * (1 - gamma) / gamma * math.log(2 / epsilon))
+def bernstein_deviation(variance: float, scale: float, epsilon: float) -> float:
+    """The λ with Pr[|S − E S| ≥ λ] ≤ ε for a sum S of independent terms, each
+    within ``scale`` of its mean, of total variance at most ``variance``
+    (Bernstein: 2·exp(−λ²/(2σ² + 2bλ/3)) = ε, solved for λ)."""
+    epsilon = probability("epsilon", epsilon, open_low=True, open_high=True)
+    log = math.log(2 / epsilon)
+    return scale * log / 3 + math.sqrt((scale * log / 3) ** 2 + 2 * variance * log)
+
+
+def alphabeta_error_bound(alpha: float, beta_max: float, n: int, m: int, epsilon: float,
+                          *, source: bool = False) -> float:
+    """A bound B with Pr[|Q̃(V) − Q(I)| ≥ B] ≤ ε for each fixed counting query:
+    the bound Theorem 4.3's argument gives once its two slips are mended
+    (DESIGN.md: the variance term and a two-sided tail).
+
+    α·(Q̃ − Q) = Y − E Y, where Y = Q(V) is a sum of independent indicators:
+    one per record (kept with α + β(t) for a tuple's first record, α for a
+    further one) and one per tuple of Q(D) not in I (inserted with β(t)).
+    A first record replaces its tuple's noise indicator, which changes the
+    variance by (α+β)(1−α−β) − β(1−β) = α(1 − α − 2β) ≤ α(1−α); so over all
+    queries Var Y ≤ nα(1−α) + Σ_t β(t)(1−β(t)), with the last sum ≤ mβ(1−β)
+    for a uniform β-step and ≤ Σ_t β(t) = mβ with a source (weights average 1).
+    Bernstein's inequality (:func:`bernstein_deviation`, terms within 1 of
+    their means) then bounds |Y − E Y| with probability ≥ 1 − ε; divide by α.
+    It holds for each query on its own, not for all queries at once.
+    """
+    a, b = _check_alpha_beta(alpha, beta_max)
+    if a == 0:
+        raise ParameterError("alpha must be positive for an error bound")
+    noise = m * b if source else m * b * (1 - b)
+    return bernstein_deviation(n * a * (1 - a) + noise, 1.0, epsilon) / a
 
 
 # ---- relations between privacy definitions (Appendix A) -------------------------------------

@@ -12,13 +12,17 @@ Counting queries are estimated by Q̃(V) = (n_V − β n_D)/α (Algorithm 3),
 with n_V = Q(V) and n_D = Q(D).
 
 Repeated records (DESIGN.md): real tables repeat tuples (Adult: 30,162
-records, 19,502 distinct). The paper treats I as a set. privpub keeps the
-*first* copy of a tuple with probability α+β and each further copy with
-probability α, so a tuple with c records contributes cα + β copies to V in
-expectation and the estimator stays unbiased for record counts. The cost: a
-tuple that appears more than once in V must come from I (noise tuples are
-distinct), so the guarantee is stated for tuples with one record; the
-metadata reports how many extra copies I holds.
+records, 19,502 distinct). The paper treats I as a set, and so the caller
+chooses (``publish(duplicates=...)``) when the data repeat a tuple:
+
+- ``"set"`` publishes the distinct tuples: the full guarantee holds, and the
+  estimates count distinct tuples;
+- ``"records"`` keeps the *first* copy of a tuple with probability α+β and
+  each further copy with probability α, so a tuple with c records contributes
+  cα + β copies to V in expectation and the estimator stays unbiased for
+  record counts. A tuple that appears more than once in V must come from I
+  (noise tuples are distinct), so the guarantee does not hold for tuples with
+  several records, and says how many there are and how many this view reveals.
 """
 
 from __future__ import annotations
@@ -32,10 +36,13 @@ import numpy as np
 
 from privpub import _core
 from privpub.alphabeta.accounting import (
+    CALIBRATIONS,
+    alphabeta_error_bound,
     alphabeta_leakage,
+    calibrate,
     exclusive_worst_posterior,
     is_alphabeta_private,
-    rho_alphabeta_sec42,
+    largest_private_d,
     rho_theorem_4_3,
     theorem_4_2_holds,
     theorem_4_3_r,
@@ -48,13 +55,21 @@ from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
-from privpub.tables.records import as_schema_codes, distinct_sorted, records_as_codes, sorted_rows
+from privpub.tables.records import (
+    as_schema_codes,
+    check_record_facts,
+    distinct_sorted,
+    prepare_records,
+    repeated_rows,
+)
 from privpub.tables.schema import Schema
 
 #: Largest expected number of noise tuples publish() accepts by default.
 MAX_NOISE_ROWS = 2_000_000_000
 #: Domains must be smaller than this: codes and m itself are u128 in the kernels.
 MAX_DOMAIN = 2**128
+#: γ values at which a guarantee without a stated (d, γ) lists the d it protects.
+REGION_GAMMAS = (0.05, 0.1, 0.2, 0.5)
 
 
 @register_mechanism
@@ -69,22 +84,32 @@ class AlphaBeta:
         α > 0, β ≥ 0 with α + β ≤ 1.
     n, d, gamma, epsilon : optional
         The privacy request the parameters were chosen for (set by
-        :meth:`for_privacy`); used by :meth:`guarantee`.
+        :meth:`for_privacy`); used by :meth:`guarantee`. With both n and d,
+        d must be at least the base rate n/m unless
+        ``allow_prior_below_base_rate`` says the caller gives that up.
+    calibration : str, optional
+        Which choice of :func:`~privpub.alphabeta.accounting.calibrate` gave
+        α and β (informational).
+    records : dict, optional
+        Set on a release: how the published data treated repeated tuples
+        (see :func:`prepare_records`) and how many tuples the view shows twice.
 
     Examples
     --------
     >>> import privpub
     >>> df, schema = privpub.datasets.load_adult()
     >>> mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
-    >>> round(mech.beta, 6), round(mech.alpha, 6)
-    (0.002327, 0.497673)
+    >>> round(mech.alpha + mech.beta, 4), round(mech.beta, 6)
+    (0.4991, 0.001857)
     """
 
     name = "alphabeta"
 
     def __init__(self, schema: Schema, alpha: float, beta: float, *, n: int | None = None,
                  d: float | None = None, gamma: float | None = None, epsilon: float = 0.05,
-                 source: SourceDistribution | Mapping[str, Any] | None = None):
+                 source: SourceDistribution | Mapping[str, Any] | None = None,
+                 calibration: str | None = None, allow_prior_below_base_rate: bool = False,
+                 records: Mapping[str, Any] | None = None):
         if not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
         if schema.size >= MAX_DOMAIN:
@@ -104,8 +129,24 @@ class AlphaBeta:
             raise ParameterError(f"alpha + beta must be at most 1, got {alpha} + {beta}")
         if not 0 < epsilon < 1:
             raise ParameterError(f"epsilon must be in (0, 1), got {epsilon}")
+        if calibration is not None and calibration not in CALIBRATIONS:
+            raise ParameterError(f"calibration must be one of {list(CALIBRATIONS)} or None, "
+                                 f"got {calibration!r}")
+        if not isinstance(allow_prior_below_base_rate, bool):
+            raise ParameterError(f"allow_prior_below_base_rate must be True or False, got "
+                                 f"{allow_prior_below_base_rate!r}")
+        if n is not None and d is not None and d * schema.size < n \
+                and not allow_prior_below_base_rate:
+            raise ParameterError(
+                f"d = {d:.6g} is below the base rate n/m = {n / schema.size:.6g} (k = "
+                f"{d * schema.size / n:.3g} < 1): an adversary whose prior is below the share "
+                "of the domain the table fills is not one the paper protects against. Ask for "
+                "k ≥ 1, or pass allow_prior_below_base_rate=True to give that up knowingly")
         self.schema, self.alpha, self.beta = schema, float(alpha), float(beta)
         self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
+        self.calibration = calibration
+        self.allow_prior_below_base_rate = allow_prior_below_base_rate
+        self.records = None if records is None else check_record_facts(records, n)
         if source is not None and not isinstance(source, SourceDistribution):
             source = SourceDistribution(schema, source)
         self.source = source
@@ -117,19 +158,15 @@ class AlphaBeta:
     def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> AlphaBeta:
         """The mechanism of a release's parameters, checked as by the constructor;
         the stored error bound must follow from them."""
-        p = parameters
-        mech = cls.from_fields(schema, p)
-        validate.same("error_bound", validate.field(p, "error_bound"), mech.error_bound())
-        if "repeated_records" in p:
-            repeated = validate.count("repeated_records", p["repeated_records"])
-            if mech.n is None or repeated >= mech.n:
-                raise ParameterError(f"repeated_records = {repeated} must be below n = {mech.n}")
+        mech = cls.from_fields(schema, parameters)
+        validate.same("error_bound", validate.field(parameters, "error_bound"),
+                      mech.error_bound())
         return mech
 
     @classmethod
     def from_fields(cls, schema: Schema, p: Mapping[str, Any]) -> AlphaBeta:
-        """The constructor called with the stored fields α, β, n, d, γ, ε, source
-        (each present, each checked by the constructor)."""
+        """The constructor called with the stored fields (each present, each
+        checked by the constructor)."""
         source = validate.field(p, "source")
         if source is not None and not isinstance(source, Mapping):
             raise ParameterError(f"source must be a mapping attribute → probabilities, "
@@ -137,7 +174,10 @@ class AlphaBeta:
         return cls(schema, validate.field(p, "alpha"), validate.field(p, "beta"),
                    n=validate.field(p, "n"), d=validate.field(p, "d"),
                    gamma=validate.field(p, "gamma"), epsilon=validate.field(p, "epsilon"),
-                   source=source)
+                   source=source, calibration=validate.field(p, "calibration"),
+                   allow_prior_below_base_rate=validate.field(
+                       p, "allow_prior_below_base_rate"),
+                   records=validate.field(p, "records"))
 
     @property
     def beta_max(self) -> float:
@@ -147,15 +187,32 @@ class AlphaBeta:
     @classmethod
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
                     d: float | None = None, epsilon: float = 0.05,
-                    source: SourceDistribution | Mapping[str, Any] | None = None) -> AlphaBeta:
-        """Parameters of Sec. 4.2 for (d, γ)-privacy: α + β = 1/2, β = d/γ.
+                    source: SourceDistribution | Mapping[str, Any] | None = None,
+                    calibration: str = "exclusive",
+                    allow_prior_below_base_rate: bool = False) -> AlphaBeta:
+        """α and β for (d, γ)-privacy, chosen for a named adversary.
 
-        Give the adversary's prior bound either as ``k`` (d = k·n/m) or as
-        ``d``. Refuses requests that cannot be met: d ≥ γ, β = d/γ ≥ 1/2 (no
-        α > 0 left), or Theorem 4.2's conditions failing.
+        Give the adversary's prior bound either as ``k`` (d = k·n/m, k ≥ 1) or
+        as ``d`` (≥ n/m). ``calibration`` (see
+        :func:`~privpub.alphabeta.accounting.calibrate`):
+
+        - ``"exclusive"`` (default): least estimator variance meeting
+          Theorem 4.2 (d-independent adversaries, both leakage sides) and no
+          positive leakage to d-exclusive adversaries (Sec. 6.2.1, link
+          attacks: one who knows a person has exactly one record among a set
+          of tuples);
+        - ``"independent"``: least variance meeting Theorem 4.2 alone; the
+          guarantee states how far a d-exclusive adversary gets;
+        - ``"sec4.2"``: the paper's α + β = 1/2, β = d/γ (for reproductions);
+        - ``"half"``: α + β = 1/2 with Theorem 4.2's least β.
+
+        ``n`` is the number of records the mechanism will publish; a prior
+        below the base rate (k < 1) protects no adversary the paper considers
+        and is refused unless ``allow_prior_below_base_rate=True``.
 
         With a ``source`` (Sec. 4.4.2) the prior bound is taken proportional to
-        it, d(t) = d·w(t), and β(t) = β·w(t); α = 1/2 − max_t β(t).
+        it, d(t) = d·w(t), and β(t) = β·w(t); the choice is made for the most
+        likely tuple, d·max w(t), and applied to β through β(t) = β·w(t).
         """
         n = validate.count("n (records in I)", n, minimum=1)
         if (k is None) == (d is None):
@@ -174,26 +231,22 @@ class AlphaBeta:
             raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
                                  f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
                                  f"{m / n:.6g})")
-        if d >= gamma:
-            raise ParameterError(f"infeasible: d = {d:.6g} ≥ γ = {gamma}; a posterior bound "
-                                 "below the prior bound cannot be met")
-        beta = d / gamma
         if source is not None and not isinstance(source, SourceDistribution):
             source = SourceDistribution(schema, source)
         w_max = 1.0 if source is None else source.max_weight
-        if beta * w_max >= 0.5:
-            raise ParameterError(f"infeasible: max β(t) = {beta * w_max:.6g} ≥ 1/2 leaves no "
-                                 "α > 0 with α + β(t) ≤ 1/2; raise γ or lower k (or d)")
-        alpha = 0.5 - beta * w_max
-        if not theorem_4_2_holds(alpha, beta * w_max, min(d * w_max, 0.999999), gamma):
-            raise ParameterError(f"infeasible: Theorem 4.2's conditions fail for d = {d:.6g}, "
-                                 f"γ = {gamma}")
-        return cls(schema, alpha, beta, n=int(n), d=d, gamma=gamma, epsilon=epsilon,
-                   source=source)
+        if d * w_max >= gamma:
+            raise ParameterError(f"infeasible: d = {d * w_max:.6g} (most likely tuple) ≥ "
+                                 f"γ = {gamma}; a posterior bound below the prior bound "
+                                 "cannot be met")
+        alpha, beta_top = calibrate(d * w_max, gamma, calibration)
+        return cls(schema, alpha, beta_top / w_max, n=n, d=d, gamma=gamma, epsilon=epsilon,
+                   source=source, calibration=calibration,
+                   allow_prior_below_base_rate=allow_prior_below_base_rate)
 
     # ---- guarantee ---------------------------------------------------------------------
     def guarantee(self) -> Guarantee:
-        """The privacy and utility statements that hold for these parameters."""
+        """Each privacy and utility statement with whether it holds for these
+        parameters and, on a release, for the data published."""
         a, m = self.alpha, self.schema.size
         # With a source, every bound below is for the most likely tuple, where
         # both leakages are worst (posterior and d(t)/γ grow with w(t)).
@@ -205,66 +258,128 @@ class AlphaBeta:
                 "source distribution", True,
                 f"β(t) = β·w(t) with w(t) in [{self.source.min_weight:.4g}, {w:.4g}]; the "
                 f"adversary's prior bound is taken as d(t) = d·w(t), so the statements below "
-                f"are for the most likely tuple (d(t) = {(self.d or 0) * w:.6g}), the worst case.",
+                f"are for the most likely tuple, the worst case.",
                 "Sec. 4.4.2, Algorithm 8"))
+        if self.schema.derived:
+            claims.append(Claim(
+                "public domain", False,
+                f"the domains of {', '.join(self.schema.derived)} were derived from the data "
+                "(the values that occur), so publishing the domain reveals them; the claims "
+                "below assume a public domain. Declare the domains (Schema, --schema) to "
+                "avoid this.",
+                "Sec. 2 (D is public)"))
         if self.d is not None and self.gamma is not None:
-            d, g = min(self.d * w, 0.999999), self.gamma
-            worst_post, worst_ratio = alphabeta_leakage(a, b, d)
-            claims.append(Claim(
-                "(d, γ)-privacy", is_alphabeta_private(a, b, d, g),
-                f"d = {d:.6g}, γ = {g}: against every d-independent adversary, "
-                f"Pr[t|V] ≤ {worst_post:.6g} (≤ γ: no positive leakage) and "
-                f"Pr[t|V]/Pr[t] ≥ {worst_ratio:.6g} (≥ d/γ = {d / g:.6g}: no negative leakage).\n"
-                f"Theorem 4.2's sufficient conditions: "
-                f"{'met' if theorem_4_2_holds(a, b, d, g) else 'not met'}. Stated for tuples "
-                "with one record in I; a tuple repeated in V reveals it is in I.",
-                "Def. 2.3, Theorem 4.2 (App. C.1)"))
-            excl = exclusive_worst_posterior(a, b, d)
-            thm_6_3 = math.isclose(a + b, 0.5) and b >= 2 * d / g * (1 - g) / (1 - d)
-            claims.append(Claim(
-                "no positive leakage, d-exclusive adversaries",
-                math.isclose(a + b, 0.5) and excl <= g,
-                f"worst-case posterior {excl:.6g} (view holds t and no other tuple of its "
-                f"exclusion set), against γ = {g}; Theorem 6.3's stated sufficient condition "
-                f"β ≥ 2(d/γ)(1−γ)/(1−d) is {'met' if thm_6_3 else 'not met'}, the bound comes "
-                "from its proof (needs α + β = 1/2). Negative leakage is not excluded "
-                "(Example 6.4).",
-                "Theorem 6.3 (App. D.2.1)"))
+            claims.extend(self._privacy_claims(a, b, min(self.d * w, 0.999999), self.gamma))
+        else:
+            claims.append(self._privacy_region(a, b))
         if self.n is not None:
-            r = theorem_4_3_r(a, self.beta_max, self.n, m)
-            bound = self.error_bound()
-            rho = bound / math.sqrt(self.n)
-            text = (f"r = βm/(α²n) = {r:.6g}: for every counting query, |Q̃(V) − Q(I)| < "
-                    f"ρ√n = {rho:.6g}·√{self.n} = {bound:,.1f} with probability ≥ "
-                    f"{1 - self.epsilon:g} (ρ = √(2(r+1) ln(2/ε)), ε = {self.epsilon}).")
-            if self.d is not None and self.gamma is not None:
-                k = self.d * m / self.n
-                closed = rho_alphabeta_sec42(k, self.gamma, self.epsilon)
-                text += (f"\nSec. 4.2 closed form for α+β = 1/2, β = d/γ: "
-                         f"ρ = 2√(k(1−γ)/γ·ln(2/ε)) = {closed:.6g} with k = {k:.6g}.")
-            claims.append(Claim("(ρ, ε)-usefulness", True, text,
-                                "Theorem 4.3 (App. C.1), Sec. 4.2"))
-        return Guarantee(f"αβ (α = {a:.6g}, β = {b:.6g}, m = {m:,})", tuple(claims))
+            claims.append(self._usefulness_claim())
+        calibrated = "" if self.calibration is None else f", calibration {self.calibration!r}"
+        return Guarantee(f"αβ (α = {a:.6g}, β = {b:.6g}, m = {m:,}{calibrated})",
+                         tuple(claims))
+
+    def _privacy_claims(self, a: float, b: float, d: float, g: float) -> list[Claim]:
+        worst_post, worst_ratio = alphabeta_leakage(a, b, d)
+        records = self.records or {}
+        repeated = records.get("repeated_tuples", 0)
+        who = "every tuple"
+        if repeated:
+            who = "every tuple with one record in I"
+        elif records.get("duplicates") == "set":
+            who = (f"every tuple (the {records['records_given']:,} records were published as "
+                   f"{self.n:,} distinct tuples; estimates count distinct tuples)")
+        k = None if self.n is None else self.d * self.schema.size / self.n
+        bound_note = ("" if k is None or k >= 1
+                      else f"\nd is below the base rate n/m (k = {k:.3g}): allowed "
+                           "explicitly, it protects no adversary whose prior is at the base rate.")
+        claims = [Claim(
+            "(d, γ)-privacy", is_alphabeta_private(a, b, d, g),
+            f"d = {d:.6g}, γ = {g}, for {who}: against every d-independent adversary, "
+            f"Pr[t|V] ≤ {worst_post:.6g} (≤ γ: no positive leakage) and "
+            f"Pr[t|V]/Pr[t] ≥ {worst_ratio:.6g} (≥ d/γ = {d / g:.6g}: no negative leakage). "
+            f"Theorem 4.2's sufficient conditions are "
+            f"{'met' if theorem_4_2_holds(a, b, d, g) else 'not met'}; the posteriors are "
+            f"exact.{bound_note}",
+            "Def. 2.3, Theorem 4.2 (App. C.1)")]
+        if repeated:
+            claims.append(Claim(
+                "(d, γ)-privacy, tuples with several records", False,
+                f"{repeated:,} tuples have several records in the data and were published with "
+                f"duplicates='records' (first copy kept with α+β, each further copy with α): "
+                f"they are NOT protected. Noise tuples are distinct, so a tuple that appears "
+                f"twice in V is certainly in I; {records.get('revealed_in_view', 0):,} tuples "
+                f"appear two or more times in this view. Publish with duplicates='set' for "
+                f"the full guarantee.",
+                "DESIGN.md (repeated records)"))
+        excl = exclusive_worst_posterior(a, b, d)
+        claims.append(Claim(
+            "no positive leakage, d-exclusive adversaries", excl <= g * (1 + 1e-12),
+            f"an adversary who knows a person has exactly one record among a set of tuples "
+            f"(a link attack) reaches Pr[t|V] ≤ {excl:.6g} at prior d, against γ = {g} "
+            f"(exact worst case: V holds t and no other tuple of the set). Negative leakage "
+            f"is not excluded for such adversaries (Example 6.4).",
+            "Def. 6.2, Theorem 6.3 generalised (App. D.2.1)"))
+        return claims
+
+    def _privacy_region(self, a: float, b: float) -> Claim:
+        lines = []
+        for g in REGION_GAMMAS:
+            ind, exc = largest_private_d(a, b, g)
+            ks = "" if self.n is None else (f" (k = {ind * self.schema.size / self.n:.4g}, "
+                                            f"{exc * self.schema.size / self.n:.4g})")
+            lines.append(f"γ = {g}: d ≤ {ind:.6g} against d-independent adversaries, "
+                         f"d ≤ {exc:.6g} against d-exclusive ones{ks}")
+        return Claim("(d, γ)-privacy region", True,
+                     "no (d, γ) was requested; these (α, β) are (d, γ)-private (exact "
+                     "posteriors) for\n" + "\n".join(lines), "Def. 2.3, Def. 6.2")
+
+    def _usefulness_claim(self) -> Claim:
+        r = theorem_4_3_r(self.alpha, self.beta_max, self.n, self.schema.size)
+        bound = self.error_bound()
+        printed = rho_theorem_4_3(r, self.epsilon) * math.sqrt(self.n)
+        counted = ("distinct tuples" if (self.records or {}).get("duplicates") == "set"
+                   else "records")
+        return Claim(
+            "(ρ, ε)-usefulness", True,
+            f"for each fixed counting query (not all at once), |Q̃(V) − Q(I)| < {bound:,.1f} "
+            f"= ρ√n with ρ = {bound / math.sqrt(self.n):.6g}, n = {self.n:,} {counted}, with "
+            f"probability ≥ {1 - self.epsilon:g}: Bernstein's inequality on the exact "
+            f"variance bound, the argument of Theorem 4.3 with its slips mended. Theorem 4.3 "
+            f"as printed gives ρ√n = √(2(r+1) ln(2/ε))·√n = {printed:,.1f} (r = βm/(α²n) = "
+            f"{r:.6g}).",
+            "Theorem 4.3 (App. C.1), corrected")
 
     def error_bound(self) -> float | None:
-        """ρ√n of Theorem 4.3, when n is known (with a source, for β = max β(t),
-        which bounds Σ_{Q(D)} β(t) ≤ max β(t)·n_D in the theorem's proof)."""
+        """The per-query (ρ, ε) bound ρ√n when n is known
+        (:func:`~privpub.alphabeta.accounting.alphabeta_error_bound`)."""
         if self.n is None:
             return None
-        r = theorem_4_3_r(self.alpha, self.beta_max, self.n, self.schema.size)
-        return rho_theorem_4_3(r, self.epsilon) * math.sqrt(self.n)
+        return alphabeta_error_bound(self.alpha, self.beta_max, self.n, self.schema.size,
+                                     self.epsilon, source=self.source is not None)
 
     def parameters(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "beta": self.beta, "n": self.n, "d": self.d,
                 "gamma": self.gamma, "epsilon": self.epsilon, "error_bound": self.error_bound(),
-                "source": None if self.source is None else self.source.to_dict()}
+                "source": None if self.source is None else self.source.to_dict(),
+                "calibration": self.calibration,
+                "allow_prior_below_base_rate": self.allow_prior_below_base_rate,
+                "records": self.records}
 
     # ---- estimation ------------------------------------------------------------------
     def estimate(self, c: Counts) -> tuple[Any, Any]:
         """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
-        correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Variance: Σ_t p_t(1 − p_t)/α²
-        with p_t = α + β(t) for the Q̃ matching records (β(t) at its mean over
-        Q(D)) and β(t) for the other tuples of Q(D)."""
+        correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α.
+
+        Variance: Q(V) sums independent indicators, so α²·Var Q̃ =
+        q_r·α(1−α) − 2αβ·q_d + Σ_{t ∈ Q(D)} β(t)(1−β(t)), where q_r counts the
+        query's records and q_d its distinct tuples in I (a tuple's first record
+        has variance (α+β)(1−α−β) and replaces its noise indicator; each further
+        record has α(1−α)). q_r is estimated by Q̃ (clipped to [0, n_D]); q_d by
+        q_r under set semantics, and by q_r times the published table's share of
+        distinct tuples under ``duplicates="records"`` (exact when the query's
+        records repeat like the table's; the term is 2αβ·q_d, small against the
+        others when β is). With a source, β(t) in the −2αβ term is its mean over Q(D).
+        """
         a, b = self.alpha, self.beta
         if self.source is None:
             w_sum = w2_sum = c.n_domain
@@ -274,34 +389,45 @@ class AlphaBeta:
         noise, noise_sq = b * np.asarray(w_sum, dtype=float), b * b * np.asarray(w2_sum,
                                                                                  dtype=float)
         value = (c.n_view - noise) / a
-        q = np.clip(value, 0.0, c.n_domain)
+        q_records = np.clip(value, 0.0, c.n_domain)
+        q_distinct = q_records * self.distinct_share
         b_mean = np.divide(noise, c.n_domain, out=np.full_like(noise, b),
                            where=np.asarray(c.n_domain) > 0)
-        variance = (q * (a + b_mean) * (1 - a - b_mean) + (noise - noise_sq)
-                    - q * b_mean * (1 - b_mean)) / (a * a)
+        variance = (q_records * a * (1 - a) - 2 * a * b_mean * q_distinct
+                    + (noise - noise_sq)) / (a * a)
         return value, variance
 
+    @property
+    def distinct_share(self) -> float:
+        """Distinct tuples per published record (1 unless duplicates='records')."""
+        records = self.records or {}
+        if records.get("duplicates") != "records" or self.n is None:
+            return 1.0
+        return records["distinct_tuples"] / self.n
+
     # ---- publishing --------------------------------------------------------------------
-    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None,
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
+                duplicates: str | None = None,
                 max_noise_rows: int = MAX_NOISE_ROWS) -> PublishedView:
         """Run Algorithm 1 on ``data`` and return the published view.
 
         ``data`` is a table with exactly the schema's columns (pandas, Arrow,
-        polars or a Parquet/CSV path), or an array of codes. ``seed`` is None
-        for a real release (OS CSPRNG), or an int / numpy Generator for a
-        reproducible run. Refuses when the expected
-        number of noise tuples β·m exceeds ``max_noise_rows``.
+        polars or a Parquet/CSV path), or an array of codes; it must hold the
+        n records the mechanism was built for. ``seed`` is None for a real
+        release (OS CSPRNG), or an int / numpy Generator for a reproducible
+        run. ``duplicates`` must be given when the data repeat a tuple:
+        ``"set"`` or ``"records"`` (module docstring). Refuses when the
+        expected number of noise tuples β·m exceeds ``max_noise_rows``.
         """
         max_noise_rows = validate.real("max_noise_rows", max_noise_rows)
-        codes = records_as_codes(self.schema, data)
         # With a source, candidates come at the largest rate β_max and are
         # thinned to β(t) (exact); the candidate count is what costs.
         expected_noise = self.beta_max * self.schema.size
         if expected_noise > max_noise_rows:
             raise ParameterError(f"max β(t)·m = {expected_noise:.4g} expected noise candidates "
                                  f"exceeds max_noise_rows = {max_noise_rows:,}")
+        records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
-        records = sorted_rows(codes)
         first = self.alpha + self.beta * (np.ones(1) if self.source is None
                                           else self.source.weight_of(records))
         keep = _core.keep_records(rand.derive("alpha-step").key, records, first, self.alpha)
@@ -313,9 +439,15 @@ class AlphaBeta:
                                         list(self.schema.radices), self.source.ratios())
             noise = np.ascontiguousarray(noise[accept])
         view = _core.merge_sorted(np.ascontiguousarray(records[keep]), noise)
+        facts |= {"distinct_tuples": len(distinct), "revealed_in_view": repeated_rows(view)}
         # The release states n (and the bound it gives) for the records published.
-        released = AlphaBeta(self.schema, self.alpha, self.beta, n=len(records), d=self.d,
-                             gamma=self.gamma, epsilon=self.epsilon, source=self.source)
-        parameters = released.parameters() | {"repeated_records": len(records) - len(distinct)}
+        released = self.with_records(len(records), facts)
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             parameters, rand.policy)
+                             released.parameters(), rand.policy)
+
+    def with_records(self, n: int, records: Mapping[str, Any]) -> AlphaBeta:
+        """This mechanism as stated for the ``n`` records published (a release's)."""
+        return AlphaBeta(self.schema, self.alpha, self.beta, n=n, d=self.d, gamma=self.gamma,
+                         epsilon=self.epsilon, source=self.source, calibration=self.calibration,
+                         allow_prior_below_base_rate=self.allow_prior_below_base_rate,
+                         records=records)

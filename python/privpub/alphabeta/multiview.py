@@ -22,6 +22,14 @@ with n_A = Q(V_i ∩ V'), n_B = Q(V_i − V'), n_{V'} = Q(V'). Repeated records:
 the first copy of a tuple is kept with α + β and each further copy with
 α + β − p (p = p' inside V', p_i outside), which keeps the estimator unbiased
 for record counts; for V_1 this is the single-view rule (α + β, then α).
+
+Error bound. Sec. 4.4.1 states ρ = v√(k/γ) for V_i without constants or a
+proof. privpub states the bound the estimator's own variance gives: Q̃ − Q
+is a sum of independent indicators, each divided by s − p (s = α+β, p = p'
+inside V', p_i outside), so each term lies within w = 1/(s − max(p', p_i))
+of its mean, and over all queries the variance is at most
+n·w²/4 + |V'|·p'(1−p')/(s−p')² + m·p_i(1−p_i)/(s−p_i)²; Bernstein's
+inequality turns that into a bound for each fixed query.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from privpub import _core
+from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.mechanism import AlphaBeta
 from privpub.core import validate
 from privpub.core.errors import ParameterError
@@ -45,8 +54,8 @@ from privpub.tables.records import (
     as_schema_codes,
     distinct_sorted,
     isin_sorted,
-    records_as_codes,
-    sorted_rows,
+    prepare_records,
+    repeated_rows,
     union_sorted,
 )
 from privpub.tables.schema import Schema
@@ -59,37 +68,55 @@ class MultiViewStep:
 
     name = "alphabeta-multiview"
 
-    def __init__(self, mech: AlphaBeta, view_index: int, max_views: int):
+    def __init__(self, mech: AlphaBeta, view_index: int, max_views: int,
+                 previous_rows: int = 0):
         if mech.source is not None:
             raise ParameterError("Algorithm 7 is stated for the uniform β-step; this "
                                  "mechanism has a source")
         self.mech = mech
         self.max_views = validate.count("max_views", max_views, minimum=1)
         self.view_index = validate.count("view_index", view_index, minimum=1)
+        self.previous_rows = validate.count("previous_rows", previous_rows)
         if self.view_index > self.max_views:
             raise ParameterError(f"view_index = {view_index} exceeds max_views = {max_views}")
+        if self.view_index == 1 and self.previous_rows:
+            raise ParameterError("the first view has no previous views (previous_rows = "
+                                 f"{previous_rows})")
 
     def probabilities(self) -> tuple[float, float, float]:
         """(α+β, p', p_i) for this view."""
         a, b, v = self.mech.alpha, self.mech.beta, self.max_views
         return a + b, (a + b) * math.exp(-1 / v), (1 - a - b) ** (self.view_index - 1) * b
 
+    def error_bound(self) -> float | None:
+        """The per-query Bernstein bound of the module docstring (needs n)."""
+        if self.mech.n is None:
+            return None
+        s, p_prev, p_fresh = self.probabilities()
+        scale = 1 / (s - max(p_prev, p_fresh))
+        variance = (self.mech.n * scale ** 2 / 4
+                    + self.previous_rows * p_prev * (1 - p_prev) / (s - p_prev) ** 2
+                    + self.mech.schema.size * p_fresh * (1 - p_fresh) / (s - p_fresh) ** 2)
+        return bernstein_deviation(variance, scale, self.mech.epsilon)
+
     def parameters(self) -> dict[str, Any]:
         _, p_prev, p_fresh = self.probabilities()
         return self.mech.parameters() | {
             "view_index": self.view_index, "max_views": self.max_views,
-            "p_previous": p_prev, "p_fresh": p_fresh, "error_bound": None}
+            "previous_rows": self.previous_rows, "p_previous": p_prev, "p_fresh": p_fresh,
+            "error_bound": self.error_bound()}
 
     @classmethod
     def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> MultiViewStep:
         mech = AlphaBeta.from_fields(schema, parameters)
-        # Algorithm 7's views state no (ρ, ε) bound: a stored one would be invented.
-        validate.same("error_bound", validate.field(parameters, "error_bound"), None)
         step = cls(mech, validate.field(parameters, "view_index"),
-                   validate.field(parameters, "max_views"))
+                   validate.field(parameters, "max_views"),
+                   validate.field(parameters, "previous_rows"))
         _, p_prev, p_fresh = step.probabilities()
         validate.same("p_previous", validate.field(parameters, "p_previous"), p_prev)
         validate.same("p_fresh", validate.field(parameters, "p_fresh"), p_fresh)
+        validate.same("error_bound", validate.field(parameters, "error_bound"),
+                      step.error_bound())
         return step
 
     def guarantee(self) -> Guarantee:
@@ -100,10 +127,20 @@ class MultiViewStep:
             "earlier views are kept with p' = (α+β)e^{−1/v}, fresh noise with "
             "(1−α−β)^{i−1}β. Sec. 4.4.1 argues informally that this keeps the views "
             "(d, γ)-private together, without a proof, and privpub has not verified it: "
-            "the claims below are for this view alone, as if it were the only one.",
+            "the privacy claims below are for the first view's α and β alone.",
             "Sec. 4.4.1, Algorithm 7")
+        claims = [c for c in single.claims if c.name != "(ρ, ε)-usefulness"]
+        if self.mech.n is not None:
+            claims.append(Claim(
+                "(ρ, ε)-usefulness", True,
+                f"for each fixed counting query, |Q̃(V_{self.view_index}) − Q(I)| < "
+                f"{self.error_bound():,.1f} with probability ≥ {1 - self.mech.epsilon:g} "
+                f"(Bernstein on the split estimator's variance bound, with |V'| = "
+                f"{self.previous_rows:,}; module docstring). Sec. 4.4.1's ρ = v√(k/γ) has no "
+                "constants and is not used.",
+                "Sec. 4.4.1, corrected"))
         return Guarantee(f"{single.mechanism}, view {self.view_index}/{self.max_views}",
-                         (note, *single.claims))
+                         (note, *claims))
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
         """The split estimator of the module docstring, with plug-in binomial variances."""
@@ -118,7 +155,18 @@ class MultiViewStep:
                 / (first - p_bg) ** 2
 
         return x_a + x_b, (variance(x_a, n_union, p_prev)
-                           + variance(x_b, c.n_domain - n_union, p_fresh))
+                           + variance(x_b, c.n_domain - n_union, p_fresh)
+                           + self.repeat_correction(x_a, p_prev)
+                           + self.repeat_correction(x_b, p_fresh))
+
+    def repeat_correction(self, x, p_bg: float):
+        """Variance change from repeated records (duplicates='records'): a further
+        copy has variance (s−p)(1−s+p) where a first record's s(1−s) − p(1−p) was
+        counted; scaled by the share of records that are further copies."""
+        s = self.mech.alpha + self.mech.beta
+        further = np.clip(x, 0.0, None) * (1 - self.mech.distinct_share)
+        change = (s - p_bg) * (1 - s + p_bg) - (s * (1 - s) - p_bg * (1 - p_bg))
+        return further * change / (s - p_bg) ** 2
 
 
 class MultiViewPublisher:
@@ -159,17 +207,27 @@ class MultiViewPublisher:
         a, b, m = self.mech.alpha, self.mech.beta, self.mech.schema.size
         return (a * n + b * m) / (a + b)
 
-    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None) -> PublishedView:
-        """Publish the next view V_i of ``data`` (the current instance)."""
+    def guarantee(self) -> Guarantee:
+        """The guarantee of the last view published (of the first view to come
+        when none has been published yet)."""
+        if self.views:
+            return self.views[-1].guarantee()
+        return MultiViewStep(self.mech, 1, self.max_views).guarantee()
+
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
+                duplicates: str | None = None) -> PublishedView:
+        """Publish the next view V_i of ``data`` (the current instance);
+        ``duplicates`` as in :meth:`AlphaBeta.publish`."""
         i = len(self.views) + 1
         if i > self.max_views:
             raise ParameterError(f"max_views = {self.max_views} views have been published; "
                                  "a further view would exceed the privacy analysis")
         schema = self.mech.schema
         first, p_prev, p_fresh = self.probabilities(i)
-        records = sorted_rows(records_as_codes(schema, data))
+        records, facts = prepare_records(schema, data, self.mech.n, duplicates)
         distinct = distinct_sorted(records)
-        source = resolve_seed(seed)
+        # Each view draws from its own streams, also when called with the same seed.
+        source = resolve_seed(seed).derive(f"view-{i}")
         union = self._union
         in_prev = isin_sorted(records, union)
         parts = []
@@ -188,10 +246,9 @@ class MultiViewPublisher:
         view = parts[0]
         for part in parts[1:]:
             view = _core.merge_sorted(np.ascontiguousarray(view), np.ascontiguousarray(part))
-        mech = self.mech
-        released = AlphaBeta(schema, mech.alpha, mech.beta, n=len(records), d=mech.d,
-                             gamma=mech.gamma, epsilon=mech.epsilon)
-        step = MultiViewStep(released, i, self.max_views)
+        facts |= {"distinct_tuples": len(distinct), "revealed_in_view": repeated_rows(view)}
+        released = self.mech.with_records(len(records), facts)
+        step = MultiViewStep(released, i, self.max_views, len(union))
         published = PublishedView(as_schema_codes(schema, view), schema, step.name,
                                   step.parameters(), source.policy,
                                   context={"previous_union": as_schema_codes(schema, union)})

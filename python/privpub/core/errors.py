@@ -51,3 +51,8 @@ class ArtifactError(PrivpubError, ValueError):
 class QueryError(PrivpubError, ValueError):
     """A query is malformed: unknown column, type mismatch, unsupported SQL (the
     message names the token), or too large to count within the memory budget."""
+
+
+class PrivacyWarning(UserWarning):
+    """Something weakens what a release protects without making it wrong (a
+    domain derived from the data, a seeded run): said once, and in the guarantee."""

@@ -1,8 +1,9 @@
 """FRAPP's privacy calculators (αβ paper Sec. 4.3; Agrawal & Haritsa's γ-amplification).
 
-Plain functions: the matrix entries, γ_frapp for a (d, γ) request per
-record, the worst per-record leakage, and exact posteriors on small domains
-for checking the claims numerically.
+Plain functions: the matrix entries, the likelihood ratios a view gives a
+d-independent or d-exclusive adversary, γ_frapp for a (d, γ) request
+(Def. 2.3's posterior), and exact posteriors on small domains for checking
+the claims numerically.
 """
 
 from __future__ import annotations
@@ -26,36 +27,69 @@ def frapp_amplification(gamma_frapp: float, m: int) -> float:
     return probability("gamma_frapp", gamma_frapp, open_high=True) * (m - 1) / (1 - gamma_frapp)
 
 
-def frapp_gamma_for_privacy(d: float, gamma: float, m: int) -> float:
-    """The largest γ_frapp giving (d, γ)-privacy per record: R = γ/d, γ_frapp = R/(m − 1 + R).
+def frapp_copies_ratio(gamma_frapp: float, m: int, n: int, copies: int) -> float:
+    """Likelihood ratio Pr[t shows ``copies`` times in V | t ∈ I] / Pr[… | t ∉ I]
+    for FRAPP on n records, against a d-independent adversary whose prior on
+    every other tuple is the base rate (so |V| = n says nothing about t).
 
-    ``d`` bounds a record's prior Pr[record = t] (see ``FRAPP.for_privacy``
-    for how a tuple prior becomes a record prior).
+    With o = (1 − γ_f)/(m − 1) and R = γ_f/o: if t ∉ I, each of the n records
+    lands on t with probability o; if t ∈ I, t's own record stays with γ_f and
+    the other n − 1 land on t with o each. Binomial algebra gives
+    L_j = jR/n + (1 − γ_f)(n − j)/(n(1 − o)). The rest of V carries a factor
+    within 1e-3 of 1 (checked against :func:`frapp_posterior` in the tests).
+    """
+    o = frapp_off_diagonal(gamma_frapp, m)
+    return copies * (gamma_frapp / o) / n + (1 - gamma_frapp) * (n - copies) / (n * (1 - o))
 
-    Derivation (one record X with prior Pr[X = t] = p ≤ d, published as Y;
-    o = (1 − γ_f)/(m − 1) and R = γ_f/o):
 
-    - positive leakage: Pr[X = t | Y = t] = pγ_f/(pγ_f + Σ_{s≠t} Pr[X = s]·o)
-      = pR/(pR + 1 − p), increasing in p; ≤ γ at p = d iff R ≤ γ(1−d)/(d(1−γ));
-    - negative leakage: for Y = y ≠ t the posterior is p·o/(p·o + Pr[X=y]γ_f +
-      rest·o) ≥ p/(p + (1 − p)R), so Pr[X = t | Y]/p ≥ 1/(p + (1 − p)R), whose
-      infimum (p → 0, all other mass on y) is 1/R; ≥ d/γ iff R ≤ γ/d.
+def frapp_exclusive_ratio(gamma_frapp: float, m: int, n: int) -> float:
+    """Likelihood ratio of t against another tuple t' of its exclusion set (a
+    d-exclusive adversary, Def. 6.2) when V shows t once and no other tuple of
+    the set, for FRAPP on n records, other records as in :func:`frapp_copies_ratio`.
 
-    γ/d is the smaller bound (d < γ), so R = γ/d: then the worst posterior is
-    γ/(1 + γ − d) < γ and the worst ratio is exactly d/γ.
+    t ∈ I: t's record stays (γ_f) and no other record lands on t or t', or it
+    leaves to neither (1 − γ_f − o) and one of the n − 1 others lands on t;
+    t' ∈ I: t''s record is replaced onto t (o) and none lands on either, or it
+    leaves to neither and one other lands on t. Common factors cancel.
+    """
+    o = frapp_off_diagonal(gamma_frapp, m)
+    shared = (1 - gamma_frapp - o) * (n - 1) * o
+    return (gamma_frapp * (1 - 2 * o) + shared) / (o * (1 - 2 * o) + shared)
+
+
+def posterior_from_ratio(prior: float, ratio: float) -> float:
+    """pL/(pL + 1 − p): the posterior of a prior p after evidence of likelihood ratio L."""
+    return prior * ratio / (prior * ratio + 1 - prior)
+
+
+def frapp_gamma_for_privacy(d: float, gamma: float, m: int, n: int) -> float:
+    """The largest γ_frapp whose posterior for a tuple shown once in V stays ≤ γ
+    at prior d (Def. 2.3's posterior, not the ratio form posterior/prior ≤ γ/d),
+    against the d-independent adversary of :func:`frapp_copies_ratio`.
+
+    Derivation: the posterior after a view showing t once is pL₁/(pL₁ + 1 − p)
+    with L₁ = R/n + (1 − γ_f)(n − 1)/(n(1 − o)), increasing in p, so it is ≤ γ
+    for every p ≤ d iff L₁ ≤ 1/c with c = d(1−γ)/(γ(1−d)). L₁ grows with γ_f
+    where it matters (R/n has slope (m−1)/(n(1−γ_f)²) against the second
+    term's ≥ −1), so bisection finds the largest such γ_f. R ≈ n/c: every
+    other record's replacement also lands on t, which is what hides it; the
+    calibration of a lone record (R ≈ 1/c) ignores that and is far stricter.
+    Negative leakage: a view without t gives L₀ = (1 − γ_f)/(1 − o) ≥ 1 − γ_f,
+    checked by the guarantee against d/γ. Views showing t twice or more give
+    L_j ≈ jR/n, beyond γ: the guarantee says so and how likely they are.
     """
     d = probability("d", d, open_low=True, open_high=True)
     gamma = probability("gamma", gamma, open_low=True, open_high=True)
     if d >= gamma:
         raise ParameterError(f"infeasible: d = {d:.6g} ≥ γ = {gamma}")
-    r = gamma / d
-    return r / (m - 1 + r)
-
-
-def frapp_record_leakage(gamma_frapp: float, m: int, d: float) -> tuple[float, float]:
-    """Worst per-record (posterior, posterior/prior) over priors ≤ d: (dR/(dR + 1 − d), 1/R)."""
-    r = frapp_amplification(gamma_frapp, m)
-    return d * r / (d * r + 1 - d), 1 / r
+    limit = gamma * (1 - d) / (d * (1 - gamma))
+    lo, hi = 1 / m, 1 - 1e-12  # γ_f = 1/m carries no information: L₁ = 1
+    if frapp_copies_ratio(hi, m, n, 1) <= limit:
+        return hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if frapp_copies_ratio(mid, m, n, 1) <= limit else (lo, mid)
+    return lo
 
 
 def frapp_record_posterior(prior: np.ndarray, gamma_frapp: float, observed: int) -> np.ndarray:

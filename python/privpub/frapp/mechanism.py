@@ -9,12 +9,12 @@ Estimator: a record matching Q is published matching Q with probability
 γ_f + o(n_D − 1), a record not matching with probability o·n_D, so
 E[n_V] = Q(I)(γ_f − o) + n·o·n_D and Q̃ = (n_V − n·o·n_D)/(γ_f − o).
 
-Privacy is per record (FRAPP's γ-amplification): see
-:func:`privpub.frapp.accounting.frapp_gamma_for_privacy` for the derivation of
-γ_frapp from the same (d, γ) as αβ. FRAPP publishes exactly one row per
-record, so |V| = |I|; against the paper's tuple-independent adversaries who
-may know every other tuple (prior 0 or 1) that alone reveals whether t ∈ I,
-and :meth:`FRAPP.guarantee` says so.
+Privacy: γ_frapp is calibrated from the same (d, γ) as αβ, at
+Definition 2.3's posterior for the paper's d-independent adversary (see
+:func:`privpub.frapp.accounting.frapp_gamma_for_privacy`). That bound covers
+views that show a tuple at most once; a view showing it twice or more, and
+the fact that |V| = |I| (an adversary who knows every other tuple learns
+whether t ∈ I), are beyond it, and :meth:`FRAPP.guarantee` says so with numbers.
 """
 
 from __future__ import annotations
@@ -32,19 +32,23 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.frapp.accounting import (
-    frapp_amplification,
+    frapp_copies_ratio,
+    frapp_exclusive_ratio,
     frapp_gamma_for_privacy,
     frapp_off_diagonal,
-    frapp_record_leakage,
+    posterior_from_ratio,
     rho_frapp,
 )
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
-from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
+from privpub.tables.records import (
+    as_schema_codes,
+    check_record_facts,
+    distinct_sorted,
+    prepare_records,
+    sorted_rows,
+)
 from privpub.tables.schema import Schema
-
-#: How a tuple prior bound d becomes a record prior bound (see FRAPP.for_privacy).
-ADVERSARIES = ("targeted", "spread")
 
 
 @register_mechanism
@@ -64,7 +68,7 @@ class FRAPP:
 
     def __init__(self, schema: Schema, gamma_frapp: float, *, n: int | None = None,
                  d: float | None = None, gamma: float | None = None, epsilon: float = 0.05,
-                 adversary: str = "targeted"):
+                 records: Mapping[str, Any] | None = None):
         if not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
         if not 2 <= schema.size < 2**128:
@@ -79,14 +83,9 @@ class FRAPP:
         if gamma_frapp <= frapp_off_diagonal(gamma_frapp, schema.size):
             raise ParameterError(f"gamma_frapp = {gamma_frapp:.6g} must exceed the off-diagonal "
                                  f"(1 − γ_frapp)/(m − 1), or the estimator is undefined")
-        if not 0 < epsilon < 1:
-            raise ParameterError(f"epsilon must be in (0, 1), got {epsilon}")
-        if adversary not in ADVERSARIES:
-            raise ParameterError(f"adversary must be one of {sorted(ADVERSARIES)}, "
-                                 f"got {adversary!r}")
         self.schema, self.gamma_frapp = schema, float(gamma_frapp)
         self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
-        self.adversary = adversary
+        self.records = None if records is None else check_record_facts(records, n)
 
     @classmethod
     def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> FRAPP:
@@ -94,104 +93,116 @@ class FRAPP:
         p = parameters
         mech = cls(schema, validate.field(p, "gamma_frapp"), n=validate.field(p, "n"),
                    d=validate.field(p, "d"), gamma=validate.field(p, "gamma"),
-                   epsilon=validate.field(p, "epsilon"),
-                   adversary=validate.field(p, "adversary"))
+                   epsilon=validate.field(p, "epsilon"), records=validate.field(p, "records"))
         validate.same("error_bound", validate.field(p, "error_bound"), mech.error_bound())
         return mech
 
-    @property
-    def record_prior(self) -> float | None:
-        """The bound on a record's prior Pr[record = t] that the privacy claim uses."""
-        if self.d is None:
-            return None
-        if self.adversary == "targeted":
-            return self.d
-        return None if self.n is None else self.d / self.n
-
     @classmethod
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
-                    d: float | None = None, epsilon: float = 0.05,
-                    adversary: str = "targeted") -> FRAPP:
-        """γ_frapp meeting the same (d, γ) as αβ, per record (derivation in
-        :func:`privpub.frapp.accounting.frapp_gamma_for_privacy`: R = γ/d_record).
-
-        FRAPP randomises records, so the tuple prior Pr[t ∈ I] ≤ d must become a
-        bound on a record's prior Pr[record = t]; ``adversary`` says how:
-
-        - ``"targeted"`` (default): d_record = d. The adversary knows which
-          record is the target's (Joe is in the data; is his record t?) and puts
-          all of t's prior on it — the worst case.
-        - ``"spread"``: d_record = d/n. Pr[t ∈ I] ≈ Σ_records Pr[record = t] ≤ d
-          spread evenly: the adversary does not know which record is the
-          target's. A weaker adversary; n times larger R.
+                    d: float | None = None, epsilon: float = 0.05) -> FRAPP:
+        """γ_frapp meeting the same (d, γ) as αβ: the largest γ_frapp whose
+        posterior for a tuple shown once in V is ≤ γ at prior d, for the paper's
+        d-independent adversary (derivation in
+        :func:`privpub.frapp.accounting.frapp_gamma_for_privacy`). Give d = k·n/m
+        through ``k`` or directly as ``d``; ``n`` is the number of records
+        the mechanism will publish.
         """
         if (k is None) == (d is None):
             raise ParameterError("give exactly one of k (d = k·n/m) or d")
         n = validate.count("n (records in I)", n, minimum=1)
         k = validate.optional(validate.real, "k", k)
         d = validate.optional(validate.real, "d", d)
-        if adversary not in ADVERSARIES:
-            raise ParameterError(f"adversary must be one of {sorted(ADVERSARIES)}, "
-                                 f"got {adversary!r}")
         d = k * n / schema.size if k is not None else d
-        d_record = d if adversary == "targeted" else d / n
-        return cls(schema, frapp_gamma_for_privacy(d_record, gamma, schema.size), n=int(n),
-                   d=d, gamma=gamma, epsilon=epsilon, adversary=adversary)
+        d = validate.probability("d", d, open_low=True, open_high=True)
+        gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
+        return cls(schema, frapp_gamma_for_privacy(d, gamma, schema.size, n), n=int(n),
+                   d=d, gamma=gamma, epsilon=epsilon)
 
     @property
     def off_diagonal(self) -> float:
         return frapp_off_diagonal(self.gamma_frapp, self.schema.size)
 
-    def error_bound(self, n: int | None = None) -> float | None:
-        """Hoeffding bound on |Q̃ − Q(I)| at confidence 1 − ε: n_V is a sum of n
-        independent indicators, so |n_V − E n_V| < √(n ln(2/ε)/2) w.p. ≥ 1 − ε,
-        divided by γ_f − o."""
-        n = self.n if n is None else n
-        if n is None:
+    def error_bound(self) -> float | None:
+        """Hoeffding bound on |Q̃ − Q(I)| at confidence 1 − ε for each fixed
+        query: n_V is a sum of n independent indicators, so
+        |n_V − E n_V| < √(n ln(2/ε)/2) w.p. ≥ 1 − ε, divided by γ_f − o."""
+        if self.n is None:
             return None
-        spread = math.sqrt(n * math.log(2 / self.epsilon) / 2)
+        spread = math.sqrt(self.n * math.log(2 / self.epsilon) / 2)
         return spread / (self.gamma_frapp - self.off_diagonal)
 
     def parameters(self) -> dict[str, Any]:
         return {"gamma_frapp": self.gamma_frapp, "n": self.n, "d": self.d, "gamma": self.gamma,
-                "epsilon": self.epsilon, "adversary": self.adversary,
-                "error_bound": self.error_bound()}
+                "epsilon": self.epsilon, "error_bound": self.error_bound(),
+                "records": self.records}
+
+    def posteriors(self) -> dict[str, float]:
+        """The exact worst posteriors at prior d for n records (need d and n):
+        ``once`` (t shown once, d-independent), ``twice`` (shown twice),
+        ``exclusive`` (shown once, d-exclusive) and the ratio posterior/prior
+        ``absent_ratio`` for a view without t."""
+        m, n, d, g = self.schema.size, self.n, self.d, self.gamma_frapp
+        absent = frapp_copies_ratio(g, m, n, 0)
+        return {"once": posterior_from_ratio(d, frapp_copies_ratio(g, m, n, 1)),
+                "twice": posterior_from_ratio(d, frapp_copies_ratio(g, m, n, 2)),
+                "exclusive": posterior_from_ratio(d, frapp_exclusive_ratio(g, m, n)),
+                "absent_ratio": absent / (d * absent + 1 - d)}
 
     def guarantee(self) -> Guarantee:
         m, claims = self.schema.size, []
-        r = frapp_amplification(self.gamma_frapp, m)
-        if self.record_prior is not None and self.gamma is not None:
-            d, g = self.record_prior, self.gamma
-            post, ratio = frapp_record_leakage(self.gamma_frapp, m, d)
-            private = post <= g * (1 + 1e-12) and ratio >= d / g * (1 - 1e-12)
+        if self.schema.derived:
             claims.append(Claim(
-                "(d, γ)-privacy per record", private,
-                f"{self.adversary} adversary: a record believed to be t with probability ≤ "
-                f"{d:.6g} (d = {self.d:.6g}{'' if self.adversary == 'targeted' else ' / n'}), "
-                f"γ = {g}: amplification R = γ_f(m−1)/(1−γ_f) = {r:.6g}; posterior ≤ "
-                f"{post:.6g} and posterior/prior ≥ {ratio:.6g} (≥ {d / g:.6g} needed).",
-                "FRAPP γ-amplification; αβ paper Sec. 4.3"))
+                "public domain", False,
+                f"the domains of {', '.join(self.schema.derived)} were derived from the data, "
+                "so publishing the domain reveals them; the claims below assume a public domain.",
+                "Sec. 2 (D is public)"))
+        if self.d is not None and self.gamma is not None and self.n is not None:
+            d, g, post = self.d, self.gamma, self.posteriors()
+            o = self.off_diagonal
+            # Expected tuples a view shows twice or more: a record that stayed
+            # joined by another's replacement, or two replacements meeting.
+            twice = self.n * self.gamma_frapp * (self.n - 1) * o + m * (self.n * o) ** 2 / 2
+            once_ok = post["once"] <= g * (1 + 1e-12) and post["absent_ratio"] >= d / g
+            repeated = (self.records or {}).get("repeated_tuples", 0)
+            who = ("every tuple" if not repeated else
+                   f"every tuple with one record ({repeated:,} tuples have several and are not "
+                   "covered: each of their records may stay, showing them several times)")
             claims.append(Claim(
-                "(d, γ)-privacy against d-independent adversaries (set model)", False,
+                "(d, γ)-privacy, views showing t at most once", once_ok,
+                f"d = {d:.6g}, γ = {g}, for {who}: a d-independent adversary whose prior on "
+                f"the other tuples is the base rate reaches Pr[t|V] ≤ {post['once']:.6g} when "
+                f"V shows t once, and Pr[t|V]/Pr[t] ≥ {post['absent_ratio']:.6g} (≥ d/γ = "
+                f"{d / g:.6g}) when V does not show t.",
+                "Def. 2.3; derivation in frapp.accounting.frapp_gamma_for_privacy"))
+            claims.append(Claim(
+                "(d, γ)-privacy, all views (Def. 2.3)", False,
+                f"a view showing t twice gives Pr[t|V] = {post['twice']:.6g} (and more for more "
+                f"copies); a view shows ≈ {twice:.3g} tuples twice or more in expectation. "
                 "FRAPP publishes one row per record, so |V| = |I|: an adversary who knows every "
-                "other tuple's presence (prior 0 or 1) learns whether t ∈ I from the count "
-                "alone (privpub.frapp.accounting.frapp_posterior computes the exact posterior).",
+                "other tuple's presence learns whether t ∈ I from the count alone "
+                "(frapp.accounting.frapp_posterior computes exact posteriors).",
                 "Def. 2.3"))
+            claims.append(Claim(
+                "no positive leakage, d-exclusive adversaries", post["exclusive"] <= g,
+                f"V showing t once and no other tuple of its exclusion set: Pr[t|V] = "
+                f"{post['exclusive']:.6g} at prior d, against γ = {g}.", "Def. 6.2"))
         if self.n is not None:
-            text = (f"|Q̃(V) − Q(I)| < {self.error_bound():,.4g} with probability ≥ "
-                    f"{1 - self.epsilon:g} (Hoeffding over the n = {self.n} records, divided by "
-                    f"γ_f − o = {self.gamma_frapp - self.off_diagonal:.6g}).")
+            text = (f"for each fixed counting query, |Q̃(V) − Q(I)| < {self.error_bound():,.4g} "
+                    f"with probability ≥ {1 - self.epsilon:g} (Hoeffding over the n = "
+                    f"{self.n:,} records, divided by γ_f − o = "
+                    f"{self.gamma_frapp - self.off_diagonal:.6g}).")
             if self.d is not None and self.gamma is not None:
-                k = self.d * m / self.n
-                text += (f"\nSec. 5's bound ρ = 2k(1−γ)/γ·√ln(2/ε) = "
-                         f"{rho_frapp(k, self.gamma, self.epsilon):.6g} (ρ√n = "
-                         f"{rho_frapp(k, self.gamma, self.epsilon) * math.sqrt(self.n):,.1f}) "
-                         "assumes a different parametrisation; shown for comparison only.")
+                rho = rho_frapp(self.d * m / self.n, self.gamma, self.epsilon)
+                text += (f"\nSec. 5's bound ρ = 2k(1−γ)/γ·√ln(2/ε) = {rho:.6g} (ρ√n = "
+                         f"{rho * math.sqrt(self.n):,.1f}) assumes another parametrisation; "
+                         "shown for comparison only.")
             claims.append(Claim("(ρ, ε)-usefulness", True, text, "Hoeffding; αβ paper Sec. 5"))
         return Guarantee(f"FRAPP (γ_frapp = {self.gamma_frapp:.6g}, m = {m:,})", tuple(claims))
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
-        """Q̃ = (n_V − n·o·n_D)/(γ_f − o); variance from the two per-record probabilities."""
+        """Q̃ = (n_V − n·o·n_D)/(γ_f − o); the variance sums each record's
+        Bernoulli variance (exact for any repeats: records are perturbed
+        independently), with Q̃ (clipped to [0, n]) for the unknown Q(I)."""
         g, n, o = self.gamma_frapp, self.n, self.off_diagonal
         if n is None:
             raise ParameterError("FRAPP estimates need n, the number of records published")
@@ -201,13 +212,18 @@ class FRAPP:
         variance = (q * p_in * (1 - p_in) + (n - q) * p_out * (1 - p_out)) / (g - o) ** 2
         return value, variance
 
-    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None) -> PublishedView:
-        """Perturb every record; the view holds the n perturbed records, sorted."""
-        codes = sorted_rows(records_as_codes(self.schema, data))
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
+                duplicates: str | None = None) -> PublishedView:
+        """Perturb every record; the view holds the n perturbed records, sorted.
+        ``data`` must hold the n records the mechanism was built for;
+        ``duplicates`` ("set" or "records") must be given when it repeats a tuple."""
+        codes, facts = prepare_records(self.schema, data, self.n, duplicates)
         source = resolve_seed(seed)
         out = _core.frapp_perturb(source.derive("frapp").key, codes, self.schema.size,
                                   self.gamma_frapp)
         view = sorted_rows(as_schema_codes(self.schema, out))
-        params = self.parameters() | {"n": len(codes), "error_bound": self.error_bound(len(codes))}
+        facts |= {"distinct_tuples": len(distinct_sorted(codes)), "revealed_in_view": 0}
+        released = FRAPP(self.schema, self.gamma_frapp, n=len(codes), d=self.d,
+                         gamma=self.gamma, epsilon=self.epsilon, records=facts)
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             params, source.policy)
+                             released.parameters(), source.policy)

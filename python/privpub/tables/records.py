@@ -6,9 +6,13 @@ m ≤ 2^64); these helpers convert from what users pass and back.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from privpub import _core
+from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.tables.inputs import TableLike, column_names, tabular
 from privpub.tables.schema import Schema
@@ -33,6 +37,73 @@ def records_as_codes(schema: Schema, data: TableLike | np.ndarray) -> np.ndarray
     return schema.encode(table)
 
 
+#: How a release treats tuples the data repeat ("none": the data repeat none).
+DUPLICATES = ("none", "set", "records")
+
+
+def prepare_records(schema: Schema, data: TableLike | np.ndarray, n: int | None,
+                    duplicates: str | None) -> tuple[np.ndarray, dict[str, Any]]:
+    """The sorted records to publish and what the guarantee must know of them.
+
+    Refuses empty data, a record count other than the ``n`` the mechanism was
+    built for, and data that repeat a tuple when ``duplicates`` is not
+    ``"set"`` or ``"records"``. Returns the rows (the distinct tuples under
+    ``"set"``) and the facts ``duplicates``, ``records_given``,
+    ``repeated_tuples`` (tuples with several records among those published).
+    """
+    if duplicates not in (None, "set", "records"):
+        raise ParameterError(f"duplicates must be 'set' or 'records', got {duplicates!r}")
+    records = sorted_rows(records_as_codes(schema, data))
+    if len(records) == 0:
+        raise ParameterError("the data hold no records; there is nothing to publish (a view "
+                             "of noise alone would estimate counts of an empty table)")
+    if n is not None and len(records) != n:
+        raise ParameterError(f"this mechanism was built for n = {n:,} records but the data "
+                             f"hold {len(records):,}: its d and error bound are for another "
+                             f"table; build it for this one (n={len(records)})")
+    repeated = repeated_rows(records)
+    if repeated and duplicates is None:
+        extra = len(records) - len(distinct_sorted(records))
+        raise ParameterError(
+            f"the data repeat {repeated:,} tuples ({extra:,} records beyond their first "
+            "copies); the privacy analysis is for sets of tuples. Pass duplicates='set' to "
+            "publish the distinct tuples with the full guarantee (estimates then count "
+            "distinct tuples), or duplicates='records' to keep every record (estimates "
+            f"count records; the guarantee does not cover the {repeated:,} repeated tuples)")
+    mode = "none" if not repeated else duplicates
+    facts = {"duplicates": mode, "records_given": len(records),
+             "repeated_tuples": repeated if mode == "records" else 0}
+    if mode == "set":
+        records = distinct_sorted(records)
+    return records, facts
+
+
+def check_record_facts(records: Mapping[str, Any], n: int | None) -> dict[str, Any]:
+    """The ``records`` facts of a release, each of the right type and consistent with n."""
+    if not isinstance(records, Mapping):
+        raise ParameterError(f"records must be a mapping, got {records!r}")
+    mode = validate.field(records, "duplicates", "records")
+    if mode not in DUPLICATES:
+        raise ParameterError(f"records.duplicates must be one of {list(DUPLICATES)}, "
+                             f"got {mode!r}")
+    if n is None:
+        raise ParameterError("records facts need n, the number of records published")
+    out = {"duplicates": mode}
+    for name in ("records_given", "repeated_tuples", "distinct_tuples", "revealed_in_view"):
+        out[name] = validate.count(f"records.{name}", validate.field(records, name, "records"))
+    if not out["distinct_tuples"] <= n <= out["records_given"] or out["distinct_tuples"] < 1:
+        raise ParameterError(f"records: distinct_tuples = {out['distinct_tuples']}, n = {n}, "
+                             f"records_given = {out['records_given']} must be 1 ≤ distinct ≤ "
+                             "n ≤ records_given")
+    expected_n = out["distinct_tuples"] if mode == "set" else out["records_given"]
+    if n != expected_n or (mode == "records") != (out["repeated_tuples"] > 0) \
+            or out["repeated_tuples"] > n - out["distinct_tuples"] \
+            or (mode == "none" and out["distinct_tuples"] != n) \
+            or (mode != "records" and out["revealed_in_view"]):
+        raise ParameterError(f"records facts {out} are inconsistent with n = {n}")
+    return out
+
+
 def sorted_rows(codes: np.ndarray) -> np.ndarray:
     """Codes as a sorted, C-contiguous (n, limbs) array."""
     if codes.ndim == 1:
@@ -48,6 +119,17 @@ def distinct_sorted(rows: np.ndarray) -> np.ndarray:
     new = np.ones(len(rows), dtype=bool)
     new[1:] = (rows[1:] != rows[:-1]).any(axis=1)
     return np.ascontiguousarray(rows[new])
+
+
+def repeated_rows(rows: np.ndarray) -> int:
+    """How many distinct rows occur two or more times in a sorted (n, limbs) array."""
+    if len(rows) < 2:
+        return 0
+    same = (rows[1:] == rows[:-1]).all(axis=1)
+    # A repeated row's run contributes one "starts a repeat" position.
+    starts = same.copy()
+    starts[1:] &= ~same[:-1]
+    return int(starts.sum())
 
 
 def as_schema_codes(schema: Schema, rows: np.ndarray) -> np.ndarray:

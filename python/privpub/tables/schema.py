@@ -21,6 +21,7 @@ value of the wrong type raises an error naming the column and the value.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ from privpub.core.errors import (
     DataTypeError,
     DomainError,
     MissingValueError,
+    PrivacyWarning,
     SchemaError,
 )
 from privpub.tables.domaincount import TABLE_LIMIT
@@ -393,7 +395,7 @@ class Schema:
     ['M', 'F']
     """
 
-    def __init__(self, attributes: Sequence[Attribute]):
+    def __init__(self, attributes: Sequence[Attribute], derived: Sequence[str] = ()):
         attributes = list(attributes)
         if not attributes:
             raise SchemaError("a schema needs at least one attribute")
@@ -412,6 +414,14 @@ class Schema:
         self.size: int = math.prod(self.radices)
         #: 64-bit words per code: 1 when m ≤ 2^64.
         self.limbs: int = _core.limbs_for(list(self.radices))
+        if isinstance(derived, str) or not all(isinstance(d, str) for d in derived):
+            raise SchemaError(f"derived must be a list of attribute names, got {derived!r}")
+        unknown = [d for d in derived if d not in seen]
+        if unknown:
+            raise SchemaError(f"derived names attributes not in the schema: {unknown}")
+        #: Attributes whose domain was derived from the data (see from_frame); a
+        #: guarantee says so. Not part of equality: the domains are what they are.
+        self.derived: tuple[str, ...] = tuple(a.name for a in attributes if a.name in derived)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -425,23 +435,41 @@ class Schema:
         a declared domain: all its categories are kept, and an ordered one
         keeps its order (``ordered=True``), so comparisons follow it.
         NaN/None and mixed types raise.
+
+        A domain read off the values reveals which values occur, so the other
+        columns are listed in ``schema.derived`` (and in every guarantee) and a
+        :class:`~privpub.PrivacyWarning` says so.
         """
         table = tabular(data)
         names = column_names(table) if columns is None else list(columns)
         if isinstance(table, pd.DataFrame):
-            return cls([_infer_pandas(name, _column(table, name)) for name in names])
-        return cls([_infer_arrow(name, _arrow_column(table, name)) for name in names])
+            attributes = [_infer_pandas(name, _column(table, name)) for name in names]
+        else:
+            attributes = [_infer_arrow(name, _arrow_column(table, name)) for name in names]
+        # A categorical/dictionary column declared its domain; the others did not.
+        derived = [a.name for a in attributes if a.dtype != "category"]
+        if derived:
+            warnings.warn(f"the domains of {', '.join(derived)} were derived from the data "
+                          "(the values that occur), which reveals them; declare public domains "
+                          "for a release", PrivacyWarning, stacklevel=2)
+        return cls(attributes, derived)
 
     @classmethod
     def from_dict(cls, d: dict) -> Schema:
         """Inverse of :meth:`to_dict`."""
         if not isinstance(d, dict) or not isinstance(d.get("attributes"), list):
             raise SchemaError("a schema dict needs an 'attributes' list")
-        return cls([_attribute_from_dict(a) for a in d["attributes"]])
+        derived = d.get("derived_from_data", [])
+        if not isinstance(derived, list):
+            raise SchemaError(f"'derived_from_data' must be a list of names, got {derived!r}")
+        return cls([_attribute_from_dict(a) for a in d["attributes"]], derived)
 
     def to_dict(self) -> dict:
         """A JSON-ready description (for artifact metadata)."""
-        return {"attributes": [a.to_dict() for a in self.attributes]}
+        out: dict[str, Any] = {"attributes": [a.to_dict() for a in self.attributes]}
+        if self.derived:
+            out["derived_from_data"] = list(self.derived)
+        return out
 
     # ---- access -----------------------------------------------------------------
     @property
