@@ -15,9 +15,8 @@ def test_section_5_ratio_of_bounds_is_one_over_sqrt_20():
     assert ratio == pytest.approx(1 / math.sqrt(20))
 
 
-def test_section_4_2_closed_form_is_theorem_4_3_with_its_r():
-    # β = d/γ and α = 1/2 − β ≈ 1/2: r = βm/(α²n) = (k/γ)/α² ≈ 4k/γ, and
-    # √(2(r+1) ln(2/ε)) ≈ 2√(2k/γ ln(2/ε)) — the closed form without (1−γ) and √2.
+def test_theorem_4_3_r_and_printed_rho():
+    # β = d/γ and α = 1/2 − β ≈ 1/2: r = βm/(α²n) = (k/γ)/α² ≈ 4k/γ.
     k, gamma, eps = 10, 0.2, 0.05
     n, m = 10**6, 10**12
     beta = k * n / m / gamma
@@ -25,8 +24,18 @@ def test_section_4_2_closed_form_is_theorem_4_3_with_its_r():
     assert r == pytest.approx(4 * k / gamma, rel=1e-3)
     assert accounting.rho_theorem_4_3(r, eps) == pytest.approx(
         math.sqrt(2 * (4 * k / gamma + 1) * math.log(2 / eps)), rel=1e-3)
-    assert accounting.rho_alphabeta_sec42(k, gamma, eps) == pytest.approx(
-        2 * math.sqrt(k * (1 - gamma) / gamma * math.log(2 / eps)))
+
+
+def test_bernstein_deviation_against_the_exact_binomial_tail():
+    """For a Binomial sum the Bernstein λ is a valid two-sided bound (the exact
+    tail probability at λ is ≤ ε), and not far from the exact quantile."""
+    from scipy import stats
+    for n, p, eps in [(10_000, 0.5, 0.05), (10**6, 0.002, 0.01), (500, 0.1, 0.2)]:
+        lam = accounting.bernstein_deviation(n * p * (1 - p), 1.0, eps)
+        dist = stats.binom(n, p)
+        tail = dist.cdf(n * p - lam) + dist.sf(n * p + lam - 1e-9)
+        assert tail <= eps
+        assert lam < 2 * (dist.ppf(1 - eps / 2) - n * p) + 2
 
 
 def test_proposition_a3_round_trip_and_a5():

@@ -75,8 +75,12 @@ def test_publish_and_estimate_commands(tmp_path, capsys):
     csv = tmp_path / "adult.csv"
     df.to_csv(csv, index=False)
     view = tmp_path / "view.parquet"
-    assert cli.main(["publish", str(csv), "--out", str(view), "--seed", "4"]) == 0
+    assert cli.main(["publish", str(csv), "--out", str(view), "--seed", "4"]) == 1
+    assert "--duplicates 'set'" in capsys.readouterr().err  # Adult repeats tuples
+    assert cli.main(["publish", str(csv), "--out", str(view), "--seed", "4",
+                     "--duplicates", "records"]) == 0
     out = capsys.readouterr()
+    assert "(d, γ)-privacy, tuples with several records: does NOT hold" in out.out
     assert "(d, γ)-privacy: holds" in out.out and "inferred from the data" in out.err
     assert cli.main(["estimate", str(view), "age > 50", "\"marital-status\" = 'Divorced'"]) == 0
     printed = capsys.readouterr().out

@@ -22,13 +22,13 @@ def _publishers():
 
     def multiview(seed):
         pub = privpub.MultiViewPublisher(privpub.AlphaBeta(SCHEMA, 0.3, 0.15), max_views=3)
-        pub.publish(RECORDS, seed=seed)
-        pub.publish(RECORDS, seed=seed + 10**6)
-        return pub.publish(RECORDS, seed=seed + 2 * 10**6)
+        pub.publish(RECORDS, duplicates="records", seed=seed)
+        pub.publish(RECORDS, duplicates="records", seed=seed + 10**6)
+        return pub.publish(RECORDS, duplicates="records", seed=seed + 2 * 10**6)
 
-    return {"alphabeta": lambda s: ab.publish(RECORDS, seed=s),
-            "source": lambda s: src.publish(RECORDS, seed=s),
-            "frapp": lambda s: frapp.publish(RECORDS, seed=s),
+    return {"alphabeta": lambda s: ab.publish(RECORDS, duplicates="records", seed=s),
+            "source": lambda s: src.publish(RECORDS, duplicates="records", seed=s),
+            "frapp": lambda s: frapp.publish(RECORDS, duplicates="records", seed=s),
             "multiview (3rd view)": multiview}
 
 
@@ -62,7 +62,7 @@ def test_marginals_agree_with_one_query_at_a_time(name):
 
 
 def test_marginals_refuse_bad_attributes():
-    view = privpub.AlphaBeta(SCHEMA, 0.3, 0.15).publish(RECORDS, seed=1)
+    view = privpub.AlphaBeta(SCHEMA, 0.3, 0.15).publish(RECORDS, duplicates="records", seed=1)
     with pytest.raises(privpub.SchemaError, match="no attribute 'c'"):
         view.estimate_marginals(["c"])
     with pytest.raises(privpub.ParameterError, match="repeat"):

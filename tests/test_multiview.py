@@ -26,7 +26,7 @@ def runs():
     for s in range(TRIALS):
         pub = MultiViewPublisher(AlphaBeta(schema, ALPHA, BETA), max_views=V)
         for i in range(V):
-            view = pub.publish(records, seed=s * V + i)
+            view = pub.publish(records, duplicates="records", seed=s * V + i)
             sizes[s, i] = len(view)
             hits[s, i] = np.bincount(view.codes.astype(np.int64), minlength=schema.size)
             est[s, i] = [view.estimate(q).value for q in queries]
@@ -72,11 +72,11 @@ def test_view_sizes_stay_below_the_section_4_4_1_bound(runs):
 def test_more_than_max_views_is_refused_and_parquet_round_trips(tmp_path):
     df, schema = privpub.datasets.load_adult()
     pub = MultiViewPublisher(AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10), 2)
-    pub.publish(df, seed=1)
-    v2 = pub.publish(df, seed=2)
+    pub.publish(df, duplicates="records", seed=1)
+    v2 = pub.publish(df, duplicates="records", seed=2)
     assert len(v2) <= pub.expected_size_bound(len(df)) * 1.01
     with pytest.raises(privpub.ParameterError, match="max_views = 2"):
-        pub.publish(df, seed=3)
+        pub.publish(df, duplicates="records", seed=3)
     v2.to_parquet(tmp_path / "v2.parquet")
     back = privpub.PublishedView.read_parquet(tmp_path / "v2.parquet")
     np.testing.assert_array_equal(back.codes, v2.codes)

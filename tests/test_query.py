@@ -175,8 +175,8 @@ def test_a_condition_is_counted_for_the_schema_it_is_used_with():
     assert b.count(cond) == 49 * 3
     assert a.count(cond) == 49 * 2  # no stale cached value from the call above
     df, schema = privpub.datasets.load_adult()
-    view = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(
-        df.head(200), seed=1)
+    view = privpub.AlphaBeta.for_privacy(schema, n=200, gamma=0.2, k=10).publish(
+        df.head(200), duplicates="records", seed=1)
     with_tables = view.estimate(Condition(schema, "age > 50"), tables={"T": df.head()})
     assert with_tables == view.estimate("age > 50")
 

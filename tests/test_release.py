@@ -30,7 +30,7 @@ def adult():
 @pytest.fixture(scope="module")
 def saved(adult, tmp_path_factory):
     df, schema = adult
-    view = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, seed=3)
+    view = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, duplicates="records", seed=3)
     path = tmp_path_factory.mktemp("release") / "view.parquet"
     view.to_parquet(path)
     return view, path
@@ -52,10 +52,10 @@ def rewrite(path, out, edit_meta=None, edit_table=None):
 
 def test_mechanisms_implement_the_contract(adult):
     df, schema = adult
-    for mech in (AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10),
-                 FRAPP.for_privacy(schema, n=len(df), gamma=0.2, k=10)):
+    for mech in (AlphaBeta.for_privacy(schema, n=500, gamma=0.2, k=10),
+                 FRAPP.for_privacy(schema, n=500, gamma=0.2, k=10)):
         assert isinstance(mech, Mechanism)
-        release = mech.publish(df.head(500), seed=1)
+        release = mech.publish(df.head(500), duplicates="records", seed=1)
         assert release.mechanism == mech.name
         assert release.seed_policy.startswith("seeded")
         assert release.library_version == privpub.__version__
@@ -136,7 +136,7 @@ def test_foreign_rows_are_refused(adult, saved, tmp_path):
     parameters, a different seed — the counts or the fingerprint differ."""
     df, schema = adult
     view, path = saved
-    other = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, seed=4)
+    other = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, duplicates="records", seed=4)
     other_path = tmp_path / "other.parquet"
     other.to_parquet(other_path)
     rows = pq.read_table(other_path)
@@ -197,17 +197,17 @@ def test_not_a_privpub_file(tmp_path):
 def test_frapp_and_multiview_releases_reopen(adult, tmp_path):
     df, schema = adult
     small = df.head(2000)
-    frapp = FRAPP.for_privacy(schema, n=len(small), gamma=0.2, k=10).publish(small, seed=2)
+    frapp = FRAPP.for_privacy(schema, n=len(small), gamma=0.2, k=10).publish(small, duplicates="records", seed=2)
     frapp.to_parquet(tmp_path / "f.parquet")
     assert PublishedView.open(tmp_path / "f.parquet").estimate(QUERY) == frapp.estimate(QUERY)
     bad = rewrite(tmp_path / "f.parquet", tmp_path / "g.parquet",
-                  edit_meta=set_param("adversary", "lenient"))
-    with pytest.raises(ParameterError, match="adversary"):
+                  edit_meta=set_param("gamma_frapp", 1.5))
+    with pytest.raises(ParameterError, match="gamma_frapp"):
         PublishedView.open(bad)
     pub = privpub.MultiViewPublisher(AlphaBeta.for_privacy(schema, n=len(small), gamma=0.2,
                                                            k=10), max_views=2)
-    pub.publish(small, seed=1)
-    second = pub.publish(small, seed=2)
+    pub.publish(small, duplicates="records", seed=1)
+    second = pub.publish(small, duplicates="records", seed=2)
     second.to_parquet(tmp_path / "m.parquet")
     for reopen in (PublishedView.read_parquet, PublishedView.open):
         again = reopen(tmp_path / "m.parquet")

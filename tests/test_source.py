@@ -21,7 +21,7 @@ def setup():
     source = SourceDistribution(schema, PROBS)
     records = np.array([1, 6, 6, 15], dtype=np.uint64)
     mech = AlphaBeta(schema, ALPHA, BETA, source=source)
-    counts = np.array([np.bincount(mech.publish(records, seed=s).codes.astype(np.int64),
+    counts = np.array([np.bincount(mech.publish(records, duplicates="records", seed=s).codes.astype(np.int64),
                                    minlength=16) for s in range(TRIALS)])
     return schema, source, records, mech, counts
 
@@ -48,7 +48,7 @@ def test_estimator_with_source_is_unbiased(setup):
     schema, _, records, mech, _ = setup
     frame = schema.decode(records)
     queries = [{"a": 1}, {"b": 2}, {"a": 3, "b": 3}, {}]
-    est = np.array([[mech.publish(records, seed=10_000 + s).estimate(q).value for q in queries]
+    est = np.array([[mech.publish(records, duplicates="records", seed=10_000 + s).estimate(q).value for q in queries]
                     for s in range(2000)])
     for j, q in enumerate(queries):
         truth = int((frame[list(q)] == pd.Series(q)).all(axis=1).sum()) if q else len(frame)
@@ -74,15 +74,18 @@ def test_weighted_count_matches_brute_force(setup):
 
 def test_adult_with_empirical_source(tmp_path):
     df, schema = privpub.datasets.load_adult()
-    with pytest.raises(privpub.ParameterError, match="max β\\(t\\) = 255"):
+    with pytest.raises(privpub.ParameterError, match="d = 51.01.* ≥ γ"):
         AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10,
                               source=SourceDistribution.from_frame(schema, df))
     source = SourceDistribution.from_frame(schema, df, columns=["sex", "race", "salary"])
     mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10, source=source)
-    assert mech.alpha == pytest.approx(0.5 - mech.beta * source.max_weight)
+    # The choice is made for the most likely tuple: d·max w(t), β(t) = β·w(t).
+    alpha, beta_top = privpub.accounting.calibrate(mech.d * source.max_weight, 0.2)
+    assert mech.alpha == pytest.approx(alpha)
+    assert mech.beta * source.max_weight == pytest.approx(beta_top)
     g = mech.guarantee()
     assert g["(d, γ)-privacy"].holds and g["source distribution"].holds
-    view = mech.publish(df, seed=4)
+    view = mech.publish(df, duplicates="records", seed=4)
     view.to_parquet(tmp_path / "v.parquet")
     back = privpub.PublishedView.read_parquet(tmp_path / "v.parquet")
     assert back.estimate({"sex": "Male"}) == view.estimate({"sex": "Male"})

@@ -26,7 +26,7 @@ def adult():
 @pytest.fixture(scope="module")
 def view(adult):
     df, schema = adult
-    return AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, seed=7)
+    return AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, duplicates="records", seed=7)
 
 
 def small_schema() -> Schema:
@@ -51,7 +51,7 @@ def small_frame(n: int = 3000, seed: int = 0) -> pd.DataFrame:
 
 def test_view_frame_keeps_categories_order_and_integers():
     schema, df = small_schema(), small_frame()
-    view = AlphaBeta(schema, 1.0, 0.0).publish(df, seed=1)  # every record kept, no noise
+    view = AlphaBeta(schema, 1.0, 0.0).publish(df, duplicates="records", seed=1)  # every record kept, no noise
     frame = view.frame
     assert frame["band"].cat.ordered
     assert list(frame["band"].cat.categories) == ["low", "mid", "high", "top"]
@@ -91,7 +91,7 @@ def test_arrow_polars_parquet_round_trips(view, tmp_path):
 
 def test_small_schema_round_trips_every_form(tmp_path):
     schema, df = small_schema(), small_frame()
-    view = AlphaBeta(schema, 0.5, 0.3).publish(df, seed=2)
+    view = AlphaBeta(schema, 0.5, 0.3).publish(df, duplicates="records", seed=2)
     for back in (view.to_arrow(), view.to_polars(), view.frame):
         np.testing.assert_array_equal(schema.encode(back), view.codes)
     view.to_parquet(tmp_path / "s.parquet")
@@ -105,7 +105,7 @@ def test_small_schema_round_trips_every_form(tmp_path):
 def test_every_input_kind_gives_the_same_view(adult, tmp_path):
     df, schema = adult
     mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
-    reference = mech.publish(df, seed=11).codes
+    reference = mech.publish(df, duplicates="records", seed=11).codes
     table = pa.Table.from_pandas(df, preserve_index=False)
     pq.write_table(table, tmp_path / "adult.parquet")
     df.to_csv(tmp_path / "adult.csv", index=False)
@@ -121,7 +121,7 @@ def test_every_input_kind_gives_the_same_view(adult, tmp_path):
         "pandas categories": as_categories,
     }
     for name, data in inputs.items():
-        np.testing.assert_array_equal(mech.publish(data, seed=11).codes, reference,
+        np.testing.assert_array_equal(mech.publish(data, duplicates="records", seed=11).codes, reference,
                                       err_msg=name)
         assert Schema.from_frame(data if name != "record batch reader" else table).names \
             == schema.names
@@ -153,7 +153,7 @@ def test_arrow_input_errors_name_column_row_and_value():
 
 def test_ordered_categorical_comparisons_follow_the_declared_order():
     schema, df = small_schema(), small_frame(5000)
-    view = AlphaBeta(schema, 1.0, 0.0).publish(df, seed=3)  # the view is the data
+    view = AlphaBeta(schema, 1.0, 0.0).publish(df, duplicates="records", seed=3)  # the view is the data
     for sql, truth in [("band > 'low'", df["band"] > "low"),
                        ("band <= 'high'", df["band"] <= "high"),
                        ("band between 'mid' and 'high'", (df["band"] >= "mid")

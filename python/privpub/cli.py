@@ -10,6 +10,12 @@ import argparse
 import sys
 
 from privpub import __version__
+from privpub.alphabeta.accounting import CALIBRATIONS
+
+CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) also stops "
+                    "positive leakage to d-exclusive (link-attack) adversaries; 'independent' "
+                    "gives smaller errors against d-independent adversaries only; 'sec4.2' "
+                    "and 'half' reproduce the paper's choices")
 
 DEMO_QUERIES = (
     {"sex": "Female"},
@@ -32,13 +38,15 @@ def _demo(args: argparse.Namespace) -> int:
         df, schema = load_adult(args.split)
         bar.update()
         mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=args.gamma, k=args.k,
-                                     epsilon=args.epsilon)
-        view = mech.publish(df, seed=args.seed)
+                                     epsilon=args.epsilon, calibration=args.calibration)
+        view = mech.publish(df, seed=args.seed, duplicates=args.duplicates)
         bar.update()
+        # Under set semantics the release counts distinct tuples; so does the truth.
+        data = df.drop_duplicates() if args.duplicates == "set" else df
         rows = []
         for where in DEMO_QUERIES:
             est = view.estimate(where)
-            truth = int((df[list(where)] == pd.Series(where)).all(axis=1).sum())
+            truth = int((data[list(where)] == pd.Series(where)).all(axis=1).sum())
             rows.append({"query": " and ".join(f"{k} = {v!r}" for k, v in where.items()),
                          "true Q(I)": truth, "estimate": round(est.value, 1),
                          "stderr": round(est.stderr, 1), "n_V": est.n_view})
@@ -47,11 +55,19 @@ def _demo(args: argparse.Namespace) -> int:
           f"({df.attrs['dropped_missing']:,} left out), m = {schema.size:,}")
     print(schema)
     print()
-    print(mech.guarantee())
+    records = view.parameters["records"]
+    distinct = len(df.drop_duplicates())
+    print(f"Adult repeats {len(df) - distinct:,} records beyond {distinct:,} distinct tuples; "
+          f"--duplicates {args.duplicates}: " + (
+              "published as a set, estimates count distinct tuples (--duplicates records "
+              "counts records, and the guarantee then leaves the repeated tuples out)"
+              if args.duplicates == "set" else
+              f"every record kept, estimates count records; the {records['repeated_tuples']:,} "
+              "repeated tuples are not protected (--duplicates set protects every tuple)"))
     print()
-    print(f"published view: {len(view):,} rows "
-          f"({view.parameters['repeated_records']:,} repeated records in I); "
-          f"randomness: {view.seed_policy}")
+    print(view.guarantee())
+    print()
+    print(f"published view: {len(view):,} rows; randomness: {view.seed_policy}")
     print()
     print("estimated counts (Algorithm 3: (n_V − β n_D)/α) next to the truth:")
     print(pd.DataFrame(rows).to_string(index=False))
@@ -64,9 +80,10 @@ def _demo(args: argparse.Namespace) -> int:
 def _publish(args: argparse.Namespace) -> int:
     import json
     import sys
+    import warnings
 
     from privpub import AlphaBeta, Schema
-    from privpub.core.errors import SchemaError
+    from privpub.core.errors import ParameterError, PrivacyWarning, SchemaError
     from privpub.tables.inputs import read_table_file
 
     table = read_table_file(args.input)
@@ -88,14 +105,20 @@ def _publish(args: argparse.Namespace) -> int:
             raise SchemaError(f"{args.input!r} has columns the schema does not list: {extra}; "
                               "publishing would drop them: choose columns with --columns")
     else:
-        schema = Schema.from_frame(table)
+        with warnings.catch_warnings():  # said here, on one line, and in the guarantee
+            warnings.simplefilter("ignore", PrivacyWarning)
+            schema = Schema.from_frame(table)
         print("note: the domains were inferred from the data (active domains), which "
               "reveals which values occur; pass --schema for public domains", file=sys.stderr)
     mech = AlphaBeta.for_privacy(schema, n=table.num_rows, gamma=args.gamma, k=args.k,
-                                 epsilon=args.epsilon)
-    view = mech.publish(table.select(list(schema.names)), seed=args.seed)
+                                 epsilon=args.epsilon, calibration=args.calibration)
+    try:
+        view = mech.publish(table.select(list(schema.names)), seed=args.seed,
+                            duplicates=args.duplicates)
+    except ParameterError as exc:
+        raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
     view.to_parquet(args.out)
-    print(mech.guarantee())
+    print(view.guarantee())
     print(f"published {len(view):,} rows to {args.out}")
     return 0
 
@@ -167,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="failure probability of the error bound (default 0.05)")
     demo.add_argument("--seed", type=int, default=None,
                       help="seed for a reproducible run (default: OS randomness)")
+    demo.add_argument("--calibration", choices=CALIBRATIONS, default="exclusive",
+                      help=CALIBRATION_HELP)
+    demo.add_argument("--duplicates", choices=["set", "records"], default="set",
+                      help="Adult repeats tuples: 'set' publishes distinct tuples with the "
+                           "full guarantee (default), 'records' keeps every record (the "
+                           "guarantee then leaves the repeated tuples out)")
     demo.add_argument("--out", metavar="PATH", default=None,
                       help="also write the view to this Parquet file")
     demo.set_defaults(run=_demo)
@@ -184,8 +213,14 @@ def build_parser() -> argparse.ArgumentParser:
     pub.add_argument("--gamma", type=float, default=0.2, help="posterior bound γ (default 0.2)")
     pub.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
     pub.add_argument("--seed", type=int, default=None,
-                     help="seed for a reproducible run (default: OS randomness; use it for "
-                          "real releases)")
+                     help="seed for a reproducible run (default: OS randomness; use the "
+                          "default for real releases)")
+    pub.add_argument("--calibration", choices=CALIBRATIONS, default="exclusive",
+                     help=CALIBRATION_HELP)
+    pub.add_argument("--duplicates", choices=["set", "records"], default=None,
+                     help="required when the table repeats a tuple: 'set' publishes distinct "
+                          "tuples with the full guarantee, 'records' keeps every record (the "
+                          "guarantee then leaves the repeated tuples out)")
     pub.set_defaults(run=_publish)
 
     est = sub.add_parser(
