@@ -95,7 +95,8 @@ def test_stderr_matches_the_spread_of_estimates(small):
     schema, records, _, _ = small
     values, stderrs = [], []
     for s in range(1500):
-        e = AlphaBeta(schema, ALPHA, BETA).publish(records, duplicates="records", seed=s).estimate({"a": 1})
+        e = AlphaBeta(schema, ALPHA, BETA).publish(records,
+                duplicates="records", seed=s).estimate({"a": 1})
         values.append(e.value)
         stderrs.append(e.stderr)
     assert np.std(values) == pytest.approx(np.mean(stderrs), rel=0.15)
@@ -211,7 +212,8 @@ def test_seeds_reproduce_and_default_randomness_is_not_seeded():
     schema = privpub.Schema([privpub.IntRange("a", 0, 999)])
     mech = AlphaBeta(schema, 0.4, 0.1)
     data = np.arange(0, 1000, 7, dtype=np.uint64)
-    a, b = mech.publish(data, duplicates="records", seed=1), mech.publish(data, duplicates="records", seed=1)
+    a, b = mech.publish(data,
+            duplicates="records", seed=1), mech.publish(data, duplicates="records", seed=1)
     np.testing.assert_array_equal(a.codes, b.codes)
     assert not np.array_equal(a.codes, mech.publish(data, duplicates="records", seed=2).codes)
     rng = np.random.default_rng(5)

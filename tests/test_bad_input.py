@@ -32,7 +32,8 @@ def adult():
 def view_file(adult, tmp_path_factory):
     df, schema = adult
     path = tmp_path_factory.mktemp("cli") / "view.parquet"
-    AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, duplicates="records", seed=1).to_parquet(
+    AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df,
+            duplicates="records", seed=1).to_parquet(
         path)
     return path
 

@@ -22,7 +22,8 @@ def test_each_record_follows_the_frapp_matrix(small):
     schema, _ = small
     mech = FRAPP(schema, 0.4)
     o = (1 - 0.4) / 15
-    out = np.array([mech.publish(np.array([6], dtype=np.uint64), duplicates="records", seed=s).codes[0]
+    out = np.array([mech.publish(np.array([6], dtype=np.uint64),
+            duplicates="records", seed=s).codes[0]
                     for s in range(6000)])
     freq = np.bincount(out.astype(np.int64), minlength=16) / len(out)
     for t in range(16):

@@ -30,7 +30,8 @@ def adult():
 @pytest.fixture(scope="module")
 def saved(adult, tmp_path_factory):
     df, schema = adult
-    view = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, duplicates="records", seed=3)
+    view = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df,
+            duplicates="records", seed=3)
     path = tmp_path_factory.mktemp("release") / "view.parquet"
     view.to_parquet(path)
     return view, path
@@ -136,7 +137,8 @@ def test_foreign_rows_are_refused(adult, saved, tmp_path):
     parameters, a different seed — the counts or the fingerprint differ."""
     df, schema = adult
     view, path = saved
-    other = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, duplicates="records", seed=4)
+    other = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df,
+            duplicates="records", seed=4)
     other_path = tmp_path / "other.parquet"
     other.to_parquet(other_path)
     rows = pq.read_table(other_path)
@@ -197,7 +199,8 @@ def test_not_a_privpub_file(tmp_path):
 def test_frapp_and_multiview_releases_reopen(adult, tmp_path):
     df, schema = adult
     small = df.head(2000)
-    frapp = FRAPP.for_privacy(schema, n=len(small), gamma=0.2, k=10).publish(small, duplicates="records", seed=2)
+    frapp = FRAPP.for_privacy(schema, n=len(small), gamma=0.2, k=10).publish(small,
+            duplicates="records", seed=2)
     frapp.to_parquet(tmp_path / "f.parquet")
     assert PublishedView.open(tmp_path / "f.parquet").estimate(QUERY) == frapp.estimate(QUERY)
     bad = rewrite(tmp_path / "f.parquet", tmp_path / "g.parquet",

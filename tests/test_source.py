@@ -21,7 +21,8 @@ def setup():
     source = SourceDistribution(schema, PROBS)
     records = np.array([1, 6, 6, 15], dtype=np.uint64)
     mech = AlphaBeta(schema, ALPHA, BETA, source=source)
-    counts = np.array([np.bincount(mech.publish(records, duplicates="records", seed=s).codes.astype(np.int64),
+    counts = np.array([np.bincount(mech.publish(records,
+            duplicates="records", seed=s).codes.astype(np.int64),
                                    minlength=16) for s in range(TRIALS)])
     return schema, source, records, mech, counts
 
@@ -48,7 +49,8 @@ def test_estimator_with_source_is_unbiased(setup):
     schema, _, records, mech, _ = setup
     frame = schema.decode(records)
     queries = [{"a": 1}, {"b": 2}, {"a": 3, "b": 3}, {}]
-    est = np.array([[mech.publish(records, duplicates="records", seed=10_000 + s).estimate(q).value for q in queries]
+    est = np.array([[mech.publish(records,
+            duplicates="records", seed=10_000 + s).estimate(q).value for q in queries]
                     for s in range(2000)])
     for j, q in enumerate(queries):
         truth = int((frame[list(q)] == pd.Series(q)).all(axis=1).sum()) if q else len(frame)

@@ -26,7 +26,8 @@ def adult():
 @pytest.fixture(scope="module")
 def view(adult):
     df, schema = adult
-    return AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, duplicates="records", seed=7)
+    return AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df,
+            duplicates="records", seed=7)
 
 
 def small_schema() -> Schema:
@@ -51,7 +52,8 @@ def small_frame(n: int = 3000, seed: int = 0) -> pd.DataFrame:
 
 def test_view_frame_keeps_categories_order_and_integers():
     schema, df = small_schema(), small_frame()
-    view = AlphaBeta(schema, 1.0, 0.0).publish(df, duplicates="records", seed=1)  # every record kept, no noise
+    view = AlphaBeta(schema, 1.0, 0.0).publish(df,
+            duplicates="records", seed=1)  # every record kept, no noise
     frame = view.frame
     assert frame["band"].cat.ordered
     assert list(frame["band"].cat.categories) == ["low", "mid", "high", "top"]
@@ -121,7 +123,8 @@ def test_every_input_kind_gives_the_same_view(adult, tmp_path):
         "pandas categories": as_categories,
     }
     for name, data in inputs.items():
-        np.testing.assert_array_equal(mech.publish(data, duplicates="records", seed=11).codes, reference,
+        np.testing.assert_array_equal(mech.publish(data,
+                duplicates="records", seed=11).codes, reference,
                                       err_msg=name)
         assert Schema.from_frame(data if name != "record batch reader" else table).names \
             == schema.names
@@ -153,7 +156,8 @@ def test_arrow_input_errors_name_column_row_and_value():
 
 def test_ordered_categorical_comparisons_follow_the_declared_order():
     schema, df = small_schema(), small_frame(5000)
-    view = AlphaBeta(schema, 1.0, 0.0).publish(df, duplicates="records", seed=3)  # the view is the data
+    view = AlphaBeta(schema, 1.0, 0.0).publish(df,
+            duplicates="records", seed=3)  # the view is the data
     for sql, truth in [("band > 'low'", df["band"] > "low"),
                        ("band <= 'high'", df["band"] <= "high"),
                        ("band between 'mid' and 'high'", (df["band"] >= "mid")
