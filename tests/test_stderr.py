@@ -87,22 +87,30 @@ def test_alphabeta_records_with_repeats():
     _check(est, naive, wrong=None)
 
 
-def test_alphabeta_with_source():
-    mech = privpub.AlphaBeta(SCHEMA, 0.3, 0.1, n=len(DISTINCT),
-                             source={"a": [0.1, 0.2, 0.3, 0.4]})
-    conds = [Condition(SCHEMA, q) for q in QUERIES]
+#: Queries whose true counts are large against the noise: the plug-in stderr (Q̃
+#: clipped at 0 for the unknown Q(I)) is biased up for small counts, which the
+#: tests at the true counts (_sample) leave out and these through estimate() do not.
+LARGE_QUERIES = ["b < 7", "a >= 1"]
+
+
+def _reported(next_view, trials):
+    """Estimates and reported variances (the plug-in stderr²) of LARGE_QUERIES over
+    ``trials`` views from ``next_view(seed)``, through PublishedView.estimate."""
+    conds = [Condition(SCHEMA, q) for q in LARGE_QUERIES]
     est, var = [], []
-    for s in range(TRIALS // 2):
-        view = mech.publish(DISTINCT, seed=s)
-        e = [view.estimate(c) for c in conds]
+    for s in range(trials):
+        e = [next_view(s).estimate(c) for c in conds]
         est.append([x.value for x in e])
         var.append([x.stderr ** 2 for x in e])
-    est, var = np.array(est), np.array(var)
-    for j in range(len(QUERIES)):
-        x = est[:, j] - est[:, j].mean()
-        se = (x ** 2).std() / np.sqrt(len(x))
-        # β(t) at its mean over Q(D) for the records' own tuples: within 4 se.
-        assert abs((x ** 2).mean() - var[:, j].mean()) < 4 * se
+    return np.array(est), np.array(var)
+
+
+def test_alphabeta_with_source():
+    # β(t) at its mean over Q(D) for the records' own tuples; fewer trials, so
+    # the power shown is against ×1.25.
+    mech = privpub.AlphaBeta(SCHEMA, 0.3, 0.1, n=len(DISTINCT),
+                             source={"a": [0.1, 0.2, 0.3, 0.4]})
+    _check(*_reported(lambda s: mech.publish(DISTINCT, seed=s), TRIALS // 2), wrong=1.25)
 
 
 def test_frapp_with_repeats():
@@ -113,20 +121,14 @@ def test_frapp_with_repeats():
 
 def test_multiview_third_view_with_repeats():
     base = privpub.AlphaBeta(SCHEMA, 0.3, 0.15, n=len(TWICE))
-    conds = [Condition(SCHEMA, q) for q in QUERIES]
-    est, var = [], []
-    for s in range(TRIALS // 3):
+
+    def third_view(s):
         pub = privpub.MultiViewPublisher(base, max_views=3)
         for _ in range(3):
             view = pub.publish(TWICE, seed=s, duplicates="records")
-        e = [view.estimate(c) for c in conds]
-        est.append([x.value for x in e])
-        var.append([x.stderr ** 2 for x in e])
-    est, var = np.array(est), np.array(var)
-    for j in range(len(QUERIES)):
-        x = est[:, j] - est[:, j].mean()
-        se = (x ** 2).std() / np.sqrt(len(x))
-        assert abs((x ** 2).mean() - var[:, j].mean()) < 4 * se, j
+        return view
+
+    _check(*_reported(third_view, TRIALS // 2), wrong=1.25)
 
 
 @pytest.mark.parametrize("factor", [1.0, np.exp(-1 / 3)])
