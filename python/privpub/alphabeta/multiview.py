@@ -185,7 +185,8 @@ class MultiViewPublisher:
     >>> df, schema = privpub.datasets.load_adult()
     >>> pub = privpub.MultiViewPublisher(
     ...     privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10), max_views=3)
-    >>> v1 = pub.publish(df, seed=1); v2 = pub.publish(df, seed=2)
+    >>> v1 = pub.publish(df, seed=1, duplicates="set")
+    >>> v2 = pub.publish(df, seed=2, duplicates="set")
     >>> len(pub.views)
     2
     """

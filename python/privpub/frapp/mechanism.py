@@ -61,7 +61,7 @@ class FRAPP:
     >>> df, schema = privpub.datasets.load_adult()
     >>> f = privpub.FRAPP.for_privacy(schema, n=len(df), gamma=0.2, k=10)
     >>> f"{f.gamma_frapp:.3e}"
-    '6.631e-07'
+    '2.434e-02'
     """
 
     name = "frapp"
