@@ -88,8 +88,7 @@ def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.
         for key, mech in mechanisms.items():
             views[key] = mech.publish(df, seed=seed, duplicates="records")
             bar.update()
-            tables = views[key].estimate_marginals_many(subsets)
-            est[key] = np.concatenate([t["estimate"].to_numpy() for t in tables])
+            est[key] = views[key].estimate_marginals_arrays(subsets).estimate
             bar.update()
         truth = true_marginals(schema, df, subsets)
         bar.update()

@@ -40,6 +40,7 @@ from privpub.core.release import Release
 from privpub.core.validate import count as check_count
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
+from privpub.tables.cover import maximal_cover, sum_down
 from privpub.tables.domaincount import count
 from privpub.tables.query import Condition, QueryLike
 from privpub.tables.records import isin_sorted
@@ -313,9 +314,58 @@ class PublishedView(Release):
         return self.estimate_marginals_many([attributes])[0]
 
     def estimate_marginals_many(self, subsets: Sequence[Sequence[str]]) -> list[pd.DataFrame]:
-        """:meth:`estimate_marginals` for several attribute subsets; the
-        histograms are computed in Rust in one pass, in parallel over subsets."""
+        """:meth:`estimate_marginals` for several attribute subsets, one frame
+        each (see :meth:`estimate_marginals_arrays` for the same as arrays)."""
+        subsets = self._check_subsets(subsets)
+        bulk = self.estimate_marginals_arrays(subsets)
+        tables = []
+        for s, attributes in enumerate(subsets):
+            part = slice(bulk.offsets[s], bulk.offsets[s + 1])
+            frame = self.schema.projection(attributes)
+            frame["n_view"] = bulk.n_view[part]
+            n_domain = bulk.n_domain[s]
+            # Exact: int64 when it fits, else Python ints (never rounded, never text).
+            frame["n_domain"] = n_domain if n_domain < 2**63 else np.full(
+                len(frame), n_domain, dtype=object)
+            frame["estimate"] = bulk.estimate[part]
+            frame["stderr"] = bulk.stderr[part]
+            tables.append(frame)
+        return tables
+
+    def estimate_marginals_arrays(self, subsets: Sequence[Sequence[str]]) -> MarginalEstimates:
+        """Every equality query over each attribute subset, as flat arrays.
+
+        Cells of subset s are ``offsets[s]:offsets[s+1]`` (first attribute
+        slowest). The view is histogrammed only over the maximal subsets
+        (:mod:`privpub.tables.cover`), in one Rust pass in parallel, and every
+        other subset's counts are summed down from one of them exactly; the
+        estimator then runs once over all cells."""
+        subsets = self._check_subsets(subsets)
+        n_view = self._histograms(subsets)
+        offsets = np.cumsum([0] + [len(h) for h in n_view])
+        n_domain = [self.schema.size // len(h) for h in n_view]
+
+        def context(name: str) -> tuple[np.ndarray, np.ndarray]:
+            within = self._context(name)
+            inside = self._histograms(subsets, within=within)
+            known = _covered_histograms(self.schema, subsets,
+                                        lambda used: MemoryView(self.schema, within).batches())
+            return np.concatenate(inside), np.concatenate(known)
+
+        counts = Counts(np.concatenate(n_view),
+                        np.repeat(np.array(n_domain, dtype=float), np.diff(offsets)),
+                        lambda w: np.concatenate([_product_sums(self.schema, a, w)
+                                                  for a in subsets]),
+                        context)
+        value, variance = self.mechanism_object().estimate(counts)
+        return MarginalEstimates(subsets, offsets, counts.n_view, n_domain,
+                                 np.asarray(value, dtype=float),
+                                 np.sqrt(np.maximum(variance, 0.0)))
+
+    def _check_subsets(self, subsets: Sequence[Sequence[str]]) -> list[list[str]]:
         subsets = [list(s) for s in subsets]
+        if not subsets:
+            raise ParameterError("no attribute subsets were given")
         for attributes in subsets:
             if not attributes:
                 raise ParameterError("a marginal needs at least one attribute; "
@@ -328,30 +378,7 @@ class PublishedView(Release):
             if cells > MARGINAL_CELLS:
                 raise ParameterError(f"{cells:,} value combinations over {attributes}; the "
                                      f"limit is {MARGINAL_CELLS:,}")
-        n_view = self._histograms(subsets)
-        tables = []
-        for s, attributes in enumerate(subsets):
-            cells = len(n_view[s])
-            n_domain = self.schema.size // cells
-
-            def context(name: str, s=s) -> tuple[np.ndarray, np.ndarray]:
-                within = self._context(name)
-                inside = self._histograms([subsets[s]], within=within)[0]
-                return inside, _histograms(self.schema, [subsets[s]],
-                                           MemoryView(self.schema, within).batches())[0]
-
-            counts = Counts(n_view[s], np.full(cells, float(n_domain)),
-                            lambda w, a=attributes: _product_sums(self.schema, a, w), context)
-            value, variance = self.mechanism_object().estimate(counts)
-            frame = self.schema.projection(attributes)
-            frame["n_view"] = n_view[s]
-            # Exact: int64 when it fits, else Python ints (never rounded, never text).
-            frame["n_domain"] = n_domain if n_domain < 2**63 else np.full(cells, n_domain,
-                                                                          dtype=object)
-            frame["estimate"] = value
-            frame["stderr"] = np.sqrt(np.maximum(variance, 0.0))
-            tables.append(frame)
-        return tables
+        return subsets
 
     # ---- counting passes -----------------------------------------------------------------
     def _context(self, name: str) -> np.ndarray:
@@ -387,8 +414,35 @@ class PublishedView(Release):
 
     def _histograms(self, subsets: list[list[str]],
                     within: np.ndarray | None = None) -> list[np.ndarray]:
-        used = [n for n in self.schema.names if any(n in s for s in subsets)]
-        return _histograms(self.schema, subsets, self._batches(used, within))
+        """Each subset's histogram over the view's rows (within a code set)."""
+        return _covered_histograms(self.schema, subsets,
+                                   lambda used: self._batches(used, within))
+
+
+def _covered_histograms(schema: Schema, subsets: list[list[str]],
+                        batches: Callable[[list[str]], Iterator[Digits]]) -> list[np.ndarray]:
+    """Each subset's histogram, from histograms of the maximal subsets summed
+    down exactly (``batches(attributes)`` yields the rows to count)."""
+    sizes = {a.name: a.size for a in schema}
+    covers, where = maximal_cover(subsets, schema.names)
+    used = [n for n in schema.names if any(n in c for c in covers)]
+    hists = _histograms(schema, covers, batches(used))
+    return [sum_down(hists[w], covers[w], s, sizes) for s, w in zip(subsets, where, strict=True)]
+
+
+@dataclass(frozen=True)
+class MarginalEstimates:
+    """Estimates of every equality query over several attribute subsets, flat:
+    subset s's cells are ``offsets[s]:offsets[s+1]`` of ``n_view``,
+    ``estimate`` and ``stderr`` (first attribute slowest); ``n_domain[s]`` is
+    exact (a Python int) and the same for every cell of subset s."""
+
+    subsets: list[list[str]]
+    offsets: np.ndarray
+    n_view: np.ndarray
+    n_domain: list[int]
+    estimate: np.ndarray
+    stderr: np.ndarray
 
 
 def _histograms(schema: Schema, subsets: list[list[str]],
