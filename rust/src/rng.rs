@@ -9,7 +9,7 @@
 
 use rand::RngCore;
 use rand_chacha::rand_core::SeedableRng;
-use rand_chacha::ChaCha20Rng;
+use rand_chacha::{ChaCha12Rng, ChaCha20Rng};
 use rayon::prelude::*;
 
 /// Items per logical block. Fixed: changing it changes every seeded result.
@@ -21,6 +21,16 @@ pub type Key = [u8; 32];
 pub fn block_rng(key: &Key, block: u64) -> ChaCha20Rng {
     let mut rng = ChaCha20Rng::from_seed(*key);
     rng.set_stream(block);
+    rng
+}
+
+/// The generator of β-step segment `segment`: ChaCha with 12 rounds, the
+/// core of `rand`'s `StdRng`. Still a CSPRNG (the best published attack
+/// reaches 7 rounds), at 60% of ChaCha20's cost, which matters here because
+/// the random bits are a quarter of the cost of each selected code.
+pub fn segment_rng(key: &Key, segment: u64) -> ChaCha12Rng {
+    let mut rng = ChaCha12Rng::from_seed(*key);
+    rng.set_stream(segment);
     rng
 }
 

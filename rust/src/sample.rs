@@ -9,10 +9,10 @@
 //! `limbs` u64 words per code (1 when m ≤ 2^64, else 2, most significant
 //! first), matching `encode.rs`.
 
-use crate::error::{buffer, check_radices, KernelError};
-use crate::rng::{block_rng, fill_uniform, Key};
+use crate::error::{check_radices, KernelError};
+use crate::rng::{fill_uniform, segment_rng, Key};
 use rand::{Rng, RngCore};
-use rand_chacha::ChaCha20Rng;
+use rand_chacha::ChaCha12Rng;
 use rand_distr::Exp1;
 use rayon::prelude::*;
 
@@ -20,9 +20,10 @@ use rayon::prelude::*;
 /// draws which ranks, so changing it changes every seeded result.
 const SEGMENT_TARGET: f64 = 65536.0;
 
-/// Up to this many segments (≈ 4M codes, 32 MiB) the β-step collects each
-/// segment's codes in one pass; beyond, it counts first to bound memory.
-const SINGLE_PASS_SEGMENTS: u64 = 64;
+/// Segments drawn together (in parallel) before their codes are copied into
+/// the output: about 32 × 0.5 MiB of pieces in flight besides the output.
+/// Not a property of the result: any window gives the same codes.
+const WINDOW: usize = 32;
 
 /// Keep each record of a *sorted* code list independently: the first copy of
 /// a code with probability `p_first[i]` (one value for all, or one per
@@ -123,7 +124,7 @@ pub fn thin_product(
 /// double's precision are filled uniformly, which is the geometric law to
 /// within a relative 2^-52 (it is flat at that scale).
 #[inline]
-fn geometric(rng: &mut ChaCha20Rng, inv_rate: f64) -> u128 {
+fn geometric(rng: &mut ChaCha12Rng, inv_rate: f64) -> u128 {
     let e: f64 = rng.sample(Exp1);
     let g = e * inv_rate;
     if g < (1u64 << 52) as f64 {
@@ -202,7 +203,7 @@ impl BetaStep {
         let start = u128::from(s) * self.seg_len;
         // The last segment may end past u128::MAX when free is near 2^128.
         let end = start.saturating_add(self.seg_len).min(self.free);
-        let mut rng = block_rng(&self.key, s);
+        let mut rng = segment_rng(&self.key, s);
         let mut rank = start.saturating_add(geometric(&mut rng, self.inv_rate));
         let mut j = self.adj.partition_point(|&a| a <= rank);
         while rank < end {
@@ -217,11 +218,15 @@ impl BetaStep {
     }
 
     /// Selected codes, sorted, as `limbs` u64 words each (most significant
-    /// first). Large outputs take two passes (count, then fill at known
-    /// offsets) so peak memory stays at the size of the output; small ones
-    /// (up to `SINGLE_PASS_SEGMENTS` segments) take one pass and a copy.
-    /// Both give the same codes.
+    /// first). One generation pass: segments are drawn `WINDOW` at a time in
+    /// parallel, each into its own buffer, and copied (in parallel) into an
+    /// output reserved for the expected count plus 8 standard deviations, so
+    /// peak memory is the output and a window of pieces.
     pub fn run(&self, limbs: usize) -> Result<Vec<u64>, KernelError> {
+        self.run_windowed(limbs, WINDOW)
+    }
+
+    fn run_windowed(&self, limbs: usize, window: usize) -> Result<Vec<u64>, KernelError> {
         if !(limbs == 1 || limbs == 2)
             || (limbs == 1 && self.free + self.adj.len() as u128 > 1u128 << 64)
         {
@@ -236,46 +241,52 @@ impl BetaStep {
                 "the β-step would select about {expected:.3e} codes, more than memory can hold"
             )));
         }
-        if self.segments <= SINGLE_PASS_SEGMENTS {
-            let pieces: Vec<Vec<u64>> = (0..self.segments)
-                .into_par_iter()
-                .map(|s| {
-                    let mut piece = Vec::with_capacity(SEGMENT_TARGET as usize * limbs * 9 / 8);
-                    self.segment(s, |code| push_code(&mut piece, code, limbs));
-                    piece
-                })
-                .collect();
-            return Ok(pieces.concat());
-        }
-        let segments = usize::try_from(self.segments).unwrap_or(usize::MAX);
-        let mut counts = buffer(segments, 0usize, || {
-            format!("the counts of {segments} β-step segments")
+        // Exceeded with probability below 1e-15; the output then simply grows.
+        let reserve = (expected + 8.0 * expected.sqrt() + 64.0) as usize * limbs;
+        let mut out = Vec::new();
+        out.try_reserve_exact(reserve).map_err(|_| {
+            KernelError::Shape(format!("cannot allocate {reserve} words of β-step codes"))
         })?;
-        counts.par_iter_mut().enumerate().for_each(|(s, c)| {
-            self.segment(s as u64, |_| *c += 1);
-        });
-        let words = counts
-            .iter()
-            .try_fold(0usize, |acc, &c| acc.checked_add(c))
-            .and_then(|total| total.checked_mul(limbs))
-            .ok_or_else(|| KernelError::Shape("more β-step codes than fit in memory".into()))?;
-        let mut out = buffer(words, 0u64, || format!("{words} words of β-step codes"))?;
-        let mut pieces = Vec::with_capacity(counts.len());
-        let mut rest = out.as_mut_slice();
-        for (s, &c) in counts.iter().enumerate() {
-            let (piece, tail) = rest.split_at_mut(c * limbs);
-            pieces.push((s as u64, piece));
-            rest = tail;
+        let piece = (SEGMENT_TARGET * 1.125) as usize * limbs;
+        let mut bufs: Vec<Vec<u64>> = (0..window).map(|_| Vec::with_capacity(piece)).collect();
+        let mut first = 0u64;
+        while first < self.segments {
+            let count = (self.segments - first).min(window as u64) as usize;
+            bufs[..count]
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(i, buf)| {
+                    buf.clear();
+                    self.segment(first + i as u64, |code| push_code(buf, code, limbs));
+                });
+            append_parallel(&mut out, &bufs[..count])?;
+            first += count as u64;
         }
-        pieces.into_par_iter().for_each(|(s, piece)| {
-            let mut i = 0;
-            self.segment(s, |code| {
-                write_code(&mut piece[i..i + limbs], code);
-                i += limbs;
-            });
-        });
         Ok(out)
     }
+}
+
+/// Append `pieces` to `out` in order, each copied by its own task.
+fn append_parallel(out: &mut Vec<u64>, pieces: &[Vec<u64>]) -> Result<(), KernelError> {
+    let total: usize = pieces.iter().map(Vec::len).sum();
+    out.try_reserve(total)
+        .map_err(|_| KernelError::Shape("more β-step codes than fit in memory".into()))?;
+    let start = out.len();
+    let mut rest = &mut out.spare_capacity_mut()[..total];
+    let mut jobs = Vec::with_capacity(pieces.len());
+    for p in pieces {
+        let (dst, tail) = rest.split_at_mut(p.len());
+        jobs.push((dst, p));
+        rest = tail;
+    }
+    jobs.into_par_iter().for_each(|(dst, src)| {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            d.write(s);
+        }
+    });
+    // SAFETY: the `total` words after `start` were each written just above.
+    unsafe { out.set_len(start + total) };
+    Ok(())
 }
 
 #[inline]
@@ -410,21 +421,16 @@ mod tests {
     }
 
     #[test]
-    fn single_and_two_pass_runs_agree() {
-        // β·m ≈ 70 segments' worth straddles SINGLE_PASS_SEGMENTS.
+    fn windows_do_not_change_results() {
+        // 70 segments: windows of 1, 3 (a ragged last window) and the default.
         let beta = 0.25;
         let m = (SEGMENT_TARGET / beta) as u128 * 70;
         let step = BetaStep::new(&[11; 32], m, beta, &[5, 6, 7]).unwrap();
-        assert!(step.segments > SINGLE_PASS_SEGMENTS);
-        let two_pass = step.run(1).unwrap();
-        let small = BetaStep {
-            segments: SINGLE_PASS_SEGMENTS,
-            ..step
-        };
-        let cut = (small.seg_len * u128::from(SINGLE_PASS_SEGMENTS)) as u64;
-        // The first 64 segments hold ranks below `cut`: codes below cut + 3.
-        let prefix: Vec<u64> = two_pass.iter().copied().filter(|&c| c < cut + 3).collect();
-        assert_eq!(small.run(1).unwrap(), prefix);
+        assert_eq!(step.segments, 70);
+        let default = step.run(1).unwrap();
+        assert_eq!(step.run_windowed(1, 1).unwrap(), default);
+        assert_eq!(step.run_windowed(1, 3).unwrap(), default);
+        assert!(default.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -4,7 +4,9 @@ A call's ``seed`` is resolved once into a :class:`RandomSource`: a 32-byte
 key and a flag saying whether it came from the user. The Rust core keys
 ChaCha20 with it and splits work into fixed logical blocks, block ``b``
 using stream ``b`` (``privpub._core.BLOCK`` items per block), so a seeded
-result is identical for any thread count or chunking.
+result is identical for any thread count or chunking. The β-step, whose
+cost is mostly random bits, keys ChaCha12 (``rand``'s ``StdRng`` core, still
+a CSPRNG) per segment instead.
 
 - ``seed=None`` (the default): the key comes from the operating system's
   CSPRNG (:func:`secrets.token_bytes`). Use this for real releases.
