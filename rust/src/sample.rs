@@ -298,16 +298,6 @@ fn push_code(out: &mut Vec<u64>, code: u128, limbs: usize) {
     }
 }
 
-#[inline]
-fn write_code(dst: &mut [u64], code: u128) {
-    if dst.len() == 1 {
-        dst[0] = code as u64;
-    } else {
-        dst[0] = (code >> 64) as u64;
-        dst[1] = code as u64;
-    }
-}
-
 /// Codes given as `limbs` (1 or 2) u64 words each, as u128.
 pub fn to_u128(words: &[u64], limbs: usize) -> Result<Vec<u128>, KernelError> {
     match limbs {
