@@ -4,8 +4,9 @@ Baseline: the fastest numpy β-step we know (the issue's "careful numpy"):
 geometric skipping over the ranks of D∖I exactly as privpub does, vectorised —
 every gap at once as ⌊E/−ln(1−β)⌋ from numpy's ziggurat exponentials (3–4×
 faster than ``rng.geometric``, which takes a logarithm per draw), ``cumsum``
-turning gaps into ranks in place, and ranks become codes by searching the *excluded* codes (the small
-side) into the ranks and adding a cumulative count, instead of searching
+turning gaps into ranks in place, and ranks become codes by searching the
+*excluded* codes (the small side) into the ranks and adding a cumulative
+count, instead of searching
 millions of ranks into the excluded set. One thread (numpy's generators are
 sequential). privpub: the same skipping in Rust, ChaCha12 streams per
 segment, on both cores, one generation pass.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privpub.cli import main
-from privpub.experiments.adult_alphabeta import cumulative_error
+from privpub.experiments.adult_alphabeta import _density, cumulative_error
 
 
 def test_cumulative_error_averages_over_queries_at_or_above_x():
@@ -15,6 +15,17 @@ def test_cumulative_error_averages_over_queries_at_or_above_x():
     x, y = cumulative_error(truth, error)
     assert x.tolist() == [5, 3, 1, 0]
     assert y.tolist() == pytest.approx([3.0, 7 / 3, 11 / 4, 20 / 5])
+
+
+def test_density_bins_as_histogram2d_does():
+    """Fig. 2's density: the same counts as np.histogram2d, upper edges in the
+    last bin, points outside the ranges left out."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2000, 50_000).astype(float)
+    y = x + rng.normal(0, 300, len(x))
+    x[:4], y[:4] = 1500.0, [-200.0, 2400.0, 2400.0, 3000.0]  # edges, and one outside
+    expected, _, _ = np.histogram2d(x, y, bins=37, range=[[0, 1500.0], [-200.0, 2400.0]])
+    assert (_density(x, y, (0, 1500.0), (-200.0, 2400.0), 37) == expected.T).all()
 
 
 def test_adult_alphabeta_from_the_cli(tmp_path, capsys):

@@ -100,7 +100,6 @@ class _Counter:
                 raise QueryError("weights need one array per attribute, one entry per value")
         self.weights = weights
         self.width = 0
-        self._tables: dict[int, np.ndarray] = {}
 
     # ---- totals over attributes ----------------------------------------------------------
     def free_factor(self, used: Sequence[str]) -> int | float:
@@ -114,7 +113,7 @@ class _Counter:
         return self.free_factor(())
 
     def projection_size(self) -> int:
-        return math.prod(self.schema[a].size for a in self.cond.attributes)
+        return self.projection_of(self.cond.attributes)
 
     # ---- direct ---------------------------------------------------------------------------
     def direct(self) -> int | float:
@@ -158,11 +157,16 @@ class _Counter:
                            len(chosen), self.width)
 
     def truth_table(self, atom: int) -> np.ndarray:
-        if atom not in self._tables:
-            attrs = self.cond.atoms[atom].attributes
-            frame = self.schema.projection(attrs, query=True)
-            self._tables[atom] = self.cond.evaluate(frame, self.cond.atoms[atom].sql)
-        return self._tables[atom]
+        table = self.cond.atom_table(atom, TABLE_LIMIT)
+        if table is None:
+            attrs = list(self.cond.atoms[atom].attributes)
+            raise QueryError(f"the atom {self.cond.atoms[atom].sql!r} reads {attrs}, whose "
+                             f"projection has {self.projection_of(attrs):,} tuples, more than "
+                             f"the budget of {TABLE_LIMIT:,} cells a truth table may hold")
+        return table
+
+    def projection_of(self, attributes: Sequence[str]) -> int:
+        return math.prod(self.schema[a].size for a in attributes)
 
     def cond_count(self, literals: frozenset) -> int | float:
         """ConD for a conjunction of (atom, positive) literals."""

@@ -17,12 +17,11 @@ duckdb with the same SQL text, so Q(V) and Q(D) share one semantics.
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 import duckdb
@@ -34,6 +33,7 @@ from sqlglot import exp
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
 from privpub.tables.inputs import tabular
+from privpub.tables.truthtable import grid_table
 
 if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
     from privpub.tables.schema import Schema
@@ -175,14 +175,35 @@ def col(name: str) -> Expr:
 # ---- parsing ----------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=64)  # ≤ 64 tables of ≤ 2^20 booleans
-def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str) -> np.ndarray | None:
-    """``sql`` over the projection of D on ``attributes`` (cached across
-    Condition objects: estimating the same query on many views parses it once)."""
-    if math.prod(schema[a].size for a in attributes) > PROJECTION_LIMIT:
+#: Truth tables over projections of D, shared by every Condition: estimating
+#: the same query on many views, or counting the atoms of many conditions
+#: over one schema, builds each table once. Bounded in cells, oldest first out.
+_TABLES: dict[tuple, np.ndarray] = {}
+_TABLE_CACHE_CELLS = 1 << 26
+_cached_cells = 0
+
+
+def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
+                     node: exp.Expression | None, limit: int = PROJECTION_LIMIT
+                     ) -> np.ndarray | None:
+    """``sql`` (parsed: ``node``) over the projection of D on ``attributes``,
+    first attribute slowest; None past ``limit`` tuples. numpy broadcasting
+    where it mirrors DuckDB exactly (:mod:`privpub.tables.truthtable`),
+    DuckDB on the projection's frame otherwise."""
+    if math.prod(schema[a].size for a in attributes) > limit:
         return None
-    table = _evaluate(schema.projection(attributes, query=True), sql)
-    table.setflags(write=False)
+    global _cached_cells
+    key = (schema, attributes, sql)
+    table = _TABLES.get(key)
+    if table is None:
+        table = grid_table(schema, attributes, node)
+        if table is None:
+            table = _evaluate(schema.projection(attributes, query=True), sql)
+        table.setflags(write=False)
+        while _TABLES and _cached_cells + table.size > _TABLE_CACHE_CELLS:
+            _cached_cells -= _TABLES.pop(next(iter(_TABLES))).size
+        _TABLES[key] = table
+        _cached_cells += table.size
     return table
 
 
@@ -311,6 +332,7 @@ class Atom:
 
     sql: str
     attributes: tuple[str, ...]
+    node: exp.Expression = field(compare=False, repr=False)
 
 
 class Condition:
@@ -435,7 +457,7 @@ class Condition:
         self._rank_ordered(node)
         columns = {c.name for c in node.find_all(exp.Column)}
         attrs = tuple(n for n in self.schema.names if n in columns)
-        self.atoms.append(Atom(node.sql(dialect=DIALECT), attrs))
+        self.atoms.append(Atom(node.sql(dialect=DIALECT), attrs, node))
         return ("atom", len(self.atoms) - 1)
 
     def _check_atom(self, atom: exp.Expression) -> None:
@@ -560,8 +582,15 @@ class Condition:
         attribute slowest), evaluated once; None when that projection has more
         than ``PROJECTION_LIMIT`` tuples."""
         if not hasattr(self, "_truth_table"):
-            self._truth_table = _projection_table(self.schema, self.attributes, self.sql)
+            self._truth_table = projection_table(self.schema, self.attributes, self.sql,
+                                                 self.expression)
         return self._truth_table
+
+    def atom_table(self, atom: int, limit: int) -> np.ndarray | None:
+        """Atom ``atom`` over the projection of D on its attributes (first
+        slowest); None past ``limit`` tuples."""
+        a = self.atoms[atom]
+        return projection_table(self.schema, a.attributes, a.sql, a.node, limit)
 
     def mask_codes(self, codes: np.ndarray, digits: list[np.ndarray] | None = None
                    ) -> np.ndarray:
