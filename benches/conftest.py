@@ -9,8 +9,10 @@
   if set, else ``full`` when benchmarks are enabled and ``small`` otherwise.
 - ``bench_report`` collects lines (ratios of privpub to its baseline) printed in
   the terminal summary at the end of the session; benchmarks tagged with
-  ``benchmark.extra_info["role"] = "privpub" | "baseline"`` get the ratio of their
-  group's mean times added there too.
+  ``benchmark.extra_info["role"] = "privpub" | "baseline"`` get a row of a
+  markdown table there: each side's median and the ratio baseline / privpub
+  (above 1: privpub is faster). With ``PRIVPUB_BENCH_REPORT=FILE`` the table and
+  the lines are also written to FILE (the README's performance section is one).
 """
 
 from __future__ import annotations
@@ -55,9 +57,10 @@ def bench_report():
     return _REPORT
 
 
-def _role_ratios(config: pytest.Config) -> list[str]:
-    """baseline/privpub mean-time ratio for each group whose benchmarks are tagged
-    ``benchmark.extra_info["role"] = "privpub" | "baseline"``."""
+def _role_table(config: pytest.Config) -> list[str]:
+    """A markdown table: for each group whose benchmarks are tagged
+    ``benchmark.extra_info["role"] = "privpub" | "baseline"``, both medians and
+    the ratio baseline / privpub."""
     session = getattr(config, "_benchmarksession", None)
     if session is None or session.disabled:
         return []
@@ -65,15 +68,29 @@ def _role_ratios(config: pytest.Config) -> list[str]:
     for bench in session.benchmarks:
         role = bench.extra_info.get("role")
         if role:
-            groups.setdefault(bench.group, {})[role] = bench.stats.mean
-    return [f"{group}: baseline / privpub = {r['baseline'] / r['privpub']:.1f}x "
-            f"(privpub {r['privpub'] * 1e3:.1f} ms, baseline {r['baseline'] * 1e3:.1f} ms)"
+            groups.setdefault(bench.group, {})[role] = bench.stats.median
+    rows = [f"| {group} | {_ms(r['privpub'])} | {_ms(r['baseline'])} | "
+            f"{r['baseline'] / r['privpub']:.3g}× |"
             for group, r in sorted(groups.items()) if {"privpub", "baseline"} <= r.keys()]
+    if not rows:
+        return []
+    return ["| operation | privpub (median) | baseline (median) | baseline / privpub |",
+            "|---|---|---|---|", *rows]
+
+
+def _ms(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:,.0f} µs"
+    return f"{seconds * 1e3:,.1f} ms" if seconds < 10 else f"{seconds:,.2f} s"
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    lines = _REPORT + _role_ratios(config)
+    lines = _role_table(config) + ([""] if _REPORT else []) + _REPORT
     if lines:
         terminalreporter.section("privpub benchmarks: privpub vs baseline")
         for line in lines:
             terminalreporter.write_line(line)
+        path = os.environ.get("PRIVPUB_BENCH_REPORT")
+        if path:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(lines) + "\n")
