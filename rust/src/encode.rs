@@ -8,7 +8,7 @@
 
 use crate::error::{check_radices, KernelError};
 use rayon::prelude::*;
-use strength_reduce::StrengthReducedU64;
+use strength_reduce::{StrengthReducedU32, StrengthReducedU64};
 
 /// Rows per parallel work item.
 pub(crate) const CHUNK: usize = 1 << 15;
@@ -340,6 +340,22 @@ fn digits<T: FromDigit>(codes: &[u64], stride: u64, radix: u64, offset: i64) -> 
     out
 }
 
+/// `digits` for codes below 2^32 (so stride and radix are too): 32-bit
+/// strength-reduced division, a 32×32→64 multiply instead of a 64×64→128 one.
+fn digits32<T: FromDigit>(codes: &[u64], stride: u32, radix: u32, offset: i64) -> Vec<T> {
+    let stride = StrengthReducedU32::new(stride);
+    let r = StrengthReducedU32::new(radix);
+    let mut out = vec![T::default(); codes.len()];
+    out.par_chunks_mut(CHUNK)
+        .zip(codes.par_chunks(CHUNK))
+        .for_each(|(dst, src)| {
+            for (d, &c) in dst.iter_mut().zip(src) {
+                *d = T::from_digit((((c as u32 / stride) % r) as i64).wrapping_add(offset));
+            }
+        });
+    out
+}
+
 /// Bits of the narrowest signed type holding offset .. offset + radix − 1.
 pub(crate) fn narrowest(offset: i64, radix: u64) -> u32 {
     let (lo, hi) = (
@@ -389,15 +405,26 @@ pub fn decode_u64(
     // Each attribute's digit is independent: (code / stride_j) mod r_j. A
     // stride of 2^64 (m = 2^64 with leading radices of 1) does not fit in u64,
     // but then r_j = 1 and the digit is 0 for any stride: use u64::MAX.
+    // Below 2^32 every code, stride and radix is a u32 (checked above: c < m).
+    let narrow = m < 1u128 << 32;
     Ok((0..k)
         .map(|j| {
             let stride = u64::try_from(strides[j]).unwrap_or(u64::MAX);
             let (r, off) = (radices[j], offsets[j]);
+            macro_rules! column {
+                ($variant:ident) => {
+                    DigitColumn::$variant(if narrow {
+                        digits32(codes, stride as u32, r as u32, off)
+                    } else {
+                        digits(codes, stride, r, off)
+                    })
+                };
+            }
             match narrowest(off, r) {
-                8 => DigitColumn::I8(digits(codes, stride, r, off)),
-                16 => DigitColumn::I16(digits(codes, stride, r, off)),
-                32 => DigitColumn::I32(digits(codes, stride, r, off)),
-                _ => DigitColumn::I64(digits(codes, stride, r, off)),
+                8 => column!(I8),
+                16 => column!(I16),
+                32 => column!(I32),
+                _ => column!(I64),
             }
         })
         .collect())
@@ -585,6 +612,25 @@ mod tests {
             decode_u64(&[5, 6], &[0, 0], &[3, 2]),
             Err(KernelError::InvalidCode { row: 1 })
         ));
+    }
+
+    #[test]
+    fn the_32_bit_digits_agree_with_the_64_bit_ones() {
+        // m = 3 · 5 · 7 · 40,000,000 = 4.2e9 < 2^32 (stride of the first digit 1.4e9).
+        let m: u64 = 3 * 5 * 7 * 40_000_000;
+        let codes: Vec<u64> = (0..100_000u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % m)
+            .chain([0, m - 1])
+            .collect();
+        for (stride, r, off) in [
+            (1_400_000_000u64, 3u64, -1i64),
+            (40_000_000, 7, 5),
+            (1, 40_000_000, 0),
+        ] {
+            let wide: Vec<i64> = digits(&codes, stride, r, off);
+            let narrow: Vec<i64> = digits32(&codes, stride as u32, r as u32, off);
+            assert_eq!(wide, narrow);
+        }
     }
 
     #[test]
