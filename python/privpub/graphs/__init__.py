@@ -19,7 +19,6 @@ from privpub.graphs.query import (
     triangle,
     two_path,
 )
-
 from privpub.graphs.sensitivity import global_sensitivity
 
 __all__ = ["CQ", "Atom", "Const", "Graph", "GraphAnswer", "LaplaceMechanism",

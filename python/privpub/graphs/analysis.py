@@ -135,20 +135,20 @@ def derivatives(q: CQ) -> Iterator[tuple[Atom, dict[Var, Const], CQ]]:
     D_0 = dummy ∪ const(q), up to renaming of the dummies."""
     base = sorted(q.constants, key=str)
     fresh = _dummies(q)
+    def assign(xs: list[Var], i: int, used: int, a: dict[Var, Const]):
+        """Constants for xs[i:], dummies introduced in order (fresh[used] next)."""
+        if i == len(xs):
+            yield dict(a)
+            return
+        for c in [*base, *fresh[:used + 1]]:
+            a[xs[i]] = c
+            opened = used < len(fresh) and c == fresh[used]
+            yield from assign(xs, i + 1, used + opened, a)
+        del a[xs[i]]
+
     for g in sorted(q.goals, key=str):
         xs = sorted(g.variables())
-
-        def assign(i: int, used: int, a: dict[Var, Const]):
-            if i == len(xs):
-                yield dict(a)
-                return
-            for c in [*base, *fresh[:used + 1]]:
-                a[xs[i]] = c
-                yield from assign(i + 1, used + (c == fresh[used] if used < len(fresh)
-                                                 else 0), a)
-            del a[xs[i]]
-
-        for a in assign(0, 0, {}):
+        for a in assign(xs, 0, 0, {}):
             image = substitute(q, a, name=f"d{q.name}")
             if image is None:
                 continue

@@ -160,7 +160,8 @@ class RelationshipMechanism:
         claims.append(Claim(
             "(ε, γ)-adversarial privacy", True,
             f"{self.query.name} is {self.stability.reason}. For each tuple t of R: every "
-            f"(δ, k)-bounded PTLM adversary (planar: knows |I|; log-submodular prior) with δ = ln m/m = {delta:.4g} (no tuple believed with probability "
+            "(δ, k)-bounded PTLM adversary (planar: knows |I|; log-submodular prior) with "
+            f"δ = ln m/m = {delta:.4g} (no tuple believed with probability "
             f"≥ δ other than at most k = ln m = {k:.3g} known tuples) has Pr[t | A] ≤ "
             f"e^ε·Pr[t] + γ with ε = {eps}, γ = {gamma}. Adversaries with stronger priors "
             "(more known tuples, or beliefs ≥ δ) are not covered.",
