@@ -123,7 +123,8 @@ def test_special_paths_are_taken_where_they_apply():
     assert special_path(directed, triangle()) is None
     assert special_path(sym, clique(4)) == "cliques"
     assert special_path(directed, two_path()) == "two_paths"
-    assert special_path(sym, cycle(4)) is None
+    assert special_path(sym, cycle(4)) == "four_cycles"
+    assert special_path(sym, pattern([(0, 1), (1, 0), (2, 3), (3, 2)])) is None
     assert count(directed, triangle()) == 3 and count(sym, triangle()) == 6
 
 
@@ -144,6 +145,7 @@ def test_real_graphs_agree_with_networkx():
             assert count(g, clique(4), method="join") == 24 * k4
             # c_4: 8 automorphisms of the 4-cycle (4 rotations × 2 directions).
             assert count(g, cycle(4)) == 8 * four_cycles(nxg)
+            assert count(g, cycle(4), method="join") == 8 * four_cycles(nxg)
 
 
 def four_cliques(g: nx.Graph) -> int:

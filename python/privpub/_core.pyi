@@ -117,3 +117,9 @@ def graph_two_paths(m: int, out_offsets: npt.NDArray[np.uint64],
                     out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
                     in_sources: npt.NDArray[np.uint32]) -> int:
     """Assignments of x → y → z with x, y, z pairwise distinct (from degrees)."""
+
+def graph_four_cycles(m: int, out_offsets: npt.NDArray[np.uint64],
+                      out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
+                      in_sources: npt.NDArray[np.uint32]) -> int:
+    """Assignments of x1 → x2 → x3 → x4 → x1 with pairwise distinct nodes (two-path
+    counters per start node)."""

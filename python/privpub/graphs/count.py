@@ -4,7 +4,7 @@
 al., Sec. 2.1). Every query is answered by a generic join over the sorted
 adjacency (rust/src/graph/join.rs); two shapes take a special path that is
 exact and faster: K_k (and Δ) on a symmetric R by degree-ordered clique
-listing, and ∨ from degrees (rust/src/graph/patterns.rs).
+listing, c_4 from two-path counters, and ∨ from degrees (rust/src/graph/patterns.rs).
 """
 
 from __future__ import annotations
@@ -32,6 +32,18 @@ def _shape(query: CQ) -> tuple[int, set[tuple[int, int]]] | None:
     return len(xs), {(index[a.terms[0]], index[a.terms[1]]) for a in query.goals}
 
 
+def _one_cycle(edges: set[tuple[int, int]], k: int) -> bool:
+    """Whether the pattern is one directed cycle through all k nodes."""
+    succ = dict(edges)
+    if len(succ) != k or sorted(succ.values()) != list(range(k)):
+        return False
+    node, seen = 0, set()
+    while node not in seen:
+        seen.add(node)
+        node = succ[node]
+    return len(seen) == k
+
+
 def special_path(graph: Graph, query: CQ) -> str | None:
     """The special path :func:`count` takes for this graph and query, if any."""
     shape = _shape(query)
@@ -39,11 +51,11 @@ def special_path(graph: Graph, query: CQ) -> str | None:
         return None
     k, edges = shape
     every = {(a, b) for a in range(k) for b in range(k) if a != b}
-    directed_cycle = k == 3 and len(edges) == 3 and all(
-        sum(1 for e in edges if e[0] == x) == 1 and sum(1 for e in edges if e[1] == x) == 1
-        for x in range(k))
+    directed_cycle = k == 3 and len(edges) == 3 and _one_cycle(edges, k)
     if graph.symmetric and k >= 2 and (edges == every or directed_cycle):
         return "cliques"
+    if k == 4 and len(edges) == 4 and _one_cycle(edges, k):
+        return "four_cycles"
     if k == 3 and len(edges) == 2:
         (a, b), (c, d) = sorted(edges)
         if b == c or d == a:  # x → y → z
@@ -97,6 +109,8 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto") -> int:
     if path == "cliques":
         k = len(query.variables)
         return int(_core.graph_cliques(graph.m, *arrays, k))
+    if path == "four_cycles":
+        return int(_core.graph_four_cycles(graph.m, *arrays))
     if path == "two_paths":
         return int(_core.graph_two_paths(graph.m, *arrays))
     order = list(query.head) + sorted(query.variables - set(query.head))

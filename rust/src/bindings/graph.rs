@@ -134,3 +134,17 @@ pub(crate) fn graph_two_paths(
     let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
     Ok(py.detach(|| patterns::two_paths(&g)))
 }
+
+/// Assignments of the directed 4-cycle with pairwise distinct variables.
+#[pyfunction]
+pub(crate) fn graph_four_cycles(
+    py: Python<'_>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'_, u64>,
+    out_targets: PyReadonlyArray1<'_, u32>,
+    in_offsets: PyReadonlyArray1<'_, u64>,
+    in_sources: PyReadonlyArray1<'_, u32>,
+) -> PyResult<u128> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    Ok(py.detach(|| patterns::four_cycles(&g)))
+}
