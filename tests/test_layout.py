@@ -23,7 +23,7 @@ ALLOWED = {
     "frapp": {"core", "tables"},
     "graphs": {"core"},
     "datasets": {"core", "tables"},
-    "experiments": {"core", "tables", "alphabeta", "frapp", "datasets"},
+    "experiments": {"core", "tables", "alphabeta", "frapp", "graphs", "datasets"},
 }
 
 
