@@ -4,6 +4,9 @@ small graphs and random queries, and against networkx on the real graphs."""
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 
 import networkx as nx
 import numpy as np
@@ -176,3 +179,17 @@ def test_query_errors_reach_the_caller():
         count(g, "q(x) :- R(x, 7)")
     with pytest.raises(ParameterError, match="method"):
         count(g, triangle(), method="fast")
+
+
+def test_counts_do_not_depend_on_the_thread_count():
+    script = ("from privpub import datasets; from privpub.graphs import *; "
+              "g = Graph.from_edges(datasets.load_graph('ca-grqc'), directed=False); "
+              "print([count(g, q, method=m) for q in (triangle(), cycle(4), clique(4), "
+              "path_from(21012, 3)) for m in ('auto', 'join')])")
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, RAYON_NUM_THREADS=threads)
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, check=True)
+        outs.append(run.stdout)
+    assert outs[0] == outs[1] and outs[0].startswith("[289560, 289560")
