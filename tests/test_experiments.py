@@ -52,3 +52,27 @@ def test_adult_alphabeta_from_the_cli(tmp_path, capsys):
         data = (out / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     assert "summary.json" in capsys.readouterr().out
+
+
+def test_relationship_table1_from_the_cli(tmp_path, capsys):
+    out = tmp_path / "rel"
+    args = ["experiments", "relationship", "--out", str(out), "--seed", "2", "--runs", "200",
+            "--graphs", "ca-grqc", "--privacy-epsilon", "1", "--gamma", "0.2"]
+    assert main(args) == 0
+    summary = json.loads((out / "relationship.json").read_text())
+    rows = {r["query"].split(" (")[0]: r for r in summary["rows"]}
+    assert rows["Δ"]["count"] == 6 * 48260  # ca-GrQc's 48,260 triangles
+    assert rows["Δ"]["gs"] == 3 * (5241 - 2)
+    # Laplace beats Algorithm 2.1 on Δ at this m, and the table says so.
+    assert rows["Δ"]["better"] == "Laplace"
+    assert rows["Δ"]["laplace_median"] < rows["Δ"]["alg21_median"]
+    assert rows["Δ"]["crossover_m"] > 5241
+    # ∨ and d_{2,v}: λ < GS, and Algorithm 2.1's measured error is the smaller.
+    for q in ("∨", "d_2,v"):
+        assert rows[q]["better"] == "Algorithm 2.1"
+        assert rows[q]["alg21_median"] < rows[q]["laplace_median"]
+    # median |DLap(b)| ≈ b ln 2 for Laplace on Δ (b = GS/ε), within 15% at 200 runs.
+    assert abs(rows["Δ"]["laplace_median"] / (rows["Δ"]["gs"] * np.log(2)) - 1) < 0.15
+    assert "| ca-grqc | 5,241 | Δ |" in (out / "table1.md").read_text()
+    assert (out / "relationship.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "table1.md" in capsys.readouterr().out

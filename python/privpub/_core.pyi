@@ -91,3 +91,35 @@ def count_subsets(digits: npt.NDArray[np.uint16], radices: list[int],
                   subsets: list[list[int]]) -> list[npt.NDArray[np.uint64]]:
     """Histogram of the rows of (k, n) digits over each subset's value combinations
     (first attribute slowest); parallel over subsets."""
+
+def graph_build(src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], m: int,
+                symmetric: bool) -> tuple[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
+                                                npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
+                                          int]:
+    """CSR of the relation {(src[i], dst[i])} (plus reversed pairs when ``symmetric``) over
+    nodes [0, m): ((out_offsets, out_targets, in_offsets, in_sources), repeated tuples
+    merged). DomainError(attribute_index 0 = src / 1 = dst, row) for an id outside [0, m)."""
+
+def graph_count(m: int, out_offsets: npt.NDArray[np.uint64], out_targets: npt.NDArray[np.uint32],
+                in_offsets: npt.NDArray[np.uint64], in_sources: npt.NDArray[np.uint32],
+                n_vars: int, n_head: int, atoms: list[tuple[int, int]],
+                neq: list[tuple[int, int]]) -> int:
+    """Distinct assignments of the head variables 0..n_head of a CQ(≠) query over R by a
+    generic join (parallel over the first variable). Terms: variable index ≥ 0, or node
+    c as −(c + 1); ``atoms`` are subgoals R(a, b), ``neq`` the disequalities a ≠ b."""
+
+def graph_cliques(m: int, out_offsets: npt.NDArray[np.uint64], out_targets: npt.NDArray[np.uint32],
+                  in_offsets: npt.NDArray[np.uint64], in_sources: npt.NDArray[np.uint32],
+                  k: int) -> int:
+    """k! × the number of k-cliques of a symmetric relation (degree-ordered orientation)."""
+
+def graph_two_paths(m: int, out_offsets: npt.NDArray[np.uint64],
+                    out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
+                    in_sources: npt.NDArray[np.uint32]) -> int:
+    """Assignments of x → y → z with x, y, z pairwise distinct (from degrees)."""
+
+def graph_four_cycles(m: int, out_offsets: npt.NDArray[np.uint64],
+                      out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
+                      in_sources: npt.NDArray[np.uint32]) -> int:
+    """Assignments of x1 → x2 → x3 → x4 → x1 with pairwise distinct nodes (two-path
+    counters per start node)."""

@@ -11,11 +11,12 @@ pub mod cond;
 pub mod encode;
 pub mod error;
 pub mod frapp;
+pub mod graph;
 pub mod marginals;
 pub mod rng;
 pub mod sample;
 
-use bindings::{codes, counting, sampling};
+use bindings::{codes, counting, graph as graph_bindings, sampling};
 use pyo3::prelude::*;
 
 #[pymodule]
@@ -38,5 +39,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counting::cond_count, m)?)?;
     m.add_function(wrap_pyfunction!(counting::cond_weighted, m)?)?;
     m.add_function(wrap_pyfunction!(counting::count_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_bindings::graph_build, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_bindings::graph_count, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_bindings::graph_cliques, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_bindings::graph_two_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_bindings::graph_four_cycles, m)?)?;
     Ok(())
 }

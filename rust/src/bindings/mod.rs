@@ -3,6 +3,7 @@
 
 pub mod codes;
 pub mod counting;
+pub mod graph;
 pub mod sampling;
 
 use crate::error::KernelError;

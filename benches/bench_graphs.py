@@ -1,0 +1,143 @@
+"""Subgraph counting (privpub.graphs.count, Rust) against the best numpy /
+scipy / networkx versions a capable user would write, same run.
+
+- Δ: scipy's masked sparse product on the strictly upper triangle L of the
+  adjacency: T = sum((L @ L) ∘ L), one product, no trace; Δ = 6T ordered
+  assignments. Also networkx's ``triangles``.
+- c_4: the closed formula from a sparse A² (for each unordered pair the
+  common neighbours k, Σ C(k, 2) / 2 cycles), Δ-style ×8 for assignments.
+- K_4: per-edge set intersections in Python (networkx has no k-clique count;
+  ``enumerate_all_cliques`` lists every clique of every size).
+
+Graphs: the embedded facebook (88k edges) and, at full size, a seeded random
+graph with 300k edges and skewed degrees. With benchmarks disabled the
+smaller ca-GrQc stands in, so the file runs as a quick test.
+"""
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
+
+from privpub.datasets import load_graph
+from privpub.graphs import Graph, clique, count, cycle, triangle
+
+_CACHE: dict[str, np.ndarray] = {}
+
+
+def edges_for(name: str, request) -> np.ndarray:
+    if not full_size(request.config):
+        name = "ca-grqc"
+    if name not in _CACHE:
+        if name == "random-300k":
+            rng = np.random.default_rng(0)
+            weights = 1.0 / np.arange(1, 100_001) ** 0.6
+            p = weights / weights.sum()
+            raw = rng.choice(100_000, size=(340_000, 2), p=p)
+            raw = raw[raw[:, 0] != raw[:, 1]]
+            raw = np.unique(np.sort(raw, axis=1), axis=0)[:300_000]
+            _CACHE[name] = raw
+        else:
+            e = load_graph(name)
+            e = e[e[:, 0] != e[:, 1]]
+            _CACHE[name] = np.unique(np.sort(e, axis=1), axis=0)
+    return _CACHE[name]
+
+
+def upper(edges: np.ndarray) -> sp.csr_array:
+    n = int(edges.max()) + 1
+    ones = np.ones(len(edges), dtype=np.int64)
+    return sp.csr_array((ones, (edges[:, 0], edges[:, 1])), shape=(n, n))
+
+
+def scipy_triangles(edges: np.ndarray) -> int:
+    low = upper(edges)
+    return 6 * int((low @ low).multiply(low).sum())
+
+
+def scipy_four_cycles(edges: np.ndarray) -> int:
+    a = upper(edges)
+    a = a + a.T
+    common = sp.triu(a @ a, k=1).data
+    return 8 * (int((common * (common - 1) // 2).sum()) // 2)
+
+
+def python_four_cliques(edges: np.ndarray) -> int:
+    adj: dict[int, set[int]] = {}
+    for u, v in edges.tolist():
+        adj.setdefault(u, set()).add(v)
+        adj.setdefault(v, set()).add(u)
+    total = 0
+    for u, v in edges.tolist():
+        common = adj[u] & adj[v]
+        total += sum(len(adj[w] & common) for w in common) // 2
+    return 24 * (total // 6)
+
+
+@pytest.mark.parametrize("name", ["facebook", "random-300k"])
+@pytest.mark.benchmark(group="triangles vs scipy masked product")
+def test_triangles_privpub(benchmark, request, name):
+    edges = edges_for(name, request)
+    benchmark.group = f"triangles vs scipy masked product: {name}"
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    assert benchmark(lambda: count(g, triangle())) == scipy_triangles(edges)
+
+
+@pytest.mark.parametrize("name", ["facebook", "random-300k"])
+@pytest.mark.benchmark(group="triangles vs scipy masked product")
+def test_triangles_scipy(benchmark, request, name):
+    edges = edges_for(name, request)
+    benchmark.group = f"triangles vs scipy masked product: {name}"
+    benchmark.extra_info["role"] = "baseline"
+    assert benchmark(lambda: scipy_triangles(edges)) > 0
+
+
+@pytest.mark.benchmark(group="triangles vs networkx: facebook")
+def test_triangles_privpub_vs_networkx(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    benchmark(lambda: count(g, triangle()))
+
+
+@pytest.mark.benchmark(group="triangles vs networkx: facebook")
+def test_triangles_networkx(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "baseline"
+    nxg = nx.Graph(edges.tolist())
+    n = benchmark(lambda: sum(nx.triangles(nxg).values()) // 3)
+    assert 6 * n == scipy_triangles(edges)
+
+
+@pytest.mark.benchmark(group="c_4 vs scipy A² formula: facebook")
+def test_four_cycles_privpub(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    assert benchmark(lambda: count(g, cycle(4))) == scipy_four_cycles(edges)
+
+
+@pytest.mark.benchmark(group="c_4 vs scipy A² formula: facebook")
+def test_four_cycles_scipy(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "baseline"
+    benchmark(lambda: scipy_four_cycles(edges))
+
+
+@pytest.mark.benchmark(group="K_4 vs per-edge set intersections: facebook")
+def test_four_cliques_privpub(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    benchmark(lambda: count(g, clique(4)))
+
+
+@pytest.mark.benchmark(group="K_4 vs per-edge set intersections: facebook")
+def test_four_cliques_python(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "baseline"
+    g = Graph.from_edges(edges, directed=False)
+    n = benchmark.pedantic(lambda: python_four_cliques(edges), rounds=1)
+    assert n == count(g, clique(4))

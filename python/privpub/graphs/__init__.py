@@ -1,0 +1,27 @@
+"""Relationship privacy for join queries on graphs (Rastogi, Hay, Miklau,
+Suciu, PODS 2009): graphs as a relation R, CQ(≠) queries and their exact
+counts, the stability analysis of Sec. 3.1, and the mechanisms (Algorithm 2.1
+and the Laplace baseline)."""
+
+from privpub.graphs.analysis import dense, density, is_stable, stability
+from privpub.graphs.count import count
+from privpub.graphs.graph import Graph
+from privpub.graphs.mechanism import GraphAnswer, LaplaceMechanism, RelationshipMechanism
+from privpub.graphs.query import (
+    CQ,
+    Atom,
+    Const,
+    Var,
+    clique,
+    cycle,
+    path_from,
+    pattern,
+    triangle,
+    two_path,
+)
+from privpub.graphs.sensitivity import global_sensitivity
+
+__all__ = ["CQ", "Atom", "Const", "Graph", "GraphAnswer", "LaplaceMechanism",
+           "RelationshipMechanism", "Var", "clique", "count", "cycle", "dense", "density",
+           "global_sensitivity", "is_stable", "path_from", "pattern", "stability", "triangle",
+           "two_path"]

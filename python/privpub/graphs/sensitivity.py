@@ -1,0 +1,96 @@
+"""Global sensitivity GS_q of CQ(≠) queries over a domain of m nodes, for the
+Laplace (DMNS) baseline.
+
+Neighbouring instances differ in one tuple of R (|I| = |I'|, I + t = I' + t',
+Def. 3.1). CQ(≠) queries are monotone, so |q(I') − q(I)| is at most the
+largest gain from adding one tuple t, and:
+
+- a *pattern* query (binary subgoals with two distinct variables, all
+  variables pairwise distinct, no constants, head = all variables) with k
+  variables and j distinct subgoals has GS = j·(m−2)(m−3)…(m−k+1) exactly
+  (m ≥ k): an assignment is injective, so it uses t = (a, b) in at most one
+  subgoal, which fixes two variables; the other k−2 take distinct nodes
+  outside {a, b}. All are realised when every other tuple is present and
+  t' is a self-loop, which no subgoal matches. Δ: 3(m−2) (the paper's m−2
+  counts triangles as sets; we count assignments, DESIGN.md), ∨: 2(m−2).
+- d_{i,v}: 1 for i = 1; for i ≥ 2 at most m (the range is 0..m), reached for
+  m ≥ 3 (v → a added, a → every node present).
+- any other query: the upper bound min(m^|head|, Σ_g m^{v − |vars(g)|}) (each
+  gained head assignment has an assignment using t in some subgoal g).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from privpub.graphs.query import CQ, Const, Var
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """GS_q and whether it is exact or an upper bound, with the reason."""
+
+    value: int
+    exact: bool
+    reason: str
+
+
+def _falling(n: int, k: int) -> int:
+    out = 1
+    for i in range(k):
+        out *= max(n - i, 0)
+    return out
+
+
+def _is_pattern(q: CQ) -> bool:
+    xs = sorted(q.variables)
+    return (not q.constants and set(q.head) == set(xs)
+            and all(len(a.terms) == 2 and a.terms[0] != a.terms[1] for a in q.atoms)
+            and q.neq == frozenset(frozenset((a, b)) for i, a in enumerate(xs)
+                                   for b in xs[i + 1:]))
+
+
+def _is_path_from(q: CQ) -> int | None:
+    """i when q is d_{i,v}(x_i) :- R(v, x_1), …, R(x_{i−1}, x_i); else None."""
+    atoms = list(q.atoms)
+    if q.neq or len(q.head) != 1 or any(len(a.terms) != 2 for a in atoms):
+        return None
+    if len({a.relation for a in atoms}) != 1 or len(set(atoms)) != len(atoms):
+        return None
+    starts = [a for a in atoms if isinstance(a.terms[0], Const)]
+    if len(starts) != 1 or any(isinstance(a.terms[1], Const) for a in atoms):
+        return None
+    chain, current, left = 0, starts[0], set(atoms)
+    while True:
+        left.discard(current)
+        chain += 1
+        end = current.terms[1]
+        nxt = [a for a in left if a.terms[0] == end]
+        if not nxt:
+            break
+        if len(nxt) > 1:
+            return None
+        current = nxt[0]
+    if left or end != q.head[0] or len(q.variables) != chain:
+        return None
+    return chain
+
+
+def global_sensitivity(q: CQ, m: int) -> Sensitivity:
+    """GS_q over instances of R on m nodes (see the module notes)."""
+    if _is_pattern(q) and m >= q.v:
+        k, j = q.v, q.g
+        return Sensitivity(j * _falling(m - 2, k - 2), True,
+                           f"pattern with k = {k} variables and j = {j} subgoals: "
+                           f"j·(m−2)…(m−k+1)")
+    i = _is_path_from(q)
+    if i == 1:
+        return Sensitivity(1, True, "d_{1,v}: one tuple changes one out-neighbour of v")
+    if i is not None:
+        return Sensitivity(m, m >= 3, f"d_{{{i},v}}: range 0..m" + (
+            ", reached for m ≥ 3" if m >= 3 else " (an upper bound for m < 3)"))
+    head = m ** len(q.head)
+    atoms = sum(m ** (q.v - len({t for t in a.terms if isinstance(t, Var)}))
+                for a in q.goals)
+    return Sensitivity(min(head, atoms), False,
+                       "upper bound min(m^|head|, Σ_g m^(v − |vars(g)|)) for a general query")

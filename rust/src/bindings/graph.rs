@@ -1,0 +1,150 @@
+//! Bindings for the graph kernels (graph/): build a CSR relation, count
+//! CQ(≠) queries over it. Python holds the four CSR arrays; each call checks
+//! them once (`Csr::from_parts`) before any lookup.
+
+use super::{shape_err, to_py};
+use crate::graph::join::{Query, Term};
+use crate::graph::{csr, join, patterns, Csr};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+type CsrArrays<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+);
+
+/// CSR of the tuples (src[i], dst[i]) (and reversed when `symmetric`) over
+/// nodes [0, m): (out_offsets, out_targets, in_offsets, in_sources), and the
+/// number of repeated tuples merged.
+#[pyfunction]
+pub(crate) fn graph_build<'py>(
+    py: Python<'py>,
+    src: PyReadonlyArray1<'py, i64>,
+    dst: PyReadonlyArray1<'py, i64>,
+    m: usize,
+    symmetric: bool,
+) -> PyResult<(CsrArrays<'py>, u64)> {
+    let (s, d) = (src.as_slice()?, dst.as_slice()?);
+    let built = py
+        .detach(|| csr::build(s, d, m, symmetric))
+        .map_err(|e| to_py(py, e))?;
+    let c = built.csr;
+    Ok((
+        (
+            c.out_offsets.into_pyarray(py),
+            c.out_targets.into_pyarray(py),
+            c.in_offsets.into_pyarray(py),
+            c.in_sources.into_pyarray(py),
+        ),
+        built.repeated,
+    ))
+}
+
+fn csr_from(
+    py: Python<'_>,
+    m: usize,
+    arrays: (
+        PyReadonlyArray1<'_, u64>,
+        PyReadonlyArray1<'_, u32>,
+        PyReadonlyArray1<'_, u64>,
+        PyReadonlyArray1<'_, u32>,
+    ),
+) -> PyResult<Csr> {
+    let (a, b, c, d) = arrays;
+    let parts = (
+        a.as_slice()?.to_vec(),
+        b.as_slice()?.to_vec(),
+        c.as_slice()?.to_vec(),
+        d.as_slice()?.to_vec(),
+    );
+    py.detach(|| Csr::from_parts(m, parts.0, parts.1, parts.2, parts.3))
+        .map_err(|e| to_py(py, e))
+}
+
+/// A term: variable index ≥ 0, or constant node c encoded as −(c + 1).
+fn term(py: Python<'_>, t: i64) -> PyResult<Term> {
+    if t >= 0 {
+        return Ok(Term::Var(t as usize));
+    }
+    u32::try_from(-(t + 1))
+        .map(Term::Const)
+        .map_err(|_| shape_err(py, format!("constant term {t} is not a 32-bit node id")))
+}
+
+fn terms(py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> {
+    pairs
+        .into_iter()
+        .map(|(a, b)| Ok((term(py, a)?, term(py, b)?)))
+        .collect()
+}
+
+/// Distinct head assignments of a CQ(≠) query (variables 0..n_head are the head).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn graph_count(
+    py: Python<'_>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'_, u64>,
+    out_targets: PyReadonlyArray1<'_, u32>,
+    in_offsets: PyReadonlyArray1<'_, u64>,
+    in_sources: PyReadonlyArray1<'_, u32>,
+    n_vars: usize,
+    n_head: usize,
+    atoms: Vec<(i64, i64)>,
+    neq: Vec<(i64, i64)>,
+) -> PyResult<u128> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    let q = Query {
+        n_vars,
+        n_head,
+        atoms: terms(py, atoms)?,
+        neq: terms(py, neq)?,
+    };
+    py.detach(|| join::count(&g, &q)).map_err(|e| to_py(py, e))
+}
+
+/// k! × the number of k-cliques of a symmetric relation.
+#[pyfunction]
+pub(crate) fn graph_cliques(
+    py: Python<'_>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'_, u64>,
+    out_targets: PyReadonlyArray1<'_, u32>,
+    in_offsets: PyReadonlyArray1<'_, u64>,
+    in_sources: PyReadonlyArray1<'_, u32>,
+    k: usize,
+) -> PyResult<u128> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    py.detach(|| patterns::cliques_symmetric(&g, k))
+        .map_err(|e| to_py(py, e))
+}
+
+/// Assignments of x → y → z with x, y, z pairwise distinct.
+#[pyfunction]
+pub(crate) fn graph_two_paths(
+    py: Python<'_>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'_, u64>,
+    out_targets: PyReadonlyArray1<'_, u32>,
+    in_offsets: PyReadonlyArray1<'_, u64>,
+    in_sources: PyReadonlyArray1<'_, u32>,
+) -> PyResult<u128> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    Ok(py.detach(|| patterns::two_paths(&g)))
+}
+
+/// Assignments of the directed 4-cycle with pairwise distinct variables.
+#[pyfunction]
+pub(crate) fn graph_four_cycles(
+    py: Python<'_>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'_, u64>,
+    out_targets: PyReadonlyArray1<'_, u32>,
+    in_offsets: PyReadonlyArray1<'_, u64>,
+    in_sources: PyReadonlyArray1<'_, u32>,
+) -> PyResult<u128> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    Ok(py.detach(|| patterns::four_cycles(&g)))
+}

@@ -1,0 +1,153 @@
+"""Algorithm 2.1 and the Laplace baseline: parameters, refusals, releases,
+guarantees, and the output distribution tested statistically with power."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privpub.core.errors import ArtifactError, ParameterError, QueryError
+from privpub.core.seeding import resolve_seed
+from privpub.graphs import (
+    CQ,
+    Graph,
+    GraphAnswer,
+    LaplaceMechanism,
+    RelationshipMechanism,
+    count,
+    pattern,
+    triangle,
+)
+from privpub.graphs.noise import Bits, laplace_bound, laplace_tail
+
+ALPHA = 1e-6
+EDGE = CQ.parse("edges(x, y) :- R(x, y)")  # g = 1: λ = 1, so the scale is 1/ε
+
+
+def dlap_pmf(z: np.ndarray, b: float) -> np.ndarray:
+    r = math.exp(-1 / b)
+    return (1 - r) / (1 + r) * r ** np.abs(z)
+
+
+def chi2_pvalue(samples: np.ndarray, b: float, cut: int = 12) -> float:
+    """χ² of discrete Laplace samples against scale b, |z| ≥ cut pooled per side."""
+    z = np.clip(samples, -cut, cut)
+    support = np.arange(-cut, cut + 1)
+    observed = np.array([(z == k).sum() for k in support])
+    expected = dlap_pmf(support, b)
+    tail = laplace_tail(b, cut) / 2
+    expected[0], expected[-1] = tail, tail
+    return stats.chisquare(observed, expected / expected.sum() * len(samples)).pvalue
+
+
+def test_lambda_and_p_follow_step_2():
+    mech = RelationshipMechanism(0.5, 0.1, triangle(), m=4039)
+    want = (8 * 4 * 9 * math.log(4039)) ** 2
+    assert mech.lam == pytest.approx(want) and mech.lam == pytest.approx(5.719e6, rel=1e-3)
+    assert mech.p == Fraction(3, 4039)
+    assert RelationshipMechanism(1.0, 0.5, EDGE, m=10).lam == 1
+
+
+def test_refusals_name_the_reason():
+    with pytest.raises(QueryError, match="only stable queries.*order-1 derivative"):
+        RelationshipMechanism(0.5, 0.1, pattern([(0, 1), (2, 3)]), m=100)
+    with pytest.raises(ParameterError, match="gamma = 0.001 is below p = g/m = 3/100"):
+        RelationshipMechanism(0.5, 0.001, triangle(), m=100)
+    with pytest.raises(ParameterError, match="epsilon must be positive"):
+        RelationshipMechanism(0, 0.1, triangle(), m=100)
+    g = Graph.from_edges([[0, 1], [1, 2], [2, 0]])
+    with pytest.raises(ParameterError, match="built for m = 100"):
+        RelationshipMechanism(0.5, 0.1, triangle(), m=100).answer(g, seed=1)
+
+
+def test_discrete_laplace_sampler_has_the_stated_scale_with_power():
+    bits = Bits(resolve_seed(3))
+    b = 2.5
+    z = np.array([bits.discrete_laplace(Fraction(b)) for _ in range(20_000)])
+    assert chi2_pvalue(z, b) > ALPHA
+    assert chi2_pvalue(z, 1.1 * b) < ALPHA  # power: a scale 10% off is rejected
+
+
+def test_algorithm_2_1_output_distribution():
+    """m = 10, γ = 0.5: the uniform branch has probability p/γ = 0.2, its answers
+    uniform over {0, …, m^v = 100}; the other answers are q + DLap(1/ε)."""
+    m, eps, gamma, n = 10, 0.4, 0.5, 20_000
+    mech = RelationshipMechanism(eps, gamma, EDGE, m=m)
+    bits = Bits(resolve_seed(8))
+    draws = [mech.draw(37, bits) for _ in range(n)]
+    uniform = np.array([v for b, v in draws if b == "uniform"])
+    laplace = np.array([v for b, v in draws if b == "laplace"]) - 37
+    rate = 0.2
+    se = math.sqrt(n * rate * (1 - rate))
+    assert abs(len(uniform) - n * rate) < 4.5 * se
+    assert abs(len(uniform) - n * rate * 1.1) > 4.5 * se  # power: p/γ 10% off
+    # Both ends of {0, …, m^v} are drawn (missing one has probability ≈ e^-40).
+    assert uniform.min() == 0 and uniform.max() == m**2
+    counts = np.bincount(uniform, minlength=m**2 + 1)
+    assert stats.chisquare(counts).pvalue > ALPHA
+    assert chi2_pvalue(laplace, 1 / eps) > ALPHA
+    assert chi2_pvalue(laplace, 1.1 / eps) < ALPHA
+
+
+def test_answers_are_reproducible_and_reopen():
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0], [2, 3]]), directed=False, m=50)
+    mech = RelationshipMechanism.for_graph(1.0, 0.5, triangle(), g)
+    a, b = mech.answer(g, seed=4), mech.answer(g, seed=4)
+    assert a.value == b.value and a.seed_policy.startswith("seeded")
+    assert mech.answer(g).seed_policy == "os-csprng"
+    back = GraphAnswer.from_dict(a.to_dict())
+    assert back.value == a.value and back.parameters == a.parameters
+    tampered = a.to_dict()
+    tampered["parameters"] = dict(tampered["parameters"], **{"lambda": 1.0})
+    with pytest.raises(ArtifactError, match="'lambda'"):
+        GraphAnswer.from_dict(tampered)
+    unstable = a.to_dict()
+    unstable["parameters"] = dict(unstable["parameters"],
+                                  query="q(x, y, z, w) :- R(x, y), R(z, w)")
+    with pytest.raises(QueryError, match="only stable"):
+        GraphAnswer.from_dict(unstable)
+
+
+def test_guarantees_say_what_holds_and_for_whom():
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=False)
+    rel = RelationshipMechanism.for_graph(1.0, 1.0, triangle(), g).guarantee()
+    assert rel["(ε, γ)-adversarial privacy"].holds
+    assert not rel["ε-indistinguishability"].holds
+    assert not rel["privacy of an undirected edge"].holds
+    assert not rel["public domain"].holds  # m came from the data
+    directed = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=3)
+    claims = RelationshipMechanism.for_graph(1.0, 1.0, triangle(), directed).guarantee()
+    assert [c.name for c in claims.claims] == ["(ε, γ)-adversarial privacy",
+                                               "ε-indistinguishability", "(Σ, Γ)-usefulness"]
+    lap = LaplaceMechanism.for_graph(1.0, triangle(), g).guarantee()
+    assert lap["ε-indistinguishability"].holds and "2ε" in lap["ε-indistinguishability"].statement
+
+
+def test_laplace_uses_the_global_sensitivity():
+    mech = LaplaceMechanism(0.5, triangle(), m=4039)
+    assert mech.sensitivity == 3 * 4037 and mech.exact
+    given = LaplaceMechanism(0.5, triangle(), m=4039, sensitivity=100)
+    assert not given.exact and "not verified" in str(given.guarantee())
+    bits = Bits(resolve_seed(9))
+    small = LaplaceMechanism(1.0, EDGE, m=10)  # GS = 1
+    z = np.array([small.draw(0, bits) for _ in range(20_000)])
+    assert chi2_pvalue(z, 1.0) > ALPHA and chi2_pvalue(z, 1.1) < ALPHA
+
+
+def test_usefulness_bound_is_the_tail():
+    sigma = laplace_bound(4.0, 1e-3)
+    assert laplace_tail(4.0, sigma) <= 1e-3 < laplace_tail(4.0, sigma - 1)
+    mech = RelationshipMechanism(0.5, 0.1, triangle(), m=4039)
+    s, big_gamma = mech.error_bound()
+    assert laplace_tail(mech.scale, s) <= float(mech.p) / 0.1 and big_gamma == 60
+
+
+def test_answer_is_the_count_plus_noise():
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=3)
+    mech = LaplaceMechanism.for_graph(50.0, triangle(), g)  # scale 3/50: noise is rare
+    values = [mech.answer(g, seed=s).value for s in range(20)]
+    assert np.median(values) == count(g, triangle()) == 3
