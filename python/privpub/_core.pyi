@@ -91,3 +91,8 @@ def count_subsets(digits: npt.NDArray[np.uint16], radices: list[int],
                   subsets: list[list[int]]) -> list[npt.NDArray[np.uint64]]:
     """Histogram of the rows of (k, n) digits over each subset's value combinations
     (first attribute slowest); parallel over subsets."""
+
+def weed(n: int, queries: npt.NDArray[np.uint64], answers: npt.NDArray[np.float64],
+         bound: float) -> int | None:
+    """Dinur–Nissim Theorem 2's weeding: the first candidate mask c < 2^n (n ≤ 40) with
+    |popcount(c & q_j) − answers_j| ≤ bound for every query mask q_j, or None."""

@@ -5,6 +5,7 @@
 //! kernel, and maps `KernelError` once onto `privpub.core.errors`. No privacy
 //! parameter is decided here.
 
+pub mod attacks;
 mod bindings;
 pub mod columns;
 pub mod cond;
@@ -15,7 +16,7 @@ pub mod marginals;
 pub mod rng;
 pub mod sample;
 
-use bindings::{codes, counting, sampling};
+use bindings::{attacks as attack_bindings, codes, counting, sampling};
 use pyo3::prelude::*;
 
 #[pymodule]
@@ -38,5 +39,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counting::cond_count, m)?)?;
     m.add_function(wrap_pyfunction!(counting::cond_weighted, m)?)?;
     m.add_function(wrap_pyfunction!(counting::count_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(attack_bindings::weed, m)?)?;
     Ok(())
 }
