@@ -21,8 +21,9 @@ ALLOWED = {
     "tables": {"core"},
     "alphabeta": {"core", "tables"},
     "frapp": {"core", "tables"},
+    "attacks": {"core", "tables"},
     "datasets": {"core", "tables"},
-    "experiments": {"core", "tables", "alphabeta", "frapp", "datasets"},
+    "experiments": {"core", "tables", "alphabeta", "frapp", "attacks", "datasets"},
 }
 
 

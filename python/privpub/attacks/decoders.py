@@ -93,7 +93,10 @@ def exhaustive_reconstruct(db: SubsetSumDatabase, bound: float) -> Reconstructio
              ) & np.uint64((1 << n) - 1)
     queries = ((masks[:, None] >> np.arange(n, dtype=np.uint64)) & np.uint64(1)).astype(bool)
     answers = db.query(queries)
-    found = _core.weed(n, masks, np.ascontiguousarray(answers, dtype=np.float64), E)
+    # The slack absorbs the rounding of answers computed in floating point (a + E − a
+    # need not equal E exactly); it is far below the distance 1 between subset sums.
+    found = _core.weed(n, masks, np.ascontiguousarray(answers, dtype=np.float64),
+                       E + 1e-9 * (1 + E))
     if found is None:
         raise ParameterError(f"no candidate survives the weeding: some answer is more than "
                              f"bound = {E} from every candidate's subset sum, so the "
