@@ -152,12 +152,23 @@ def _estimate(args: argparse.Namespace) -> int:
 EXPERIMENTS = {
     "adult-alphabeta": "αβ vs FRAPP on Adult at (10n/m, 0.2)-privacy: Fig. 2, Fig. 3 "
                        "and summary.json (αβ paper, Sec. 5)",
+    "reconstruction": "Dinur–Nissim: fraction of bits recovered against E/√n for "
+                      "n ∈ {128, 256, 512, 1024}, per perturbation and decoder: "
+                      "reconstruction.png and summary.json (--quick: a small version)",
 }
 
 
 def _experiments(args: argparse.Namespace) -> int:
     import json
 
+    if args.name == "reconstruction":
+        from privpub.experiments import reconstruction
+
+        summary = reconstruction.run(args.out, seed=args.seed, quick=args.quick)
+        print(json.dumps({"threshold (largest E/sqrt(n) with >= 90% recovered, lstsq)":
+                          summary["threshold"]}, indent=2))
+        print(f"wrote {args.out}/reconstruction.png, {args.out}/summary.json")
+        return 0
     from privpub.experiments import adult_alphabeta
 
     summary = adult_alphabeta.run(args.out, seed=args.seed, k=args.k, gamma=args.gamma,
@@ -247,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--k", type=float, default=10.0, help="d = k·n/m (default 10)")
     exp.add_argument("--gamma", type=float, default=0.2, help="posterior bound γ (default 0.2)")
     exp.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
+    exp.add_argument("--quick", action="store_true",
+                     help="reconstruction only: n ∈ {32, 64}, 4 ratios, 8n queries (seconds)")
     exp.set_defaults(run=_experiments)
     return parser
 

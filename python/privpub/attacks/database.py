@@ -14,6 +14,9 @@ from privpub.attacks.perturbations import UNIFORMS_PER_QUERY, Exact, Perturbatio
 from privpub.core.errors import ParameterError, QueryError
 from privpub.core.seeding import SeedLike, resolve_seed
 
+#: Queries converted to floating point at a time (bounds the memory of a large batch).
+ROWS = 4096
+
 
 class SubsetSumDatabase:
     """n private bits answering subset-sum queries through ``mechanism``.
@@ -86,7 +89,8 @@ class SubsetSumDatabase:
         t = q.shape[0]
         u = self._answers_source.uniform(UNIFORMS_PER_QUERY * t,
                                          UNIFORMS_PER_QUERY * self.queries_answered)
-        exact = q.astype(np.float64) @ self._state
+        exact = np.concatenate([q[i:i + ROWS].astype(np.float64) @ self._state
+                                for i in range(0, t, ROWS)]) if t else np.zeros(0)
         sizes = q.sum(axis=1, dtype=np.int64)
         answers = self.mechanism.perturb(exact, sizes, self.n, u.reshape(t, UNIFORMS_PER_QUERY))
         self.queries_answered += t

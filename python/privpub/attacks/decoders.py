@@ -25,7 +25,7 @@ import scipy.linalg
 from scipy import optimize, sparse
 
 from privpub import _core
-from privpub.attacks.database import SubsetSumDatabase
+from privpub.attacks.database import ROWS, SubsetSumDatabase
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.seeding import SeedLike, resolve_seed
@@ -163,14 +163,19 @@ def lstsq_fit(queries: np.ndarray, answers: np.ndarray) -> np.ndarray:
 
     For random subset queries QᵀQ ≈ (t/4)(I + 11ᵀ) is well conditioned, so the
     normal equations lose nothing against an SVD-based lstsq and cost t·n²/2
-    flops for QᵀQ instead of an SVD of the t × n matrix.
+    flops for QᵀQ instead of an SVD of the t × n matrix. Rows are converted in
+    blocks, so memory stays at n² + ROWS·n doubles however many queries there are.
     """
-    Q = queries.astype(np.float64)
-    gram = Q.T @ Q
+    t, n = queries.shape
+    gram, rhs = np.zeros((n, n)), np.zeros(n)
+    for i in range(0, t, ROWS):
+        Q = queries[i:i + ROWS].astype(np.float64)
+        gram += Q.T @ Q
+        rhs += Q.T @ answers[i:i + ROWS]
     try:
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram), Q.T @ answers)
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram), rhs)
     except np.linalg.LinAlgError:  # fewer independent queries than bits
-        return np.linalg.lstsq(Q, answers, rcond=None)[0]
+        return np.linalg.lstsq(queries.astype(np.float64), answers, rcond=None)[0]
 
 
 def lstsq_reconstruct(db: SubsetSumDatabase, n_queries: int | None = None,

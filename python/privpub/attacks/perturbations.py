@@ -64,10 +64,12 @@ class BoundedNoise(Perturbation):
     """Additive noise within E (Definition 2).
 
     ``adversarial=False``: uniform on [−E, E], independently per query.
-    ``adversarial=True``: the noise always has magnitude exactly E, its sign
-    pushing the answer towards |q|/2 (the value a subset sum of random bits
-    is expected to take), so every answer uses the whole band and leans
-    towards the least informative value; ties (a_q = |q|/2) take a random sign.
+    ``adversarial=True``: every answer is moved towards |q|/2 (what a
+    subset sum of random bits is expected to be) by as much of the band as
+    it can: |q|/2 itself when |a_q − |q|/2| ≤ E, else a_q ∓ E. This is the
+    least informative answer within E. (Noise of magnitude exactly E with a
+    sign set by a_q was tried first and rejected: knowing E, an LP reads a_q
+    back from it, recovering the database at any E.)
     """
 
     E: float
@@ -90,9 +92,7 @@ class BoundedNoise(Perturbation):
     def perturb(self, exact, sizes, n, uniforms):
         if not self.adversarial:
             return exact + self.E * (2.0 * uniforms[:, 0] - 1.0)
-        towards = np.sign(sizes / 2.0 - exact)
-        tie = np.where(uniforms[:, 0] < 0.5, -1.0, 1.0)
-        return exact + self.E * np.where(towards == 0, tie, towards)
+        return exact + np.clip(sizes / 2.0 - exact, -self.E, self.E)
 
     def parameters(self):
         return {"E": float(self.E), "adversarial": self.adversarial}
