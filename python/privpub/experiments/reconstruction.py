@@ -82,28 +82,20 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
             t = 8 * n if quick else default_queries(n)
             d = source.derive(f"bits n={n}").uniform(n) < 0.5
 
-            def attack(mech, bound, label):
-                key = f"{label} n={n}"
-                row = {}
-                db = SubsetSumDatabase(d, mech, seed=source.derive("db " + key))
-                row["lstsq"] = db.agreement(
-                    lstsq_reconstruct(db, t, seed=source.derive("q " + key)).bits)
-                if n <= lp_max_n:
-                    db = SubsetSumDatabase(d, mech, seed=source.derive("db " + key))
-                    row["lp"] = db.agreement(lp_reconstruct(
-                        db, bound, t, seed=source.derive("q " + key)).bits)
-                bar.update()
-                return row
-
             for name in MECHANISMS:
                 for ratio in ratios:
                     E = ratio * math.sqrt(n)
-                    row = attack(perturbation(name, E), E, f"{name} E={E}")
+                    row = _attack(d, t, perturbation(name, E), E, source.derive(
+                        f"{name} E={E} n={n}"), lp=n <= lp_max_n)
+                    bar.update()
                     results.append({"n": n, "queries": t, "mechanism": name,
                                     "E_over_sqrt_n": ratio, "E": E, **row})
             for label, (mech, bound) in paper_settings(n).items():
                 paper.append({"n": n, "queries": t, "setting": label, "bound": bound,
-                              "parameters": mech.parameters(), **attack(mech, bound, label)})
+                              "parameters": mech.parameters(),
+                              **_attack(d, t, mech, bound, source.derive(f"{label} n={n}"),
+                                        lp=n <= lp_max_n)})
+                bar.update()
     summary = {"sizes": list(sizes), "ratios": list(ratios), "lp_max_n": lp_max_n,
                "queries": "8n" if quick else "n (ln n)^2", "seed_policy": source.policy,
                "sweep": results, "paper_settings": paper,
@@ -111,6 +103,18 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     _plot(out / "reconstruction.png", results, sizes)
     return summary
+
+
+def _attack(d: np.ndarray, t: int, mech, bound: float, source, lp: bool) -> dict[str, float]:
+    """Fraction of ``d`` each decoder recovers from t random queries answered through ``mech``."""
+    row = {}
+    db = SubsetSumDatabase(d, mech, seed=source.derive("database"))
+    row["lstsq"] = db.agreement(lstsq_reconstruct(db, t, seed=source.derive("queries")).bits)
+    if lp:  # a fresh database with the same randomness, so both decoders see the same answers
+        db = SubsetSumDatabase(d, mech, seed=source.derive("database"))
+        row["lp"] = db.agreement(
+            lp_reconstruct(db, bound, t, seed=source.derive("queries")).bits)
+    return row
 
 
 def threshold(results: list[dict], level: float = 0.9) -> dict[str, dict[str, float | None]]:
