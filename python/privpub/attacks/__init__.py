@@ -1,6 +1,7 @@
 """Reconstruction attacks (Dinur–Nissim, PODS 2003): statistical databases answering
 subset sums through a perturbation, and the decoders that recover their bits."""
 
+from privpub.attacks.audit import AuditResult, audit
 from privpub.attacks.database import SubsetSumDatabase
 from privpub.attacks.decoders import (
     Reconstruction,
@@ -21,6 +22,7 @@ from privpub.attacks.perturbations import (
 )
 
 __all__ = [
+    "AuditResult", "audit",
     "BinomialNoise", "BoundedNoise", "CDModel", "Exact", "LaplaceNoise", "Perturbation",
     "Reconstruction", "Rounding", "SubsetSumDatabase", "default_queries",
     "exhaustive_reconstruct", "lp_reconstruct", "lstsq_reconstruct", "random_queries",
