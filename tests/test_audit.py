@@ -89,3 +89,20 @@ def test_audit_bad_input(table):
         audit(df, "s", df)
     with pytest.raises(ParameterError, match="no other record shares"):
         audit(release, "s", pd.concat([df.iloc[:3]] * 2, ignore_index=True))
+
+
+def test_attack_from_the_cli(table, tmp_path, capsys):
+    from privpub.cli import main
+
+    schema, df = table
+    AlphaBeta(schema, 0.9, 0.0).publish(df, seed=1).to_parquet(tmp_path / "view.parquet")
+    df.to_csv(tmp_path / "data.csv", index=False)
+    args = ["attack", str(tmp_path / "view.parquet"), "--data", str(tmp_path / "data.csv"),
+            "--secret", "s", "--seed", "3", "--targets", "200"]
+    assert main(args + ["--secret-value", "yes"]) == 0
+    out = capsys.readouterr().out
+    assert "lstsq recovered" in out and '"n_targets": 200' in out
+    assert main(args + ["--secret-value", "perhaps"]) == 1
+    assert "'perhaps' is not a value of 's'" in capsys.readouterr().err
+    assert main(args[:-4] + ["--secret", "a"]) == 1
+    assert "must be binary" in capsys.readouterr().err

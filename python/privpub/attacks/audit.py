@@ -179,12 +179,12 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
         fit, _ = lp_fit(Q.astype(bool), answers, E)
     right = int(np.sum((fit > 0.5) == bits))
     ci = stats.binomtest(right, n).proportion_ci(confidence_level=confidence)
-    return AuditResult(secret_column, _domain_values(schema, secret_column)[one], decoder, n, t,
+    return AuditResult(secret_column, binary_values(schema, secret_column)[one], decoder, n, t,
                        int(unique.size), right / n, (float(ci.low), float(ci.high)),
                        confidence, float(max(bits.mean(), 1 - bits.mean())))
 
 
-def _domain_values(schema, column: str) -> list:
+def binary_values(schema, column: str) -> list:
     """The two values of a binary attribute, in domain order."""
     attr = schema[column]
     return schema.frame_of([attr], [np.arange(2, dtype=np.int64)], rows=2)[column].tolist()
@@ -194,7 +194,7 @@ def _secret_index(schema, column: str, value: Any) -> int:
     """The domain index of ``value`` in ``column`` (default: index 1)."""
     if value is None:
         return 1
-    values = _domain_values(schema, column)
+    values = binary_values(schema, column)
     if value not in values:
         raise ParameterError(f"secret_value {value!r} is not in the domain of {column!r} "
                              f"({schema[column].describe()})")
