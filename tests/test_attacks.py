@@ -269,3 +269,28 @@ def test_bad_input_is_named():
         exhaustive_reconstruct(SubsetSumDatabase(bits(6), LaplaceNoise(5.0), seed=1), 0.0)
     with pytest.raises(ParameterError, match="SubsetSumDatabase"):
         lstsq_reconstruct(object())
+
+
+# ---- Theorem 5's confidence walk -------------------------------------------------------
+def test_confidence_walk_steps_follow_the_binomial():
+    """Each step is ln((k+1)/(R−k)), k ~ Bin(R, 1/2): sd checked against the exact sum
+    over k (≈ 2/√R), with power against R off by 10%."""
+    from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
+
+    R, walks = 400, 40000
+    steps = confidence_walk(R, 1, walks, seed=1)[:, 0]
+
+    def exact_sd(r):
+        k = np.arange(r)  # k = r has probability 2^-r
+        x, w = np.log((k + 1) / (r - k)), stats.binom.pmf(k, r, 0.5)
+        return math.sqrt(np.sum(w * x * x) - np.sum(w * x) ** 2)
+
+    se = exact_sd(R) / math.sqrt(2 * walks)
+    assert abs(steps.std() - exact_sd(R)) < 4 * se
+    assert abs(steps.std() - exact_sd(int(1.1 * R))) > 4 * se
+    assert exact_sd(R) == pytest.approx(2 / math.sqrt(R), rel=0.01)
+    assert delta_prime(0.1) == pytest.approx(math.log(1.5))
+    assert stays_private(confidence_walk(100_000, 100, 50, seed=2), 0.1) == 1.0
+    assert stays_private(confidence_walk(10, 100, 50, seed=2), 0.1) == 0.0
+    with pytest.raises(ParameterError, match="delta"):
+        delta_prime(0.5)

@@ -19,6 +19,8 @@ def test_reconstruction_quick_from_the_cli(tmp_path, capsys):
         assert large["lstsq"] <= 0.75 and large["lp"] <= 0.75, large
     for row in summary["paper_settings"]:
         assert row["lstsq"] <= 0.75 and row["lp"] <= 0.75, row
-    data = (out / "reconstruction.png").read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    walk = summary["theorem5_walk"]["fraction_private_by_R_over_T"]
+    assert walk["0.1"] == 0.0 and walk["1000.0"] == 1.0  # R ≪ T leaks, R ≫ T protects
+    for name in ("reconstruction.png", "walk.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "reconstruction.png" in capsys.readouterr().out

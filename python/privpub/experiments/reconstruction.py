@@ -18,6 +18,10 @@ because HiGHS takes minutes per LP beyond n = 256.
 The summary also holds each decoder against the paper's private settings:
 Rounding at E = √n (ln n)^1.1, Theorem 5's binomial noise with T = n, μ = 9,
 and the CD model at δ = 0.1 (which leaks the private copy, so ≈ 1/2 + δ).
+
+Theorem 5's T-bounded adversary: the confidence walk conf_ℓ
+(:mod:`privpub.attacks.walk`) simulated for T steps at R = ratio · T coins,
+the fraction of walks that stay below δ′ (δ = 0.1) in ``walk.png``.
 """
 
 from __future__ import annotations
@@ -40,11 +44,15 @@ from privpub.attacks import (
     lp_reconstruct,
     lstsq_reconstruct,
 )
+from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
 from privpub.core.seeding import SeedLike, resolve_seed
 
 SIZES = (128, 256, 512, 1024)
 RATIOS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 MECHANISMS = ("bounded", "bounded-adversarial", "rounding", "laplace")
+#: Theorem 5's walk: coins per allowed query R/T, privacy level δ, walks per point.
+WALK_RATIOS = (0.1, 1.0, 10.0, 100.0, 1000.0)
+WALK_DELTA = 0.1
 
 
 def perturbation(name: str, E: float):
@@ -96,12 +104,20 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
                               **_attack(d, t, mech, bound, source.derive(f"{label} n={n}"),
                                         lp=n <= lp_max_n)})
                 bar.update()
+    T, walks = (100, 50) if quick else (1000, 200)
+    walk = {str(r): stays_private(confidence_walk(int(r * T), T, walks,
+                                                  seed=source.derive(f"walk {r}")), WALK_DELTA)
+            for r in WALK_RATIOS}
     summary = {"sizes": list(sizes), "ratios": list(ratios), "lp_max_n": lp_max_n,
                "queries": "8n" if quick else "n (ln n)^2", "seed_policy": source.policy,
                "sweep": results, "paper_settings": paper,
-               "threshold": threshold(results)}
+               "threshold": threshold(results),
+               "theorem5_walk": {"T": T, "walks": walks, "delta": WALK_DELTA,
+                                 "delta_prime": delta_prime(WALK_DELTA),
+                                 "fraction_private_by_R_over_T": walk}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     _plot(out / "reconstruction.png", results, sizes)
+    _plot_walk(out / "walk.png", summary["theorem5_walk"])
     return summary
 
 
@@ -152,6 +168,24 @@ def _plot(path: Path, results: list[dict], sizes) -> None:
     axes[0].set_ylabel("fraction of bits recovered")
     axes[-1].legend(fontsize=7)
     fig.suptitle("Dinur–Nissim reconstruction against perturbation magnitude")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _plot_walk(path: Path, walk: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ratios = [float(r) for r in walk["fraction_private_by_R_over_T"]]
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    ax.plot(ratios, list(walk["fraction_private_by_R_over_T"].values()), "-o")
+    ax.set_xscale("log")
+    ax.set_xlabel("coins per allowed query, R / T")
+    ax.set_ylabel("walks with |conf| < δ′ for all ℓ ≤ T")
+    ax.set_title(f"Theorem 5: T = {walk['T']}, δ = {walk['delta']}")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
