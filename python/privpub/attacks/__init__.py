@@ -20,10 +20,12 @@ from privpub.attacks.perturbations import (
     Perturbation,
     Rounding,
 )
+from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
 
 __all__ = [
     "AuditResult", "audit",
     "BinomialNoise", "BoundedNoise", "CDModel", "Exact", "LaplaceNoise", "Perturbation",
     "Reconstruction", "Rounding", "SubsetSumDatabase", "default_queries",
-    "exhaustive_reconstruct", "lp_reconstruct", "lstsq_reconstruct", "random_queries",
+    "confidence_walk", "delta_prime", "exhaustive_reconstruct", "lp_reconstruct",
+    "lstsq_reconstruct", "random_queries", "stays_private",
 ]
