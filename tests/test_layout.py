@@ -22,8 +22,9 @@ ALLOWED = {
     "alphabeta": {"core", "tables"},
     "frapp": {"core", "tables"},
     "graphs": {"core"},
+    "attacks": {"core", "tables"},
     "datasets": {"core", "tables"},
-    "experiments": {"core", "tables", "alphabeta", "frapp", "graphs", "datasets"},
+    "experiments": {"core", "tables", "alphabeta", "frapp", "graphs", "attacks", "datasets"},
 }
 
 

@@ -9,10 +9,11 @@ Import the pieces you need from here::
 The package is laid out by concept (see docs/design.md): ``core`` (errors,
 seeding, guarantees, the release contract, storage), ``tables`` (schemas,
 queries, domain counts, columnar views), then one subpackage per mechanism
-family (``alphabeta``, ``frapp``, ``graphs``), ``datasets`` and ``experiments``.
+family (``alphabeta``, ``frapp``, ``graphs``, ``attacks``), ``datasets`` and
+``experiments``.
 """
 
-from privpub import datasets, graphs
+from privpub import attacks, datasets, graphs
 from privpub.alphabeta import AlphaBeta, MultiViewPublisher, SourceDistribution, accounting
 from privpub.core.errors import (
     ArtifactError,
@@ -71,6 +72,7 @@ __all__ = [
     "__version__",
     "accounting",
     "col",
+    "attacks",
     "datasets",
     "graphs",
     "resolve_seed",

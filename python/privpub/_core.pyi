@@ -123,3 +123,8 @@ def graph_four_cycles(m: int, out_offsets: npt.NDArray[np.uint64],
                       in_sources: npt.NDArray[np.uint32]) -> int:
     """Assignments of x1 → x2 → x3 → x4 → x1 with pairwise distinct nodes (two-path
     counters per start node)."""
+
+def weed(n: int, queries: npt.NDArray[np.uint64], answers: npt.NDArray[np.float64],
+         bound: float) -> int | None:
+    """Dinur–Nissim Theorem 2's weeding: the first candidate mask c < 2^n (n ≤ 40) with
+    |popcount(c & q_j) − answers_j| ≤ bound for every query mask q_j, or None."""

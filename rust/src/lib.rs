@@ -5,6 +5,7 @@
 //! kernel, and maps `KernelError` once onto `privpub.core.errors`. No privacy
 //! parameter is decided here.
 
+pub mod attacks;
 mod bindings;
 pub mod columns;
 pub mod cond;
@@ -16,7 +17,7 @@ pub mod marginals;
 pub mod rng;
 pub mod sample;
 
-use bindings::{codes, counting, graph as graph_bindings, sampling};
+use bindings::{attacks as attack_bindings, codes, counting, graph as graph_bindings, sampling};
 use pyo3::prelude::*;
 
 #[pymodule]
@@ -44,5 +45,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph_bindings::graph_cliques, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_two_paths, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_four_cycles, m)?)?;
+    m.add_function(wrap_pyfunction!(attack_bindings::weed, m)?)?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Thin PyO3 bindings: each converts numpy arrays to slices, releases the GIL
 //! for its kernel and maps `KernelError` once onto `privpub.core.errors`.
 
+pub mod attacks;
 pub mod codes;
 pub mod counting;
 pub mod graph;

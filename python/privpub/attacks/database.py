@@ -1,0 +1,116 @@
+"""The statistical database of Dinur–Nissim 2003 (Sec. 2.1, Definition 1).
+
+An n-bit database d answers subset-sum queries q ⊆ [n] through a
+perturbation A(q). Queries are rows of a boolean matrix (one column per
+bit), so a batch of t queries is one (t, n) array; the database counts and
+logs every query it answers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privpub.attacks.perturbations import UNIFORMS_PER_QUERY, Exact, Perturbation
+from privpub.core.errors import ParameterError, QueryError
+from privpub.core.seeding import SeedLike, resolve_seed
+
+#: Queries converted to floating point at a time (bounds the memory of a large batch).
+ROWS = 4096
+
+
+class SubsetSumDatabase:
+    """n private bits answering subset-sum queries through ``mechanism``.
+
+    Parameters
+    ----------
+    bits : array of 0/1 (bool or integer)
+        The database d_1, …, d_n.
+    mechanism : Perturbation, optional
+        How answers are perturbed (default :class:`Exact`).
+    seed : int, numpy Generator or None
+        The database's randomness (None: OS CSPRNG).
+
+    Examples
+    --------
+    >>> from privpub.attacks import SubsetSumDatabase, BoundedNoise
+    >>> db = SubsetSumDatabase([1, 0, 1, 1], BoundedNoise(0.5), seed=1)
+    >>> a = db.query([[1, 1, 0, 0], [0, 0, 1, 1]])
+    >>> bool(abs(a[1] - 2) <= 0.5), db.queries_answered
+    (True, 2)
+    """
+
+    def __init__(self, bits, mechanism: Perturbation | None = None, seed: SeedLike = None):
+        arr = np.asarray(bits)
+        if arr.ndim != 1 or arr.size == 0:
+            raise ParameterError(f"bits must be a non-empty 1-d array, got shape {arr.shape}")
+        if arr.dtype != np.bool_:
+            if not np.issubdtype(arr.dtype, np.integer):
+                raise ParameterError(f"bits must be bool or 0/1 integers, got dtype {arr.dtype}")
+            bad = np.flatnonzero((arr != 0) & (arr != 1))
+            if bad.size:
+                raise ParameterError(f"bits must be 0 or 1; bit {bad[0]} is {arr[bad[0]]}")
+        mechanism = Exact() if mechanism is None else mechanism
+        if not isinstance(mechanism, Perturbation):
+            raise ParameterError("mechanism must be a privpub.attacks perturbation, got "
+                                 f"{type(mechanism).__name__}")
+        self._bits = arr.astype(np.bool_)
+        self.mechanism = mechanism
+        source = resolve_seed(seed)
+        self._answers_source = source.derive("answers")
+        self._state = mechanism.private_copy(self._bits, source).astype(np.float64)
+        self._log_q: list[np.ndarray] = []
+        self._log_a: list[np.ndarray] = []
+        self.queries_answered = 0
+
+    @property
+    def n(self) -> int:
+        return int(self._bits.size)
+
+    def bound(self) -> float | None:
+        """The E the mechanism is within for this database (None: no finite E)."""
+        return self.mechanism.bound(self.n)
+
+    def query(self, queries) -> np.ndarray:
+        """Answers A(q) for a (t, n) 0/1 matrix of queries (or one query of length n)."""
+        q = np.asarray(queries)
+        if q.ndim == 1:
+            q = q[None, :]
+        if q.ndim != 2 or q.shape[1] != self.n:
+            raise QueryError(f"queries must be a (t, {self.n}) 0/1 matrix, got shape "
+                             f"{np.asarray(queries).shape}")
+        if q.dtype != np.bool_:
+            if not np.issubdtype(q.dtype, np.integer):
+                raise QueryError(f"queries must be bool or 0/1 integers, got dtype {q.dtype}")
+            bad = np.argwhere((q != 0) & (q != 1))
+            if bad.size:
+                r, c = bad[0]
+                raise QueryError(f"query {r} has {q[r, c]} at bit {c}; entries must be 0 or 1")
+            q = q.astype(np.bool_)
+        t = q.shape[0]
+        u = self._answers_source.uniform(UNIFORMS_PER_QUERY * t,
+                                         UNIFORMS_PER_QUERY * self.queries_answered)
+        exact = np.concatenate([q[i:i + ROWS].astype(np.float64) @ self._state
+                                for i in range(0, t, ROWS)]) if t else np.zeros(0)
+        sizes = q.sum(axis=1, dtype=np.int64)
+        answers = self.mechanism.perturb(exact, sizes, self.n, u.reshape(t, UNIFORMS_PER_QUERY))
+        self.queries_answered += t
+        self._log_q.append(q.copy())
+        self._log_a.append(answers)
+        return answers
+
+    def log(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every query answered so far, in order, and its answer."""
+        if not self._log_q:
+            return np.zeros((0, self.n), np.bool_), np.zeros(0)
+        return np.concatenate(self._log_q), np.concatenate(self._log_a)
+
+    def agreement(self, candidate) -> float:
+        """Fraction of bits on which ``candidate`` agrees with the database (for evaluation)."""
+        c = np.asarray(candidate).astype(np.bool_)
+        if c.shape != self._bits.shape:
+            raise ParameterError(f"candidate must have {self.n} bits, got shape {c.shape}")
+        return float(np.mean(c == self._bits))
+
+    def __repr__(self) -> str:
+        return (f"SubsetSumDatabase(n={self.n}, mechanism={self.mechanism!r}, "
+                f"queries_answered={self.queries_answered})")

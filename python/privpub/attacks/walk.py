@@ -1,0 +1,47 @@
+"""Theorem 5's confidence random walk (Dinur–Nissim 2003, Sec. 4).
+
+Against the binomial perturbation with R coins, an adversary who knows every
+bit but d_i = 1 sees, per query containing i, a step
+step_ℓ = ln((k_ℓ + 1) / (R − k_ℓ)) with k_ℓ ~ Binomial(R, 1/2) in its log-odds
+conf_ℓ = ln(p_ℓ / (1 − p_ℓ)) that d_i = 1 (the paper's analysis; its
+"step_i are mutually independent"). Privacy at level δ holds while
+|conf_ℓ| < δ′ = ln((1/2 + δ) / (1/2 − δ)). Each step has mean O(1/R) and
+standard deviation ≈ 2/√R, so t steps move conf by ≈ 2√(t/R): the walk stays
+below δ′ for t ≪ R δ′² / 4 queries and crosses it beyond.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from privpub.core import validate
+from privpub.core.errors import ParameterError
+from privpub.core.seeding import SeedLike, resolve_seed
+
+
+def delta_prime(delta: float) -> float:
+    """δ′ = ln((1/2 + δ) / (1/2 − δ)), the log-odds a (T, δ)-private database must not reach."""
+    delta = validate.real("delta", delta)
+    if not 0 < delta < 0.5:
+        raise ParameterError(f"delta must be in (0, 1/2), got {delta}")
+    return math.log((0.5 + delta) / (0.5 - delta))
+
+
+def confidence_walk(R: int, steps: int, walks: int, seed: SeedLike = None) -> np.ndarray:
+    """``walks`` independent paths conf_1..conf_steps (shape (walks, steps)) for d_i = 1."""
+    R = validate.count("R", R, minimum=1)
+    steps = validate.count("steps", steps, minimum=1)
+    walks = validate.count("walks", walks, minimum=1)
+    u = resolve_seed(seed).derive("confidence walk").uniform(walks * steps)
+    k = stats.binom.ppf(u, R, 0.5).reshape(walks, steps)
+    # k = R (probability 2^−R) proves d_i = 1: its step is +inf, as the analysis has it.
+    with np.errstate(divide="ignore"):
+        return np.cumsum(np.log(k + 1) - np.log(R - k), axis=1)
+
+
+def stays_private(conf: np.ndarray, delta: float) -> float:
+    """Fraction of walks with |conf_ℓ| < δ′ at every step."""
+    return float(np.mean(np.max(np.abs(conf), axis=1) < delta_prime(delta)))

@@ -1,0 +1,21 @@
+//! Bindings for the reconstruction attacks (attacks.rs).
+
+use super::to_py;
+use crate::attacks;
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+
+/// Theorem 2's weeding: the first candidate mask whose subset sums are all
+/// within `bound` of `answers`, or None.
+#[pyfunction]
+pub(crate) fn weed(
+    py: Python<'_>,
+    n: u32,
+    queries: PyReadonlyArray1<'_, u64>,
+    answers: PyReadonlyArray1<'_, f64>,
+    bound: f64,
+) -> PyResult<Option<u64>> {
+    let (queries, answers) = (queries.as_slice()?, answers.as_slice()?);
+    py.detach(|| attacks::weed(n, queries, answers, bound))
+        .map_err(|e| to_py(py, e))
+}

@@ -1,0 +1,296 @@
+"""Dinur–Nissim reconstruction: the database, its perturbations, and the decoders.
+
+Thresholds from the issue: at E = √n/10 the exhaustive (n ≤ 20) and LP
+(n = 256) attacks recover ≥ 99% of the bits; against Sec. 3.3's rounding
+and Theorem 5's binomial noise at the paper's parameters they recover ≤ 70%.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privpub.attacks import (
+    BinomialNoise,
+    BoundedNoise,
+    CDModel,
+    Exact,
+    LaplaceNoise,
+    Rounding,
+    SubsetSumDatabase,
+    default_queries,
+    exhaustive_reconstruct,
+    lp_reconstruct,
+    lstsq_reconstruct,
+    random_queries,
+)
+from privpub.core.errors import ParameterError, QueryError
+
+
+def bits(n: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 2, n).astype(bool)
+
+
+# ---- decoders: the √n threshold ---------------------------------------------------------
+@pytest.mark.parametrize("adversarial", [False, True])
+def test_exhaustive_recovers_below_sqrt_n(adversarial):
+    n = 16
+    E = math.sqrt(n) / 10
+    db = SubsetSumDatabase(bits(n), BoundedNoise(E, adversarial=adversarial), seed=1)
+    r = exhaustive_reconstruct(db, E)
+    assert db.agreement(r.bits) >= 0.99
+    assert r.n_queries == 2**n == db.queries_answered
+
+
+def test_exhaustive_is_within_4e_and_the_first_survivor():
+    """Theorem 2 with a wide band, checked against brute force over all candidates."""
+    n, E = 8, 1.0
+    d = bits(n, 3)
+    db = SubsetSumDatabase(d, BoundedNoise(E, adversarial=True), seed=2)
+    r = exhaustive_reconstruct(db, E)
+    q, a = db.log()
+    cands = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(float)
+    ok = np.all(np.abs(cands @ q.T.astype(float) - a) <= E, axis=1)
+    first = cands[np.argmax(ok)].astype(bool)
+    assert ok.any() and np.array_equal(r.bits, first)
+    assert np.sum(r.bits != d) <= 4 * E
+
+
+def test_lp_recovers_below_sqrt_n():
+    n = 256
+    E = math.sqrt(n) / 10
+    db = SubsetSumDatabase(bits(n), BoundedNoise(E), seed=1)
+    r = lp_reconstruct(db, E, seed=2)
+    assert db.agreement(r.bits) >= 0.99
+    assert r.n_queries == default_queries(n) == math.ceil(256 * math.log(256) ** 2)
+    assert r.note == ""
+
+
+def test_lp_and_lstsq_recover_against_the_whole_band():
+    n = 128
+    E = math.sqrt(n) / 10
+    db = SubsetSumDatabase(bits(n, 5), BoundedNoise(E, adversarial=True), seed=1)
+    assert db.agreement(lp_reconstruct(db, E, seed=2).bits) >= 0.99
+    assert db.agreement(lstsq_reconstruct(db, seed=3).bits) >= 0.99
+
+
+def test_decoders_fail_against_rounding_at_the_papers_e():
+    n = 128
+    mech = Rounding.paper(n)
+    assert pytest.approx(math.sqrt(n) * math.log(n) ** 1.1) == mech.E
+    db = SubsetSumDatabase(bits(n), mech, seed=1)
+    assert db.agreement(lp_reconstruct(db, mech.E, n_queries=2 * n, seed=2).bits) <= 0.70
+    assert db.agreement(lstsq_reconstruct(db, seed=3).bits) <= 0.70
+    small = SubsetSumDatabase(bits(16), Rounding.paper(16), seed=1)
+    assert small.agreement(exhaustive_reconstruct(small, Rounding.paper(16).E).bits) <= 0.70
+
+
+def test_decoders_fail_against_binomial_noise_at_the_papers_parameters():
+    n = 128
+    mech = BinomialNoise(T=n)  # μ = 9
+    db = SubsetSumDatabase(bits(n), mech, seed=1)
+    bound = mech.small_size(n)  # the paper's high-probability magnitude √R·ln²n
+    assert db.agreement(lp_reconstruct(db, bound, n_queries=2 * n, seed=2).bits) <= 0.70
+    assert db.agreement(lstsq_reconstruct(db, seed=3).bits) <= 0.70
+    small = SubsetSumDatabase(bits(16), BinomialNoise(T=16), seed=1)
+    assert small.agreement(exhaustive_reconstruct(small, bound).bits) <= 0.70
+
+
+def test_lstsq_fails_once_noise_dwarfs_sqrt_n():
+    """Power of the threshold: the same decoder at noise sd ≫ √t loses the bits."""
+    n = 128
+    db = SubsetSumDatabase(bits(n), LaplaceNoise(scale=20 * n), seed=1)
+    assert db.agreement(lstsq_reconstruct(db, seed=2).bits) <= 0.70
+
+
+def test_infeasible_lp_falls_back_and_says_so():
+    n = 32
+    db = SubsetSumDatabase(bits(n), LaplaceNoise(scale=3.0), seed=1)
+    r = lp_reconstruct(db, 0.0, n_queries=200, seed=2)
+    assert "infeasible" in r.note and r.bits.shape == (n,)
+
+
+def test_results_are_reproducible_by_seed():
+    n = 64
+    runs = []
+    for _ in range(2):
+        db = SubsetSumDatabase(bits(n), LaplaceNoise(2.0), seed=7)
+        runs.append((lstsq_reconstruct(db, seed=8), db.log()[1]))
+    assert np.array_equal(runs[0][0].fractional, runs[1][0].fractional)
+    assert np.array_equal(runs[0][1], runs[1][1])
+    other = SubsetSumDatabase(bits(n), LaplaceNoise(2.0), seed=9)
+    assert not np.array_equal(other.query(random_queries(n, 50, 8)), runs[0][1][:50])
+    assert not np.array_equal(random_queries(n, 5, 1), random_queries(n, 5, 2))
+
+
+def test_answers_do_not_depend_on_batching():
+    n = 40
+    q = random_queries(n, 30, 4)
+    one = SubsetSumDatabase(bits(n), LaplaceNoise(3.0), seed=5)
+    two = SubsetSumDatabase(bits(n), LaplaceNoise(3.0), seed=5)
+    whole = one.query(q)
+    parts = np.concatenate([two.query(q[:7]), two.query(q[7:])])
+    assert np.array_equal(whole, parts) and two.queries_answered == 30
+
+
+# ---- perturbations ---------------------------------------------------------------------
+def noise_of(mech, n=64, t=20000, seed=11):
+    d = bits(n)
+    db = SubsetSumDatabase(d, mech, seed=seed)
+    q = random_queries(n, t, seed + 1)
+    return db.query(q) - q.astype(float) @ d, q
+
+
+def test_exact_answers_are_the_subset_sums():
+    noise, _ = noise_of(Exact(), t=100)
+    assert np.all(noise == 0)
+
+
+def test_bounded_noise_is_uniform_on_the_band():
+    E = 3.0
+    noise, _ = noise_of(BoundedNoise(E))
+    assert stats.kstest(noise, stats.uniform(-E, 2 * E).cdf).pvalue > 1e-6
+    # power: a band 10% wider is rejected
+    assert stats.kstest(noise, stats.uniform(-1.1 * E, 2.2 * E).cdf).pvalue < 1e-6
+
+
+def test_adversarial_noise_moves_answers_towards_half_by_the_whole_band():
+    E = 2.0
+    d = bits(64)
+    db = SubsetSumDatabase(d, BoundedNoise(E, adversarial=True), seed=3)
+    q = random_queries(64, 5000, 4)
+    exact, half = q.astype(float) @ d, q.sum(axis=1) / 2
+    a = db.query(q)
+    near = np.abs(exact - half) <= E
+    assert np.all(a[near] == half[near])
+    assert np.all(a[~near] == exact[~near] + E * np.sign(half[~near] - exact[~near]))
+    assert near.any() and (~near).any()
+
+
+def test_rounding_follows_sec_3_3():
+    E = 2.5
+    d = bits(30)
+    db = SubsetSumDatabase(d, Rounding(E), seed=1)
+    q = random_queries(30, 3000, 2)
+    exact, half = q.astype(float) @ d, q.sum(axis=1) / 2
+    want = np.where(np.abs(exact - half) < E, half, exact)
+    assert np.array_equal(db.query(q), want)
+
+
+def test_laplace_is_discrete_laplace():
+    scale = 2.5
+    noise, _ = noise_of(LaplaceNoise(scale), t=40000)
+    assert np.all(noise == np.round(noise))  # integers: no floating-point leakage
+
+    def chi2(s):
+        r = math.exp(-1 / s)
+        ks = np.arange(-15, 16)
+        pmf = (1 - r) / (1 + r) * r ** np.abs(ks)
+        obs = np.array([np.sum(noise == k) for k in ks] + [np.sum(np.abs(noise) > 15)])
+        exp = np.append(pmf, 1 - pmf.sum()) * noise.size
+        return stats.chisquare(obs, exp).pvalue
+
+    assert chi2(scale) > 1e-6
+    assert chi2(1.1 * scale) < 1e-6  # power: scale off by 10% is rejected
+
+
+def test_binomial_noise_has_variance_r_over_4():
+    mech = BinomialNoise(T=100, mu=0.0)  # R = 100 coins
+    R = mech.coins(64)
+    assert R == 100
+    u = np.random.default_rng(1).random(40000)
+    e = mech.noise(64, u)
+    ks = np.arange(R + 1)
+    obs = np.bincount((e + R / 2).astype(int), minlength=R + 1)
+    keep = stats.binom.pmf(ks, R, 0.5) * e.size >= 5
+    exp = stats.binom.pmf(ks, R, 0.5) * e.size
+
+    def pval(expected):
+        o = np.append(obs[keep], obs[~keep].sum())
+        x = np.append(expected[keep], expected[~keep].sum())
+        return stats.chisquare(o, x * o.sum() / x.sum()).pvalue
+
+    assert pval(exp) > 1e-6
+    assert abs(e.var() - R / 4) < 4 * (R / 4) * math.sqrt(2 / e.size)
+    wide = stats.norm.pdf(ks, R / 2, math.sqrt(1.1 * R / 4))  # power: variance ×1.1 rejected
+    assert pval(wide) < 1e-6
+
+
+def test_binomial_small_queries_are_answered_zero():
+    n = 64
+    mech = BinomialNoise(T=1, mu=0.0)  # R = 1: small means |q| < ln² n ≈ 17.3
+    d = np.ones(n, bool)
+    db = SubsetSumDatabase(d, mech, seed=1)
+    q = np.zeros((2, n), bool)
+    q[0, :10] = True
+    q[1, :40] = True
+    a = db.query(q)
+    assert a[0] == 0 and abs(a[1] - 40) <= 0.5
+    assert BinomialNoise(T=64).small_size(64) > 64  # at μ = 9 every query is small
+
+
+def test_cd_model_keeps_each_bit_with_half_plus_delta():
+    n, delta = 20000, 0.1
+    d = bits(n)
+    db = SubsetSumDatabase(d, CDModel(delta), seed=2)
+    eye = np.eye(n, dtype=bool)[:2000]
+    copy = db.query(eye)
+    kept = np.mean(copy == d[:2000])
+    assert abs(kept - (0.5 + delta)) < 4 * math.sqrt(0.24 / 2000)
+    assert abs(kept - 0.5) > 4 * math.sqrt(0.25 / 2000)  # power: δ = 0 is rejected
+    assert np.array_equal(db.query(eye[:5]), copy[:5])  # one private copy, answered exactly
+
+
+# ---- bad input ---------------------------------------------------------------------------
+def test_bad_input_is_named():
+    with pytest.raises(ParameterError, match="bit 1 is 2"):
+        SubsetSumDatabase([0, 2, 1])
+    with pytest.raises(ParameterError, match="non-empty"):
+        SubsetSumDatabase([])
+    with pytest.raises(ParameterError, match="E must be non-negative"):
+        BoundedNoise(-1)
+    with pytest.raises(ParameterError, match="delta"):
+        CDModel(0.7)
+    with pytest.raises(ParameterError, match="scale"):
+        LaplaceNoise(0)
+    db = SubsetSumDatabase(bits(4))
+    with pytest.raises(QueryError, match=r"\(t, 4\)"):
+        db.query(np.ones((2, 5), bool))
+    with pytest.raises(QueryError, match="query 1 has 3 at bit 0"):
+        db.query([[1, 0, 0, 0], [3, 0, 0, 0]])
+    with pytest.raises(ParameterError, match="limit of 20"):
+        exhaustive_reconstruct(SubsetSumDatabase(bits(21)), 1.0)
+    with pytest.raises(ParameterError, match="bound must be non-negative"):
+        lp_reconstruct(db, -1.0)
+    with pytest.raises(ParameterError, match="no candidate survives"):
+        exhaustive_reconstruct(SubsetSumDatabase(bits(6), LaplaceNoise(5.0), seed=1), 0.0)
+    with pytest.raises(ParameterError, match="SubsetSumDatabase"):
+        lstsq_reconstruct(object())
+
+
+# ---- Theorem 5's confidence walk -------------------------------------------------------
+def test_confidence_walk_steps_follow_the_binomial():
+    """Each step is ln((k+1)/(R−k)), k ~ Bin(R, 1/2): sd checked against the exact sum
+    over k (≈ 2/√R), with power against R off by 10%."""
+    from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
+
+    R, walks = 400, 40000
+    steps = confidence_walk(R, 1, walks, seed=1)[:, 0]
+
+    def exact_sd(r):
+        k = np.arange(r)  # k = r has probability 2^-r
+        x, w = np.log((k + 1) / (r - k)), stats.binom.pmf(k, r, 0.5)
+        return math.sqrt(np.sum(w * x * x) - np.sum(w * x) ** 2)
+
+    se = exact_sd(R) / math.sqrt(2 * walks)
+    assert abs(steps.std() - exact_sd(R)) < 4 * se
+    assert abs(steps.std() - exact_sd(int(1.1 * R))) > 4 * se
+    assert exact_sd(R) == pytest.approx(2 / math.sqrt(R), rel=0.01)
+    assert delta_prime(0.1) == pytest.approx(math.log(1.5))
+    assert stays_private(confidence_walk(100_000, 100, 50, seed=2), 0.1) == 1.0
+    assert stays_private(confidence_walk(10, 100, 50, seed=2), 0.1) == 0.0
+    with pytest.raises(ParameterError, match="delta"):
+        delta_prime(0.5)
