@@ -21,6 +21,7 @@ ALLOWED = {
     "tables": {"core"},
     "alphabeta": {"core", "tables"},
     "frapp": {"core", "tables"},
+    "splu": {"core", "tables"},
     "datasets": {"core", "tables"},
     "experiments": {"core", "tables", "alphabeta", "frapp", "datasets"},
 }

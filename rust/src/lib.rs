@@ -14,8 +14,9 @@ pub mod frapp;
 pub mod marginals;
 pub mod rng;
 pub mod sample;
+pub mod splu;
 
-use bindings::{codes, counting, sampling};
+use bindings::{codes, counting, sampling, splu as splu_bindings};
 use pyo3::prelude::*;
 
 #[pymodule]
@@ -38,5 +39,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counting::cond_count, m)?)?;
     m.add_function(wrap_pyfunction!(counting::cond_weighted, m)?)?;
     m.add_function(wrap_pyfunction!(counting::count_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(splu_bindings::decoy_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(splu_bindings::decoy_draw, m)?)?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod codes;
 pub mod counting;
 pub mod sampling;
+pub mod splu;
 
 use crate::error::KernelError;
 use crate::rng;

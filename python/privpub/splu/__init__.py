@@ -1,0 +1,17 @@
+"""SPLU: small-sum privacy, large-sum utility (Wong et al.).
+
+SPLU-Gen publishing (:class:`SPLUGen`), count reconstruction from its
+releases (:mod:`privpub.splu.reconstruct`) and the paper's calculators
+(:mod:`privpub.splu.calculators`).
+"""
+
+from privpub.splu.calculators import (
+    privacy_guarantee,
+    relative_error_probability,
+    utility_threshold,
+    utility_threshold_chebyshev,
+)
+from privpub.splu.mechanism import Partition, SPLUGen
+
+__all__ = ["Partition", "SPLUGen", "privacy_guarantee", "relative_error_probability",
+           "utility_threshold", "utility_threshold_chebyshev"]
