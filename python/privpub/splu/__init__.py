@@ -12,6 +12,8 @@ from privpub.splu.calculators import (
     utility_threshold_chebyshev,
 )
 from privpub.splu.mechanism import Partition, SPLUGen
+from privpub.splu.reconstruct import Reconstruction, reconstruct, reconstruct_many, sensitive_counts
 
-__all__ = ["Partition", "SPLUGen", "privacy_guarantee", "relative_error_probability",
+__all__ = ["Partition", "Reconstruction", "SPLUGen", "reconstruct", "reconstruct_many",
+           "sensitive_counts", "privacy_guarantee", "relative_error_probability",
            "utility_threshold", "utility_threshold_chebyshev"]
