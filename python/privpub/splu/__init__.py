@@ -1,7 +1,7 @@
 """SPLU: small-sum privacy, large-sum utility (Wong et al.).
 
 SPLU-Gen publishing (:class:`SPLUGen`), count reconstruction from its
-releases (:mod:`privpub.splu.reconstruct`) and the paper's calculators
+releases (:mod:`privpub.splu.reconstruction`) and the paper's calculators
 (:mod:`privpub.splu.calculators`).
 """
 
@@ -12,7 +12,12 @@ from privpub.splu.calculators import (
     utility_threshold_chebyshev,
 )
 from privpub.splu.mechanism import Partition, SPLUGen
-from privpub.splu.reconstruct import Reconstruction, reconstruct, reconstruct_many, sensitive_counts
+from privpub.splu.reconstruction import (
+    Reconstruction,
+    reconstruct,
+    reconstruct_many,
+    sensitive_counts,
+)
 
 __all__ = ["Partition", "Reconstruction", "SPLUGen", "reconstruct", "reconstruct_many",
            "sensitive_counts", "privacy_guarantee", "relative_error_probability",

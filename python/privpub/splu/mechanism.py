@@ -170,9 +170,9 @@ class SPLUGen:
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
         """A generic count over a SPLU-Gen release is not Q(V): the sensitive
-        values are randomised. The estimators live in :mod:`privpub.splu.reconstruct`."""
+        values are randomised. The estimators live in :mod:`privpub.splu.reconstruction`."""
         raise QueryError("estimate() does not apply to a SPLU-Gen release; use "
-                         "privpub.splu.sensitive_counts or privpub.splu.reconstruct")
+                         "privpub.splu.sensitive_counts or privpub.splu.reconstruction")
 
     # ---- publishing -------------------------------------------------------------------
     def _digits(self, data: TableLike | np.ndarray, schema: Schema | None
@@ -204,8 +204,9 @@ class SPLUGen:
                 note = "" if not dropped else (
                     f" after {sum(map(len, dropped))} records in no group of another sensitive "
                     "attribute were left out")
-                check_eligible(s, digits[j][rows], attr.values if hasattr(attr, "values")
-                               else np.arange(attr.size) + attr.offset, self.gamma, note)
+                labels = getattr(attr, "values", None) or range(attr.offset,
+                                                                attr.offset + attr.size)
+                check_eligible(s, digits[j][rows], labels, self.gamma, note)
                 part = decoy_groups(digits[j][rows], attr.size, self.gamma)
                 groups[s] = DecoyGroups(rows[part.members], rows[part.residue])
             residue = np.unique(np.concatenate([g.residue for g in groups.values()]))

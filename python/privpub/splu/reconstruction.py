@@ -32,15 +32,31 @@
   value-to-value inversion is not used: values that always share groups
   make T near singular (its EM was measured worse than the paper's).
 
-  Measured (Adult, γ = 5, occupation sensitive, P = sex, the 19 counts with
-  selectivity ≥ 1%, seeds 0–2; /tmp-style script in the branch's report):
-  mean relative error, paper 0.207 / 0.223 / 0.201 (train) and 0.221 /
-  0.244 / 0.253 (test); partition (rounds = 1) 0.290 / 0.204 / 0.228 and
-  0.298 / 0.266 / 0.382. It lowers the bias on Male ∧ Adm-clerical (truth
-  1,209; paper ≈ 2,450, partition 1,686–2,217) but the denominator
-  1/γ − r_P(s) is small where s shares groups with the values common in P,
-  so its variance outweighs the bias it removes; more rounds are worse
-  (rounds = 5: 0.64–0.83). It is therefore not the default.
+- ``method="exact-rate"``: the paper's EM with the partition's *average*
+  ¬s → s rate. The paper's f_s/N counts the s-records among the records a
+  ¬s record could share a group with; it cannot (groups hold distinct
+  values), and the right average is f_s(γ − 1)/(γ(N − f_s)). With f_s/N
+  the model's E y_s is f_s(1 − f_s/N) + f_s/γ ≠ f_s, so the paper's
+  estimator is biased even on data where P and s are independent.
+
+Measured mean relative error over counts with selectivity ≥ 1% (seeds 0–2;
+the command is in the SPLU branch's report):
+
+=========================================  ===================  ===================  ===================
+data (queries)                             paper                exact-rate           partition
+=========================================  ===================  ===================  ===================
+Adult train, γ=5, occupation × sex (19)    0.207 0.223 0.201    0.184 0.208 0.194    0.290 0.204 0.228
+Adult test, same (19)                      0.221 0.244 0.253    0.223 0.232 0.248    0.298 0.266 0.382
+synthetic 100K, γ=3, P correlated (19)     0.476 0.468 0.464    0.590 0.588 0.597    0.321 0.301 0.339
+synthetic 100K, γ=3, P independent (16)    0.173 0.166 0.176    0.019 0.018 0.022    0.057 0.057 0.062
+=========================================  ===================  ===================  ===================
+
+Neither alternative is better on Adult *and* both synthetic sets, so the
+paper's estimator stays the default. The partition method lowers the
+Male ∧ Adm-clerical bias on Adult (truth 1,209; paper ≈ 2,450; partition
+1,686–2,217) but its denominator 1/γ − r_P(s) is small where s shares
+groups with the values common in P, so its variance outweighs the bias it
+removes there; more rounds are worse (rounds = 5: 0.64–0.83 on Adult).
 """
 
 from __future__ import annotations
@@ -58,7 +74,8 @@ from privpub.splu.partition import cooccurrence
 from privpub.tables.published import PublishedView
 from privpub.tables.query import Condition
 
-METHODS = ("paper", "partition")
+#: The estimators of count(P ∧ s …): see the module docstring.
+METHODS = ("paper", "exact-rate", "partition")
 #: The paper's stopping rule: every state's relative change at most 1%.
 PAPER_TOL = 0.01
 #: Largest joint histogram (P × sensitive values) per predicate.
@@ -166,31 +183,46 @@ def _bits(w: int) -> np.ndarray:
     return np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
 
 
-def paper_em(y: np.ndarray, gamma: int, tol: float = PAPER_TOL, max_iter: int = 10_000
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Eq. 13/14 for a batch: y is (Q, K) published state counts; returns x
-    (Q, K), iterations and converged, each query stopped on its own."""
-    q, k = y.shape
+def transition_matrix(x: np.ndarray, gamma: int, exact_rate: bool = False) -> np.ndarray:
+    """M = I_2 ⊗ M_1 ⊗ … ⊗ M_w for each row of x (Q, K): (Q, K, K), rows the
+    original state, columns the published one, M_j = [[1 − f_j/N, f_j/N],
+    [(γ−1)/γ, 1/γ]] with f_j = Σ x over the states where s_j holds, N = Σ x.
+    With ``exact_rate`` the ¬s_j → s_j entry is the partition's average rate
+    f_j(γ−1)/(γ(N − f_j)) instead of the paper's f_j/N (module docstring)."""
+    q, k = x.shape
     w = int(np.log2(k)) - 1
     bits = _bits(w)
+    n = x.sum(axis=1)
+    same_p = (bits[:, None, 0] == bits[None, :, 0]).astype(float)
+    m = np.broadcast_to(same_p, (q, k, k)).copy()
+    for j in range(1, w + 1):
+        fj = x[:, bits[:, j] == 1].sum(axis=1)
+        if exact_rate:
+            f = np.divide(fj * (gamma - 1), gamma * (n - fj), out=np.zeros(q), where=n > fj)
+        else:
+            f = np.divide(fj, n, out=np.zeros(q), where=n > 0)
+        mj = np.stack([np.stack([1 - f, f], axis=1),
+                       np.tile([(gamma - 1) / gamma, 1 / gamma], (q, 1))], axis=1)
+        m *= mj[:, bits[:, j][:, None], bits[:, j][None, :]]
+    return m
+
+
+def paper_em(y: np.ndarray, gamma: int, tol: float = PAPER_TOL, max_iter: int = 10_000,
+             exact_rate: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eq. 13/14 for a batch: y is (Q, K) published state counts; returns x
+    (Q, K), iterations and converged, each query stopped on its own."""
+    q = len(y)
     n = y.sum(axis=1)
     x = y.astype(float).copy()
     iterations = np.zeros(q, dtype=np.int64)
     converged = np.zeros(q, dtype=bool)
     active = np.flatnonzero(n > 0)
     converged[n == 0] = True
-    same_p = (bits[:, None, 0] == bits[None, :, 0]).astype(float)
     for _ in range(max_iter):
         if len(active) == 0:
             break
-        xa, ya, na = x[active], y[active], n[active]
-        m = np.broadcast_to(same_p, (len(active), k, k)).copy()
-        for j in range(1, w + 1):
-            f = xa[:, bits[:, j] == 1].sum(axis=1) / na
-            mj = np.stack([np.stack([1 - f, f], axis=1),
-                           np.tile([(gamma - 1) / gamma, 1 / gamma], (len(active), 1))],
-                          axis=1)  # (Q, 2, 2): rows original, columns published
-            m *= mj[:, bits[:, j][:, None], bits[:, j][None, :]]
+        xa, ya = x[active], y[active]
+        m = transition_matrix(xa, gamma, exact_rate)
         denom = np.einsum("qik,qi->qk", m, xa)
         ratio = np.divide(ya, denom, out=np.zeros_like(denom), where=denom > 0)
         new = xa * np.einsum("qik,qk->qi", m, ratio)
@@ -264,8 +296,8 @@ def reconstruct_many(view: PublishedView, queries: Sequence[tuple[Any, Mapping[s
         index = np.array([parsed[i] for i in members], dtype=np.int64)
         y = _states(hist, index)
         observed[members] = y[:, -1]
-        if method == "paper":
-            x, its, conv = paper_em(y, gamma, tol, max_iter)
+        if method != "partition":
+            x, its, conv = paper_em(y, gamma, tol, max_iter, method == "exact-rate")
             estimate[members], iterations[members], converged[members] = x[:, -1], its, conv
         else:
             a = attrs[0]
