@@ -6,6 +6,9 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+/// Two arrays of record ids.
+type IdPair<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
+
 /// Decoy groups of records by sensitive value: (members, residue) record ids.
 #[pyfunction]
 pub(crate) fn decoy_groups<'py>(
@@ -13,7 +16,7 @@ pub(crate) fn decoy_groups<'py>(
     values: PyReadonlyArray1<'py, u32>,
     n_values: usize,
     gamma: usize,
-) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>)> {
+) -> PyResult<IdPair<'py>> {
     let values = values.as_slice()?;
     let (members, residue) = py
         .detach(|| splu::decoy_groups(values, n_values, gamma))
