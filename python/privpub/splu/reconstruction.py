@@ -183,41 +183,48 @@ def _bits(w: int) -> np.ndarray:
     return np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
 
 
+def _factors(x: np.ndarray, gamma: int, bits: np.ndarray, exact_rate: bool) -> np.ndarray:
+    """M_1 … M_w for each row of x: (Q, w, 2, 2), rows original, columns published."""
+    q, w = len(x), bits.shape[1] - 1
+    n = x.sum(axis=1)
+    out = np.empty((q, w, 2, 2))
+    out[:, :, 1, 0], out[:, :, 1, 1] = (gamma - 1) / gamma, 1 / gamma
+    for j in range(w):
+        fj = x[:, bits[:, j + 1] == 1].sum(axis=1)
+        if exact_rate:
+            rate = np.divide(fj * (gamma - 1), gamma * (n - fj), out=np.zeros(q), where=n > fj)
+        else:
+            rate = np.divide(fj, n, out=np.zeros(q), where=n > 0)
+        out[:, j, 0, 0], out[:, j, 0, 1] = 1 - rate, rate
+    return out
+
+
 def transition_matrix(x: np.ndarray, gamma: int, exact_rate: bool = False) -> np.ndarray:
     """M = I_2 ⊗ M_1 ⊗ … ⊗ M_w for each row of x (Q, K): (Q, K, K), rows the
     original state, columns the published one, M_j = [[1 − f_j/N, f_j/N],
     [(γ−1)/γ, 1/γ]] with f_j = Σ x over the states where s_j holds, N = Σ x.
     With ``exact_rate`` the ¬s_j → s_j entry is the partition's average rate
     f_j(γ−1)/(γ(N − f_j)) instead of the paper's f_j/N (module docstring)."""
-    q, k = x.shape
-    w = int(np.log2(k)) - 1
-    bits = _bits(w)
-    n = x.sum(axis=1)
-    same_p = (bits[:, None, 0] == bits[None, :, 0]).astype(float)
-    m = np.broadcast_to(same_p, (q, k, k)).copy()
-    for j in range(1, w + 1):
-        fj = x[:, bits[:, j] == 1].sum(axis=1)
-        if exact_rate:
-            f = np.divide(fj * (gamma - 1), gamma * (n - fj), out=np.zeros(q), where=n > fj)
-        else:
-            f = np.divide(fj, n, out=np.zeros(q), where=n > 0)
-        mj = np.stack([np.stack([1 - f, f], axis=1),
-                       np.tile([(gamma - 1) / gamma, 1 / gamma], (q, 1))], axis=1)
-        m *= mj[:, bits[:, j][:, None], bits[:, j][None, :]]
+    bits = _bits(int(np.log2(x.shape[1])) - 1)
+    factors = _factors(x, gamma, bits, exact_rate)
+    m = np.broadcast_to((bits[:, None, 0] == bits[None, :, 0]).astype(float),
+                        (len(x), len(bits), len(bits))).copy()
+    for j in range(factors.shape[1]):
+        m *= factors[:, j][:, bits[:, j + 1][:, None], bits[:, j + 1][None, :]]
     return m
 
 
 def paper_em(y: np.ndarray, gamma: int, tol: float = PAPER_TOL, max_iter: int = 10_000,
              exact_rate: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eq. 13/14 for a batch: y is (Q, K) published state counts; returns x
-    (Q, K), iterations and converged, each query stopped on its own."""
+    (Q, K), iterations and converged, each query stopped on its own (the
+    batch shrinks to the queries still moving)."""
     q = len(y)
     n = y.sum(axis=1)
     x = y.astype(float).copy()
     iterations = np.zeros(q, dtype=np.int64)
-    converged = np.zeros(q, dtype=bool)
-    active = np.flatnonzero(n > 0)
-    converged[n == 0] = True
+    converged = n == 0
+    active = np.flatnonzero(~converged)
     for _ in range(max_iter):
         if len(active) == 0:
             break
@@ -291,21 +298,26 @@ def reconstruct_many(view: PublishedView, queries: Sequence[tuple[Any, Mapping[s
     estimate, observed = np.zeros(q), np.zeros(q)
     iterations, converged = np.zeros(q, dtype=np.int64), np.ones(q, dtype=bool)
     freq_cache: dict[str, np.ndarray] = {}
+    pending: dict[int, list[tuple[list[int], np.ndarray]]] = {}  # w → (members, y) to run
     for (where, attrs), members in groups.items():
         hist = _histogram(view, where, list(attrs))
         index = np.array([parsed[i] for i in members], dtype=np.int64)
         y = _states(hist, index)
         observed[members] = y[:, -1]
         if method != "partition":
-            x, its, conv = paper_em(y, gamma, tol, max_iter, method == "exact-rate")
-            estimate[members], iterations[members], converged[members] = x[:, -1], its, conv
-        else:
-            a = attrs[0]
-            if a not in freq_cache:
-                freq_cache[a] = _histogram(view, None, [a]).sum(axis=0)
-            x = _partition_estimates(hist, freq_cache[a], gamma, rounds)
-            estimate[members] = x[index[:, 0]]
-            iterations[members] = rounds
+            pending.setdefault(len(attrs), []).append((members, y))
+            continue
+        a = attrs[0]
+        if a not in freq_cache:
+            freq_cache[a] = _histogram(view, None, [a]).sum(axis=0)
+        x = _partition_estimates(hist, freq_cache[a], gamma, rounds)
+        estimate[members] = x[index[:, 0]]
+        iterations[members] = rounds
+    for parts in pending.values():  # one vectorised EM per number of sensitive attributes
+        members = np.concatenate([np.asarray(m) for m, _ in parts])
+        x, its, conv = paper_em(np.concatenate([y for _, y in parts]), gamma, tol, max_iter,
+                                method == "exact-rate")
+        estimate[members], iterations[members], converged[members] = x[:, -1], its, conv
     return Reconstruction(estimate, observed, iterations, converged)
 
 
