@@ -294,3 +294,12 @@ def test_utility_thresholds_lemma_1_and_its_correction():
     assert relative_error_probability(1600, 5, 0.1) <= 0.05
     with pytest.raises(ParameterError, match="eps"):
         utility_threshold(5, 1.5, 0.05)
+
+
+def test_eligibility_boundary_frequency_equal_to_n_over_gamma_is_eligible():
+    df = pd.DataFrame({"a": [0, 1] * 6, "s": [0, 1, 2, 3] * 3})
+    schema = privpub.Schema([privpub.IntRange("a", 0, 1), privpub.IntRange("s", 0, 3)])
+    view = SPLUGen(4, "s", schema=schema).publish(df, seed=0)  # f = 3 = 12/4
+    assert (len(view), view.parameters["residue"]) == (12, 0)
+    with pytest.raises(ParameterError, match=r"value 0 has frequency 3 > N/γ = 11/4 = 2.75; the largest eligible γ is 3"):
+        SPLUGen(4, "s", schema=schema).publish(df.iloc[:11])
