@@ -9,6 +9,9 @@ statistically on small data.
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -301,5 +304,41 @@ def test_eligibility_boundary_frequency_equal_to_n_over_gamma_is_eligible():
     schema = privpub.Schema([privpub.IntRange("a", 0, 1), privpub.IntRange("s", 0, 3)])
     view = SPLUGen(4, "s", schema=schema).publish(df, seed=0)  # f = 3 = 12/4
     assert (len(view), view.parameters["residue"]) == (12, 0)
-    with pytest.raises(ParameterError, match=r"value 0 has frequency 3 > N/γ = 11/4 = 2.75; the largest eligible γ is 3"):
+    with pytest.raises(ParameterError, match=r"value 0 has frequency 3 > N/γ = 11/4 = 2.75; "
+                                             r"the largest eligible γ is 3"):
         SPLUGen(4, "s", schema=schema).publish(df.iloc[:11])
+
+
+def test_several_sensitive_attributes_share_complete_groups():
+    """4,000 records, γ = 3: the rows in no group of either attribute are left
+    out and both partitions are recomputed until each covers the same rows."""
+    rng = np.random.default_rng(12)
+    df = pd.DataFrame({"a": rng.integers(0, 2, 4000), "s": rng.integers(0, 5, 4000),
+                       "t": rng.integers(0, 4, 4000)})
+    schema = privpub.Schema([privpub.IntRange("a", 0, 1), privpub.IntRange("s", 0, 4),
+                             privpub.IntRange("t", 0, 3)])
+    part = SPLUGen(3, ["s", "t"], schema=schema).partition(df)
+    covered = [np.sort(g.members.ravel()) for g in part.groups.values()]
+    assert np.array_equal(covered[0], covered[1])
+    assert np.array_equal(np.sort(np.concatenate([covered[0], part.residue])), np.arange(4000))
+    for name, g in part.groups.items():
+        assert all(len(set(df[name].to_numpy()[row])) == 3 for row in g.members)
+
+
+def test_publish_does_not_depend_on_the_thread_count():
+    script = ("import numpy as np, pandas as pd, privpub, warnings\n"
+              "warnings.simplefilter('ignore')\n"
+              "from privpub.splu import SPLUGen\n"
+              "rng = np.random.default_rng(0)\n"
+              "df = pd.DataFrame({'a': rng.integers(0, 2, 300_000), 's': rng.integers(0, 9, "
+              "300_000)})\n"
+              "schema = privpub.Schema([privpub.IntRange('a', 0, 1),\n"
+              "                         privpub.IntRange('s', 0, 8)])\n"
+              "v = SPLUGen(4, 's', schema=schema).publish(df, seed=3)\n"
+              "import hashlib; print(hashlib.sha256(v.codes.tobytes()).hexdigest())\n")
+    outs = []
+    for threads in ("1", "2"):
+        env = {**os.environ, "RAYON_NUM_THREADS": threads}
+        outs.append(subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                                   capture_output=True, text=True).stdout)
+    assert outs[0] == outs[1]
