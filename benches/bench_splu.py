@@ -133,7 +133,7 @@ def view(data):
 def test_reconstruct_privpub(benchmark, view):
     benchmark.extra_info["role"] = "privpub"
     qs = queries(500 if len(view) > 20_000 else 100)
-    r = benchmark.pedantic(lambda: reconstruct_many(view, qs), rounds=1)
+    r = benchmark.pedantic(lambda: reconstruct_many(view, qs), rounds=1, warmup_rounds=1)
     assert np.allclose(r.estimate[:50], numpy_reconstruct(view.frame, qs[:50], GAMMA))
 
 
@@ -148,7 +148,7 @@ def test_reconstruct_numpy(benchmark, view):
 @pytest.mark.benchmark(group="SPLU reconstruction: 5,000 queries, privpub alone")
 def test_reconstruct_5000_privpub(benchmark, view, bench_report, bench_rows):
     qs = queries(bench_rows(5000, 500))
-    r = benchmark.pedantic(lambda: reconstruct_many(view, qs), rounds=1)
+    r = benchmark.pedantic(lambda: reconstruct_many(view, qs), rounds=1, warmup_rounds=1)
     bench_report.append(f"SPLU reconstruction of {len(qs):,} queries: {len(view):,} rows, "
                         f"iterations median {np.median(r.iterations):.0f}, mean "
                         f"{r.iterations.mean():.0f}, {int((~r.converged).sum())} stopped at "

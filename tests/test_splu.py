@@ -342,3 +342,21 @@ def test_publish_does_not_depend_on_the_thread_count():
         outs.append(subprocess.run([sys.executable, "-c", script], env=env, check=True,
                                    capture_output=True, text=True).stdout)
     assert outs[0] == outs[1]
+
+
+def test_error_falls_with_n_for_the_exact_rate_but_not_for_the_paper_matrix():
+    """Uncorrelated data, ≥ 1%-selectivity counts, 10 seeds at N = 3,000 and
+    30,000: the exact-rate estimate's mean relative error falls (measured
+    0.068 → 0.015); the paper's stays near its bias (0.153 → 0.127)."""
+    errors = {}
+    for n in (3000, 30_000):
+        df, schema = table(n, 5, n_values=6)
+        queries = [("a = 1", {"s": v}) for v in range(6)]
+        truth = np.array([((df.a == 1) & (df.s == v)).sum() for v in range(6)])
+        views = [publish(df, schema, 3, seed=t) for t in range(10)]
+        for method in ("paper", "exact-rate"):
+            est = np.array([reconstruct_many(v, queries, method=method).estimate
+                            for v in views])
+            errors[method, n] = np.mean(np.abs(est - truth) / truth)
+    assert errors["exact-rate", 30_000] < 0.5 * errors["exact-rate", 3000]
+    assert errors["paper", 30_000] > 0.1
