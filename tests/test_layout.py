@@ -23,7 +23,7 @@ ALLOWED = {
     "frapp": {"core", "tables"},
     "splu": {"core", "tables"},
     "datasets": {"core", "tables"},
-    "experiments": {"core", "tables", "alphabeta", "frapp", "datasets"},
+    "experiments": {"core", "tables", "alphabeta", "frapp", "splu", "datasets"},
 }
 
 

@@ -360,3 +360,11 @@ def test_error_falls_with_n_for_the_exact_rate_but_not_for_the_paper_matrix():
             errors[method, n] = np.mean(np.abs(est - truth) / truth)
     assert errors["exact-rate", 30_000] < 0.5 * errors["exact-rate", 3000]
     assert errors["paper", 30_000] > 0.1
+
+
+def test_estimator_experiment_measures_every_method():
+    from privpub.experiments.splu_estimators import errors, synthetic
+    df, schema = synthetic(20_000)
+    out = errors(df, schema, "s", ["b = 1"], 3, seed=0)
+    assert out["queries"] > 5 and set(out) == {"queries", "paper", "exact-rate", "partition"}
+    assert out["exact-rate"] < out["paper"]  # independent P: the paper matrix's bias shows

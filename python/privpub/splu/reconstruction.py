@@ -40,7 +40,7 @@
   estimator is biased even on data where P and s are independent.
 
 Measured mean relative error over counts with selectivity ≥ 1% (seeds 0–2;
-the command is in the SPLU branch's report):
+``python -m privpub.experiments.splu_estimators`` reproduces it):
 
 ====================================  =================  =================  =================
 data (queries)                        paper              exact-rate         partition
