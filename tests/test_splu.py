@@ -239,6 +239,12 @@ def test_release_reopens_from_parquet_and_estimates_the_same(tmp_path):
         assert reconstruct(again, "b = 2", {"s": 1}) == reconstruct(view, "b = 2", {"s": 1})
         assert sensitive_counts(again, "s").equals(sensitive_counts(view, "s"))
     assert "small-sum privacy" in str(view.guarantee())
+    with pytest.raises(QueryError, match="does not apply to a SPLU-Gen release"):
+        view.estimate("a = 1")
+    # SQL text, a col() expression and a mapping name the same predicate.
+    same = reconstruct_many(view, [("b = 2", {"s": 1}), (privpub.col("b") == 2, {"s": 1}),
+                                   ({"b": 2}, {"s": 1})])
+    assert len(set(same.estimate)) == 1
 
 
 # ---- bad input -----------------------------------------------------------------------------

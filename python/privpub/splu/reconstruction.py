@@ -72,7 +72,6 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
 from privpub.splu.partition import cooccurrence
 from privpub.tables.published import PublishedView
-from privpub.tables.query import Condition
 
 #: The estimators of count(P ∧ s …): see the module docstring.
 METHODS = ("paper", "exact-rate", "partition")
@@ -291,7 +290,10 @@ def reconstruct_many(view: PublishedView, queries: Sequence[tuple[Any, Mapping[s
         if method == "partition" and len(attrs) > 1:
             raise ParameterError("method='partition' handles one sensitive attribute per "
                                  f"query; query #{i} names {attrs}")
-        key = (where.sql if isinstance(where, Condition) else where, tuple(attrs))
+        # SQL text keys as given (parsed once per distinct text, in _histogram);
+        # expressions and mappings by their parsed SQL.
+        text = where if where is None or isinstance(where, str) else view.condition(where).sql
+        key = (text, tuple(attrs))
         parsed.append([value_index(view.schema, a, values[a]) for a in attrs])
         groups.setdefault(key, []).append(i)
     q = len(parsed)
