@@ -88,6 +88,10 @@ def test_partition_is_valid_and_deterministic_and_residue_is_n_mod_gamma():
     assert len(part.residue) == 1001 % 4
     assert sorted(np.concatenate([groups.ravel(), part.residue]).tolist()) == list(range(1001))
     assert np.array_equal(mech.partition(df).groups["s"].members, groups)
+    # One sensitive attribute: the paper's partition of all N, its residue deleted.
+    direct = decoy_groups(df.s.to_numpy().astype(np.uint32), 6, 4)
+    assert np.array_equal(direct.members, groups) and np.array_equal(direct.residue,
+                                                                     part.residue)
     with pytest.warns(UserWarning, match=r"1 of 1,001 records are in no decoy group"):
         view = mech.publish(df, seed=0)
     assert (view.parameters["residue"], len(view)) == (1, 1000)
@@ -374,3 +378,38 @@ def test_estimator_experiment_measures_every_method():
     out = errors(df, schema, "s", ["b = 1"], 3, seed=0)
     assert out["queries"] > 5 and set(out) == {"queries", "paper", "exact-rate", "partition"}
     assert out["exact-rate"] < out["paper"]  # independent P: the paper matrix's bias shows
+
+
+# ---- baselines -----------------------------------------------------------------------------
+def test_anatomy_estimates_match_brute_force_and_publish_exact_value_counts():
+    from privpub.splu import anatomy
+    df, schema = table(400, 13, n_values=5)
+    rel = anatomy(df, 3, "s", schema)
+    part = SPLUGen(3, "s", schema=schema).partition(df)
+    assert rel.residue == len(part.residue) == 400 % 3
+    a, s = df.a.to_numpy(), df.s.to_numpy()
+    for v in range(5):
+        brute = sum((a[g] == 1).sum() * (s[g] == v).sum() / 3 for g in part.groups["s"].members)
+        assert rel.estimate_many([("a = 1", v)])[0] == pytest.approx(brute)
+        kept = np.isin(np.arange(400), part.residue, invert=True)
+        assert rel.estimate_many([(None, v)])[0] == pytest.approx((s[kept] == v).sum())
+    assert set(rel.qit.columns) == {"a", "b", "group"}  # the sensitive column is not in QIT
+
+
+def test_laplace_noise_is_discrete_laplace_with_power():
+    """χ² at α = 1e-6 against P(k) ∝ e^{−ε|k|} over 200,000 draws; ε × 1.1 is rejected."""
+    from privpub.splu import laplace_counts
+    eps = math.log(2)
+    noise = laplace_counts(np.zeros(200_000, dtype=np.int64), eps, seed=4)
+    ks = np.arange(-12, 13)
+
+    def pvalue(e):
+        pmf = (1 - math.exp(-e)) / (1 + math.exp(-e)) * np.exp(-e * np.abs(ks))
+        observed = np.array([(noise == k).sum() for k in ks] + [(np.abs(noise) > 12).sum()])
+        expected = np.append(pmf, 1 - pmf.sum()) * len(noise)
+        return stats.chisquare(observed, expected).pvalue
+
+    assert pvalue(eps) > 1e-6
+    assert pvalue(1.1 * eps) < 1e-6
+    with pytest.raises(ParameterError, match="epsilon must be positive"):
+        laplace_counts(np.zeros(3, dtype=np.int64), 0.0)

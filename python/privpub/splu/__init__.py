@@ -1,10 +1,12 @@
 """SPLU: small-sum privacy, large-sum utility (Wong et al.).
 
 SPLU-Gen publishing (:class:`SPLUGen`), count reconstruction from its
-releases (:mod:`privpub.splu.reconstruction`) and the paper's calculators
-(:mod:`privpub.splu.calculators`).
+releases (:mod:`privpub.splu.reconstruction`), the paper's calculators
+(:mod:`privpub.splu.calculators`) and the Anatomy and Laplace baselines
+(:mod:`privpub.splu.baselines`).
 """
 
+from privpub.splu.baselines import AnatomyRelease, anatomy, laplace_counts
 from privpub.splu.calculators import (
     privacy_guarantee,
     relative_error_probability,
@@ -19,6 +21,7 @@ from privpub.splu.reconstruction import (
     sensitive_counts,
 )
 
-__all__ = ["Partition", "Reconstruction", "SPLUGen", "reconstruct", "reconstruct_many",
-           "sensitive_counts", "privacy_guarantee", "relative_error_probability",
-           "utility_threshold", "utility_threshold_chebyshev"]
+__all__ = ["AnatomyRelease", "Partition", "Reconstruction", "SPLUGen", "anatomy",
+           "laplace_counts", "privacy_guarantee", "reconstruct", "reconstruct_many",
+           "relative_error_probability", "sensitive_counts", "utility_threshold",
+           "utility_threshold_chebyshev"]

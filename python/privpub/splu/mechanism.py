@@ -16,9 +16,10 @@ The records in no group (N mod γ of them, Sec. 3 deletes them) are not
 published; :meth:`SPLUGen.publish` warns with their count and row ids, the
 release stores the count, and :meth:`SPLUGen.partition` gives the ids again.
 With several sensitive attributes a record is published only if it is in a
-group of every attribute, so the partitions are recomputed on the remaining
-records until no attribute leaves a residue (each estimator then sees
-complete groups).
+group of every attribute, so while some attribute's groups hold a record
+another attribute left over, those records are left out and the partitions
+recomputed on the rest (each estimator then sees complete groups). With one
+sensitive attribute this is the paper's partition with its residue deleted.
 """
 
 from __future__ import annotations
@@ -210,14 +211,15 @@ class SPLUGen:
                 part = decoy_groups(digits[j][rows], attr.size, self.gamma)
                 groups[s] = DecoyGroups(rows[part.members], rows[part.residue])
             residue = np.unique(np.concatenate([g.residue for g in groups.values()]))
-            if len(residue) == 0:
-                break
             dropped.append(residue)
+            # Done when no group holds a record left out by another attribute (always
+            # so with one sensitive attribute: the paper's partition, residue deleted).
+            if not any(np.isin(g.members, residue).any() for g in groups.values()):
+                break
             rows = np.setdiff1d(rows, residue, assume_unique=True)
             if len(rows) == 0:
                 raise ParameterError("no records are left in complete decoy groups")
-        residue = np.sort(np.concatenate(dropped)) if dropped else np.zeros(0, np.int64)
-        return Partition(groups, residue)
+        return Partition(groups, np.sort(np.concatenate(dropped)))
 
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
                 schema: Schema | None = None) -> PublishedView:
