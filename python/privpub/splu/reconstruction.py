@@ -59,7 +59,7 @@ groups with the values common in P, so its variance outweighs the bias it
 removes there; more rounds are worse (rounds = 5: 0.86–1.05 on Adult train).
 Also tried and worse: the partition rates weighted by the exact-rate
 estimates instead of the published distribution within P (correlated
-synthetic: 0.89–0.96).
+synthetic: 0.90–0.98).
 """
 
 from __future__ import annotations
