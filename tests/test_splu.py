@@ -433,3 +433,16 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     assert main(["splu", "publish", str(src), "--gamma", "9", "--sensitive", "s",
                  "--out", str(out)]) == 1
     assert "a decoy group needs gamma = 9 distinct ones" in capsys.readouterr().err
+
+
+def test_a_fresh_process_reopens_a_splu_release(tmp_path):
+    """``import privpub`` registers SPLU-Gen, so its releases reopen anywhere."""
+    df, schema = table(300, 15)
+    path = tmp_path / "v.parquet"
+    publish(df, schema).to_parquet(path)
+    script = ("import sys, privpub\n"
+              "v = privpub.PublishedView.open(sys.argv[1])\n"
+              "print(v.mechanism, len(v), privpub.splu.reconstruct(v, 'a = 1', {'s': 0}) > 0)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    assert out.split() == ["splu", "300", "True"]

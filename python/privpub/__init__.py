@@ -9,10 +9,10 @@ Import the pieces you need from here::
 The package is laid out by concept (see docs/design.md): ``core`` (errors,
 seeding, guarantees, the release contract, storage), ``tables`` (schemas,
 queries, domain counts, columnar views), then one subpackage per mechanism
-family (``alphabeta``, ``frapp``), ``datasets`` and ``experiments``.
+family (``alphabeta``, ``frapp``, ``splu``), ``datasets`` and ``experiments``.
 """
 
-from privpub import datasets
+from privpub import datasets, splu
 from privpub.alphabeta import AlphaBeta, MultiViewPublisher, SourceDistribution, accounting
 from privpub.core.errors import (
     ArtifactError,
@@ -73,4 +73,5 @@ __all__ = [
     "col",
     "datasets",
     "resolve_seed",
+    "splu",
 ]
