@@ -207,13 +207,17 @@ def test_paper_estimator_is_biased_even_on_uncorrelated_data():
 
 
 def test_paper_estimator_is_biased_where_p_correlates_with_s():
-    """The failure the issue reports, on synthetic data: a = s mod 2 for 80% of records."""
+    """The failure the issue reports, on synthetic data: a = s mod 2 for 80% of
+    records. Over 20 seeds, some estimate of the large counts (a = 1 ∧ s odd,
+    ≈ 450 each) is off by more than 6 SE (measured: s = 1 averages 3.6 against
+    451, 250 SE; s = 3 and 5 are within 2 SE)."""
     df, schema = table(3000, 6, n_values=6, skew=0.8)
-    queries = [("a = 1", {"s": v}) for v in range(6)]
+    queries = [("a = 1", {"s": v}) for v in (1, 3, 5)]
     est = np.array([reconstruct_many(publish(df, schema, 3, seed=t), queries).estimate
-                    for t in range(60)])
-    truth = np.array([((df.a == 1) & (df.s == v)).sum() for v in range(6)])
+                    for t in range(20)])
+    truth = np.array([((df.a == 1) & (df.s == v)).sum() for v in (1, 3, 5)])
     se = est.std(axis=0, ddof=1) / math.sqrt(len(est))
+    assert np.all(se > 0)
     assert np.any(np.abs(est.mean(axis=0) - truth) > 6 * se)
 
 
