@@ -133,7 +133,6 @@ def test_published_counts_are_unbiased_with_the_binomial_variance():
     """f'_s ~ Binomial(γ f_s, 1/γ): mean f_s and variance f_s(1 − 1/γ), over 400 seeds."""
     df, schema = table(300, 3, n_values=5)
     gamma, trials = 3, 400
-    f = np.bincount(df.s, minlength=5)[:5]
     counts = np.array([sensitive_counts(publish(df, schema, gamma, seed=t), "s")["estimate"]
                        for t in range(trials)])
     n_pub = counts.sum(axis=1)[0]
