@@ -23,8 +23,10 @@ ALLOWED = {
     "frapp": {"core", "tables"},
     "graphs": {"core"},
     "attacks": {"core", "tables"},
+    "splu": {"core", "tables"},
     "datasets": {"core", "tables"},
-    "experiments": {"core", "tables", "alphabeta", "frapp", "graphs", "attacks", "datasets"},
+    "experiments": {"core", "tables", "alphabeta", "frapp", "graphs", "attacks", "splu",
+                    "datasets"},
 }
 
 

@@ -9,11 +9,11 @@ Import the pieces you need from here::
 The package is laid out by concept (see docs/design.md): ``core`` (errors,
 seeding, guarantees, the release contract, storage), ``tables`` (schemas,
 queries, domain counts, columnar views), then one subpackage per mechanism
-family (``alphabeta``, ``frapp``, ``graphs``, ``attacks``), ``datasets`` and
-``experiments``.
+family (``alphabeta``, ``frapp``, ``graphs``, ``attacks``, ``splu``), ``datasets``
+and ``experiments``.
 """
 
-from privpub import attacks, datasets, graphs
+from privpub import attacks, datasets, graphs, splu
 from privpub.alphabeta import AlphaBeta, MultiViewPublisher, SourceDistribution, accounting
 from privpub.core.errors import (
     ArtifactError,
@@ -76,4 +76,5 @@ __all__ = [
     "datasets",
     "graphs",
     "resolve_seed",
+    "splu",
 ]

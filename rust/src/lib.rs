@@ -16,8 +16,12 @@ pub mod graph;
 pub mod marginals;
 pub mod rng;
 pub mod sample;
+pub mod splu;
 
-use bindings::{attacks as attack_bindings, codes, counting, graph as graph_bindings, sampling};
+use bindings::{
+    attacks as attack_bindings, codes, counting, graph as graph_bindings, sampling,
+    splu as splu_bindings,
+};
 use pyo3::prelude::*;
 
 #[pymodule]
@@ -46,5 +50,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph_bindings::graph_two_paths, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_four_cycles, m)?)?;
     m.add_function(wrap_pyfunction!(attack_bindings::weed, m)?)?;
+    m.add_function(wrap_pyfunction!(splu_bindings::decoy_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(splu_bindings::decoy_draw, m)?)?;
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod codes;
 pub mod counting;
 pub mod graph;
 pub mod sampling;
+pub mod splu;
 
 use crate::error::KernelError;
 use crate::rng;

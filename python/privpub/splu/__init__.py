@@ -1,0 +1,27 @@
+"""SPLU: small-sum privacy, large-sum utility (Wong et al.).
+
+SPLU-Gen publishing (:class:`SPLUGen`), count reconstruction from its
+releases (:mod:`privpub.splu.reconstruction`), the paper's calculators
+(:mod:`privpub.splu.calculators`) and the Anatomy and Laplace baselines
+(:mod:`privpub.splu.baselines`).
+"""
+
+from privpub.splu.baselines import AnatomyRelease, anatomy, laplace_counts
+from privpub.splu.calculators import (
+    privacy_guarantee,
+    relative_error_probability,
+    utility_threshold,
+    utility_threshold_chebyshev,
+)
+from privpub.splu.mechanism import Partition, SPLUGen
+from privpub.splu.reconstruction import (
+    Reconstruction,
+    reconstruct,
+    reconstruct_many,
+    sensitive_counts,
+)
+
+__all__ = ["AnatomyRelease", "Partition", "Reconstruction", "SPLUGen", "anatomy",
+           "laplace_counts", "privacy_guarantee", "reconstruct", "reconstruct_many",
+           "relative_error_probability", "sensitive_counts", "utility_threshold",
+           "utility_threshold_chebyshev"]

@@ -1,0 +1,112 @@
+"""Baselines of the SPLU experiments (Sec. 6): Anatomy and Laplace counts.
+
+- :func:`anatomy`: Xiao and Tao's Anatomy on the same deterministic groups as
+  SPLU-Gen (:mod:`privpub.splu.partition`; Anatomy's own residue assignment
+  is not implemented: the N mod γ records in no group are left out and
+  counted). It publishes a quasi-identifier table (every non-sensitive
+  column and a group id) and a sensitive table (group, value, count), and
+  estimates count(P ∧ s) the Anatomy way: Σ_g |P ∩ g| · c_g(s)/|g|. The
+  counts of sensitive values are published exactly, so small counts are not
+  protected (the paper's point, Fig. 7).
+- :func:`laplace_counts`: ε-differentially private counts (sensitivity 1)
+  with discrete Laplace noise, P(k) ∝ e^{−ε|k|}, the difference of two
+  geometric variables drawn by inversion from the ChaCha stream. The output
+  is an integer, so the floating-point attack on continuous Laplace noise
+  (Mironov 2012) does not apply; the geometric inversion itself is computed
+  in doubles, so its probabilities are exact only to double precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privpub.core import validate
+from privpub.core.errors import ParameterError
+from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.splu.partition import check_eligible, decoy_groups
+from privpub.splu.reconstruction import value_index
+from privpub.tables.inputs import TableLike
+from privpub.tables.query import Condition
+from privpub.tables.records import records_as_codes
+from privpub.tables.schema import Schema
+
+
+@dataclass(frozen=True)
+class AnatomyRelease:
+    """Anatomy's two tables: ``qit`` (domain indices of the non-sensitive
+    attributes and ``group``) and ``st`` (``group``, ``value`` index, ``count``),
+    plus the number of records in no group (``residue``)."""
+
+    schema: Schema
+    sensitive: str
+    gamma: int
+    qit: pd.DataFrame
+    st: pd.DataFrame
+    residue: int
+
+    def estimate_many(self, queries: Sequence[tuple[Any, Any]]) -> np.ndarray:
+        """count(P ∧ s) for each (where, sensitive value): Σ_g |P ∩ g| c_g(s)/γ."""
+        groups = int(self.qit["group"].max()) + 1 if len(self.qit) else 0
+        size = self.schema[self.sensitive].size
+        table = np.zeros((groups, size))
+        np.add.at(table, (self.st["group"].to_numpy(), self.st["value"].to_numpy()),
+                  self.st["count"].to_numpy())
+        per_p: dict[Any, np.ndarray] = {}
+        out = np.empty(len(queries))
+        for i, (where, value) in enumerate(queries):
+            key = where if where is None or isinstance(where, str) else repr(where)
+            if key not in per_p:
+                cond = Condition(self.schema, where)
+                if self.sensitive in cond.attributes:
+                    raise ParameterError(f"the predicate reads sensitive attribute "
+                                         f"{self.sensitive!r}; give its value separately")
+                mask = cond.mask_digits({a: self.qit[a].to_numpy() for a in cond.attributes},
+                                        len(self.qit))
+                in_p = np.bincount(self.qit["group"].to_numpy()[mask], minlength=groups)
+                per_p[key] = in_p @ table / self.gamma
+            out[i] = per_p[key][value_index(self.schema, self.sensitive, value)]
+        return out
+
+
+def anatomy(data: TableLike | np.ndarray, gamma: int, sensitive: str,
+            schema: Schema) -> AnatomyRelease:
+    """Anatomy's publication of ``data`` with groups of ``gamma`` distinct values."""
+    gamma = validate.count("gamma", gamma, minimum=2)
+    if sensitive not in schema.names:
+        raise ParameterError(f"sensitive attribute {sensitive!r} is not in the schema "
+                             f"(attributes: {list(schema.names)})")
+    digits = schema.digits(records_as_codes(schema, data))
+    j = schema.names.index(sensitive)
+    attr = schema[sensitive]
+    labels = getattr(attr, "values", None) or range(attr.offset, attr.offset + attr.size)
+    check_eligible(sensitive, digits[j], labels, gamma)
+    part = decoy_groups(digits[j], attr.size, gamma)
+    rows = part.members.ravel()
+    group = np.repeat(np.arange(len(part.members)), gamma)
+    qit = pd.DataFrame({n: digits[k][rows] for k, n in enumerate(schema.names) if k != j})
+    qit["group"] = group
+    qit = qit.sort_values([*qit.columns[::-1]], kind="stable").reset_index(drop=True)
+    st = pd.DataFrame({"group": group, "value": digits[j][rows].astype(np.int64),
+                       "count": np.ones(len(rows), dtype=np.int64)})
+    return AnatomyRelease(schema, sensitive, gamma, qit, st, len(part.residue))
+
+
+def laplace_counts(counts: np.ndarray, epsilon: float, seed: SeedLike = None) -> np.ndarray:
+    """``counts`` plus independent discrete Laplace noise of parameter ε (each
+    count ε-DP under adding or removing one record; module docstring)."""
+    epsilon = validate.real("epsilon", epsilon)
+    if epsilon <= 0:
+        raise ParameterError(f"epsilon must be positive, got {epsilon}")
+    counts = np.asarray(counts)
+    if counts.dtype.kind not in "iu":
+        raise ParameterError(f"counts must be integers, got dtype {counts.dtype}")
+    source = resolve_seed(seed).derive("laplace")
+    u = source.uniform(2 * counts.size).reshape(2, -1)
+    # Geometric failures with success 1 − e^{−ε}: ⌊ln(1 − U)/(−ε)⌋ (1 − U ∈ (0, 1]).
+    g = np.floor(np.log1p(-u) / -epsilon).astype(np.int64)
+    return counts.astype(np.int64) + (g[0] - g[1]).reshape(counts.shape)

@@ -1,0 +1,255 @@
+"""SPLU-Gen: small-sum privacy, large-sum utility (Wong et al., Sec. 3).
+
+For each sensitive attribute S (several are randomised independently):
+
+1. (eligibility) every value of S has frequency ≤ N/γ;
+2. the records are partitioned into decoy groups of γ records with distinct
+   values of S (:mod:`privpub.splu.partition`, deterministic, not published);
+3. each record publishes, as its value of S, the value of a uniformly drawn
+   member of its group (p = q = 1/γ: its own value or any decoy equally);
+4. the non-sensitive attributes are published unchanged, the rows in a
+   canonical order (sorted by tuple code): the order is a function of the
+   published multiset, so, like the paper's random shuffle, it says nothing
+   about record ids or groups.
+
+The records in no group (N mod γ of them, Sec. 3 deletes them) are not
+published; :meth:`SPLUGen.publish` warns with their count and row ids, the
+release stores the count, and :meth:`SPLUGen.partition` gives the ids again.
+With several sensitive attributes a record is published only if it is in a
+group of every attribute, so while some attribute's groups hold a record
+another attribute left over, those records are left out and the partitions
+recomputed on the rest (each estimator then sees complete groups). With one
+sensitive attribute this is the paper's partition with its residue deleted.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privpub import _core
+from privpub.core import validate
+from privpub.core.errors import ParameterError, QueryError
+from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.release import register_mechanism
+from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
+from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
+from privpub.tables.inputs import TableLike
+from privpub.tables.published import Counts, PublishedView
+from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
+from privpub.tables.schema import Schema
+from privpub.tables.view import codes_of
+
+#: Relative error and small-count bound the guarantee states T_P for.
+GUARANTEE_EPS, GUARANTEE_ALPHA = 0.3, 3
+#: Error probability the guarantee states the utility threshold for.
+GUARANTEE_T_E = 0.05
+
+
+@dataclass(frozen=True)
+class Partition:
+    """What :meth:`SPLUGen.partition` returns: each sensitive attribute's decoy
+    groups (record ids are row positions of the data) and the rows in none."""
+
+    groups: dict[str, DecoyGroups]
+    residue: np.ndarray
+
+
+@register_mechanism
+class SPLUGen:
+    """SPLU-Gen over a schema, with decoy groups of ``gamma`` records.
+
+    Parameters
+    ----------
+    gamma : int
+        γ ≥ 2: group size; each record keeps its value with probability 1/γ.
+    sensitive : str or sequence of str
+        The sensitive attribute(s); every other attribute is published as is.
+    schema : Schema, optional
+        The domain; without it, ``publish`` derives one from the data (and the
+        guarantee says the domain was derived).
+    n, records_given, residue : int, optional
+        Set on a release: rows published, rows given, rows in no group.
+
+    Examples
+    --------
+    >>> import privpub
+    >>> df, schema = privpub.datasets.load_adult()
+    >>> mech = privpub.splu.SPLUGen(5, "occupation", schema=schema)
+    >>> view = mech.publish(df, seed=1)  # doctest: +SKIP
+    """
+
+    name = "splu"
+
+    def __init__(self, gamma: int, sensitive: str | Sequence[str], *,
+                 schema: Schema | None = None, n: int | None = None,
+                 records_given: int | None = None, residue: int | None = None):
+        self.gamma = validate.count("gamma", gamma, minimum=2)
+        names = [sensitive] if isinstance(sensitive, str) else sensitive
+        if not isinstance(names, Sequence) or not names or \
+                not all(isinstance(s, str) for s in names):
+            raise ParameterError(f"sensitive must be an attribute name or a non-empty list of "
+                                 f"names, got {sensitive!r}")
+        if len(set(names)) != len(names):
+            raise ParameterError(f"sensitive attributes repeat: {list(names)}")
+        self.sensitive = list(names)
+        if schema is not None:
+            self._check_schema(schema)
+        self.schema = schema
+        self.n = validate.optional(validate.count, "n", n, minimum=1)
+        self.records_given = validate.optional(validate.count, "records_given", records_given)
+        self.residue = validate.optional(validate.count, "residue", residue)
+        if None not in (self.n, self.records_given, self.residue) and \
+                self.n + self.residue != self.records_given:
+            raise ParameterError(f"n + residue = {self.n} + {self.residue} must equal "
+                                 f"records_given = {self.records_given}")
+        if self.n is not None and self.n % self.gamma:
+            raise ParameterError(f"n = {self.n} published rows is not a multiple of gamma = "
+                                 f"{self.gamma}: rows come in whole decoy groups")
+
+    def _check_schema(self, schema: Schema) -> None:
+        if not isinstance(schema, Schema):
+            raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
+        missing = [s for s in self.sensitive if s not in schema.names]
+        if missing:
+            raise ParameterError(f"sensitive attribute(s) {missing} are not in the schema "
+                                 f"(attributes: {list(schema.names)})")
+        for s in self.sensitive:
+            if schema[s].size < self.gamma:
+                raise ParameterError(f"sensitive attribute {s!r} has {schema[s].size} values; "
+                                     f"a decoy group needs gamma = {self.gamma} distinct ones")
+
+    @classmethod
+    def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> SPLUGen:
+        """The mechanism of a release's parameters, checked as by the constructor."""
+        p = parameters
+        return cls(validate.field(p, "gamma"), validate.field(p, "sensitive"), schema=schema,
+                   n=validate.field(p, "n"), records_given=validate.field(p, "records_given"),
+                   residue=validate.field(p, "residue"))
+
+    def parameters(self) -> dict[str, Any]:
+        return {"gamma": self.gamma, "sensitive": list(self.sensitive), "n": self.n,
+                "records_given": self.records_given, "residue": self.residue}
+
+    def guarantee(self) -> Guarantee:
+        g, eps, alpha = self.gamma, GUARANTEE_EPS, GUARANTEE_ALPHA
+        t_p = privacy_guarantee(g, eps, alpha)
+        t_f = utility_threshold_chebyshev(g, eps, GUARANTEE_T_E)
+        claims = []
+        if self.schema is not None and self.schema.derived:
+            claims.append(Claim(
+                "public domain", False,
+                f"the domains of {', '.join(self.schema.derived)} were derived from the data; "
+                "publishing them reveals which values occur.", "Sec. 3 (domains are public)"))
+        claims.append(Claim(
+            "small-sum privacy (ε, T_P, α)", True,
+            f"for each sensitive value with 1..{alpha} records, the count an analyst reads off "
+            f"the release misses it by more than ε = {eps} of itself with probability ≥ T_P = "
+            f"{t_p:.4f} (exact binomial; privpub.splu.privacy_guarantee for other ε, α). "
+            "This is about counts, not individuals: it is not differential privacy, and it "
+            "does not bound what an adversary who knows the other records of a decoy group "
+            "learns. Records are randomised independently per sensitive attribute "
+            f"({', '.join(self.sensitive)}).", "Lemma 2, Theorem 4"))
+        claims.append(Claim(
+            "large-sum utility", True,
+            f"a sensitive value's count f ≥ {t_f:,.0f} is estimated within ε = {eps} of itself "
+            f"with probability ≥ {1 - GUARANTEE_T_E:g} (Chebyshev with Var f' = f(1 − 1/γ)). "
+            "Lemma 1's printed threshold (privpub.splu.utility_threshold) is smaller: its "
+            "proof divides the variance by n twice.", "Theorem 3 / Lemma 1, corrected"))
+        if self.residue:
+            claims.append(Claim(
+                "every record published", False,
+                f"{self.residue} of the {self.records_given:,} records were in no decoy group "
+                "and are not in the release (the paper deletes them).", "Sec. 3"))
+        return Guarantee(f"SPLU-Gen (γ = {g}, sensitive: {', '.join(self.sensitive)})",
+                         tuple(claims))
+
+    def estimate(self, c: Counts) -> tuple[Any, Any]:
+        """A generic count over a SPLU-Gen release is not Q(V): the sensitive
+        values are randomised. The estimators live in :mod:`privpub.splu.reconstruction`."""
+        raise QueryError("estimate() does not apply to a SPLU-Gen release; use "
+                         "privpub.splu.sensitive_counts or privpub.splu.reconstruction")
+
+    # ---- publishing -------------------------------------------------------------------
+    def _digits(self, data: TableLike | np.ndarray, schema: Schema | None
+                ) -> tuple[Schema, list[np.ndarray]]:
+        schema = schema or self.schema
+        if schema is None:
+            schema = Schema.from_frame(data)
+        self._check_schema(schema)
+        codes = records_as_codes(schema, data)
+        if len(codes) == 0:
+            raise ParameterError("the data hold no records; there is nothing to publish")
+        return schema, schema.digits(codes)
+
+    def partition(self, data: TableLike | np.ndarray, schema: Schema | None = None
+                  ) -> Partition:
+        """The decoy groups of ``data`` (deterministic) and the rows in none, for the
+        data owner: the same partition :meth:`publish` uses; never published."""
+        schema, digits = self._digits(data, schema)
+        return self._partition(schema, digits)
+
+    def _partition(self, schema: Schema, digits: list[np.ndarray]) -> Partition:
+        rows = np.arange(len(digits[0]), dtype=np.int64)
+        dropped: list[np.ndarray] = []
+        while True:
+            groups = {}
+            for s in self.sensitive:
+                j = schema.names.index(s)
+                attr = schema[s]
+                note = "" if not dropped else (
+                    f" after {sum(map(len, dropped))} records in no group of another sensitive "
+                    "attribute were left out")
+                labels = getattr(attr, "values", None) or range(attr.offset,
+                                                                attr.offset + attr.size)
+                check_eligible(s, digits[j][rows], labels, self.gamma, note)
+                part = decoy_groups(digits[j][rows], attr.size, self.gamma)
+                groups[s] = DecoyGroups(rows[part.members], rows[part.residue])
+            residue = np.unique(np.concatenate([g.residue for g in groups.values()]))
+            dropped.append(residue)
+            # Done when no group holds a record left out by another attribute (always
+            # so with one sensitive attribute: the paper's partition, residue deleted).
+            if not any(np.isin(g.members, residue).any() for g in groups.values()):
+                break
+            rows = np.setdiff1d(rows, residue, assume_unique=True)
+            if len(rows) == 0:
+                raise ParameterError("no records are left in complete decoy groups")
+        return Partition(groups, np.sort(np.concatenate(dropped)))
+
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
+                schema: Schema | None = None) -> PublishedView:
+        """Randomise every sensitive attribute over each record's decoy group and
+        return the release (rows sorted by code; see the module docstring).
+        Warns with the count and row ids of records in no group."""
+        schema, digits = self._digits(data, schema)
+        part = self._partition(schema, digits)
+        source = resolve_seed(seed)
+        keep = np.ones(len(digits[0]), dtype=bool)
+        keep[part.residue] = False
+        out = [d.copy() for d in digits]
+        for s, groups in part.groups.items():
+            j = schema.names.index(s)
+            values = np.ascontiguousarray(digits[j], dtype=np.uint32)
+            members = np.ascontiguousarray(groups.members.reshape(-1), dtype=np.uint32)
+            drawn = _core.decoy_draw(source.derive(f"splu:{s}").key, members, values,
+                                     self.gamma)
+            out[j][members] = drawn.astype(out[j].dtype)
+        if len(part.residue):
+            shown = ", ".join(map(str, part.residue[:20])) + (
+                ", …" if len(part.residue) > 20 else "")
+            warnings.warn(f"SPLU-Gen: {len(part.residue)} of {len(keep):,} records are in no "
+                          f"decoy group (N mod γ = {len(keep) % self.gamma}) and are not "
+                          f"published; row positions: {shown} (SPLUGen.partition lists them)",
+                          UserWarning, stacklevel=2)
+        published = {n: d[keep] for n, d in zip(schema.names, out, strict=True)}
+        codes = sorted_rows(codes_of(schema, published).reshape(len(published[schema.names[0]]),
+                                                                 -1))
+        released = SPLUGen(self.gamma, self.sensitive, schema=schema, n=int(keep.sum()),
+                           records_given=len(keep), residue=len(part.residue))
+        return PublishedView(as_schema_codes(schema, codes), schema, self.name,
+                             released.parameters(), source.policy)
