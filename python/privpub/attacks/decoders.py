@@ -21,8 +21,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-from scipy import optimize, sparse
 
 from privpub import _core
 from privpub.attacks.database import ROWS, SubsetSumDatabase
@@ -119,6 +117,8 @@ def lp_fit(queries: np.ndarray, answers: np.ndarray, bound: float) -> tuple[np.n
     minimises Σ_j max(0, |q_j · c − ã_j| − bound) is solved instead and the
     returned note says so.
     """
+    from scipy import optimize, sparse  # imported on use: scipy is slow to import
+
     t, n = queries.shape
     Q = sparse.csr_array(queries.astype(np.float64))
     box = optimize.Bounds(0.0, 1.0)
@@ -173,6 +173,8 @@ def lstsq_fit(queries: np.ndarray, answers: np.ndarray) -> np.ndarray:
         gram += Q.T @ Q
         rhs += Q.T @ answers[i:i + ROWS]
     try:
+        import scipy.linalg  # imported on use: scipy is slow to import
+
         return scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram), rhs)
     except np.linalg.LinAlgError:  # fewer independent queries than bits
         return np.linalg.lstsq(queries.astype(np.float64), answers, rcond=None)[0]

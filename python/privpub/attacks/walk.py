@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
@@ -35,6 +34,7 @@ def confidence_walk(R: int, steps: int, walks: int, seed: SeedLike = None) -> np
     R = validate.count("R", R, minimum=1)
     steps = validate.count("steps", steps, minimum=1)
     walks = validate.count("walks", walks, minimum=1)
+    from scipy import stats  # imported on use: scipy costs ~0.4 s at `import privpub`
     u = resolve_seed(seed).derive("confidence walk").uniform(walks * steps)
     k = stats.binom.ppf(u, R, 0.5).reshape(walks, steps)
     # k = R (probability 2^−R) proves d_i = 1: its step is +inf, as the analysis has it.
