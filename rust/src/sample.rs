@@ -20,10 +20,11 @@ use rayon::prelude::*;
 /// draws which ranks, so changing it changes every seeded result.
 const SEGMENT_TARGET: f64 = 65536.0;
 
-/// Segments drawn together (in parallel) before their codes are copied into
-/// the output: about 32 × 0.5 MiB of pieces in flight besides the output.
-/// Not a property of the result: any window gives the same codes.
-const WINDOW: usize = 32;
+/// Segments drawn together (one contiguous run per thread) before the runs
+/// are joined in the output: at most 256 × 0.5 MiB besides the output, well
+/// under it when the output is large. Not a property of the result: any
+/// window and any number of runs give the same codes.
+const WINDOW: usize = 256;
 
 /// Keep each record of a *sorted* code list independently: the first copy of
 /// a code with probability `p_first[i]` (one value for all, or one per
@@ -218,15 +219,21 @@ impl BetaStep {
     }
 
     /// Selected codes, sorted, as `limbs` u64 words each (most significant
-    /// first). One generation pass: segments are drawn `WINDOW` at a time in
-    /// parallel, each into its own buffer, and copied (in parallel) into an
-    /// output reserved for the expected count plus 8 standard deviations, so
-    /// peak memory is the output and a window of pieces.
+    /// first). One generation pass: the segments of a window are cut into one
+    /// contiguous run per thread; the first run is drawn straight into the
+    /// output (reserved for the expected count plus 8 standard deviations), the
+    /// others into reused buffers that are then appended in parallel. Peak
+    /// memory is the output and those buffers (about a window's share).
     pub fn run(&self, limbs: usize) -> Result<Vec<u64>, KernelError> {
-        self.run_windowed(limbs, WINDOW)
+        self.run_windowed(limbs, WINDOW, rayon::current_num_threads())
     }
 
-    fn run_windowed(&self, limbs: usize, window: usize) -> Result<Vec<u64>, KernelError> {
+    fn run_windowed(
+        &self,
+        limbs: usize,
+        window: usize,
+        runs: usize,
+    ) -> Result<Vec<u64>, KernelError> {
         if !(limbs == 1 || limbs == 2)
             || (limbs == 1 && self.free + self.adj.len() as u128 > 1u128 << 64)
         {
@@ -247,20 +254,26 @@ impl BetaStep {
         out.try_reserve_exact(reserve).map_err(|_| {
             KernelError::Shape(format!("cannot allocate {reserve} words of β-step codes"))
         })?;
-        let piece = (SEGMENT_TARGET * 1.125) as usize * limbs;
-        let mut bufs: Vec<Vec<u64>> = (0..window).map(|_| Vec::with_capacity(piece)).collect();
+        let runs = runs.max(1);
+        let mut bufs: Vec<Vec<u64>> = vec![Vec::new(); runs - 1];
         let mut first = 0u64;
         while first < self.segments {
-            let count = (self.segments - first).min(window as u64) as usize;
-            bufs[..count]
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(i, buf)| {
-                    buf.clear();
-                    self.segment(first + i as u64, |code| push_code(buf, code, limbs));
-                });
-            append_parallel(&mut out, &bufs[..count])?;
-            first += count as u64;
+            let count = (self.segments - first).min(window as u64);
+            // Run r draws segments [first + r·count/runs, first + (r+1)·count/runs).
+            let bounds = |r: usize| first + count * r as u64 / runs as u64;
+            let mut targets: Vec<&mut Vec<u64>> = Vec::with_capacity(runs);
+            targets.push(&mut out);
+            targets.extend(bufs.iter_mut().map(|b| {
+                b.clear();
+                b
+            }));
+            targets.into_par_iter().enumerate().for_each(|(r, dst)| {
+                for s in bounds(r)..bounds(r + 1) {
+                    self.segment(s, |code| push_code(dst, code, limbs));
+                }
+            });
+            append_parallel(&mut out, &bufs)?;
+            first += count;
         }
         Ok(out)
     }
@@ -411,15 +424,16 @@ mod tests {
     }
 
     #[test]
-    fn windows_do_not_change_results() {
-        // 70 segments: windows of 1, 3 (a ragged last window) and the default.
+    fn windows_and_runs_do_not_change_results() {
+        // 70 segments: windows of 1, 3, 7 (ragged last windows), all at once; 1–5 runs.
         let beta = 0.25;
         let m = (SEGMENT_TARGET / beta) as u128 * 70;
         let step = BetaStep::new(&[11; 32], m, beta, &[5, 6, 7]).unwrap();
         assert_eq!(step.segments, 70);
         let default = step.run(1).unwrap();
-        assert_eq!(step.run_windowed(1, 1).unwrap(), default);
-        assert_eq!(step.run_windowed(1, 3).unwrap(), default);
+        for (window, runs) in [(1, 1), (3, 2), (7, 3), (70, 5), (256, 1)] {
+            assert_eq!(step.run_windowed(1, window, runs).unwrap(), default);
+        }
         assert!(default.windows(2).all(|w| w[0] < w[1]));
     }
 
