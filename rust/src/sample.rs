@@ -261,12 +261,10 @@ impl BetaStep {
             let count = (self.segments - first).min(window as u64);
             // Run r draws segments [first + r·count/runs, first + (r+1)·count/runs).
             let bounds = |r: usize| first + count * r as u64 / runs as u64;
+            bufs.iter_mut().for_each(Vec::clear);
             let mut targets: Vec<&mut Vec<u64>> = Vec::with_capacity(runs);
             targets.push(&mut out);
-            targets.extend(bufs.iter_mut().map(|b| {
-                b.clear();
-                b
-            }));
+            targets.extend(bufs.iter_mut());
             targets.into_par_iter().enumerate().for_each(|(r, dst)| {
                 for s in bounds(r)..bounds(r + 1) {
                     self.segment(s, |code| push_code(dst, code, limbs));
