@@ -323,10 +323,36 @@ impl FromDigit for i64 {
 
 /// Digits (code / stride) mod r, plus offset, for every code. The caller
 /// checks stride, r ≥ 1 and that offset .. offset + r − 1 are i64 values.
-fn digits<T: FromDigit>(codes: &[u64], stride: u64, radix: u64, offset: i64) -> Vec<T> {
-    // Both divisors are fixed: strength-reduce them to multiplications.
-    let stride = StrengthReducedU64::new(stride);
-    let r = StrengthReducedU64::new(radix);
+/// Both divisors are fixed, so they are strength-reduced to multiplications:
+/// in 32 bits (a 32×32→64 multiply instead of 64×64→128) when `narrow`,
+/// which the caller sets only when every code is below 2^32.
+fn digits<T: FromDigit>(
+    codes: &[u64],
+    stride: u64,
+    radix: u64,
+    offset: i64,
+    narrow: bool,
+) -> Vec<T> {
+    if narrow {
+        let (s, r) = (
+            StrengthReducedU32::new(stride as u32),
+            StrengthReducedU32::new(radix as u32),
+        );
+        each_digit(codes, offset, move |c| u64::from((c as u32 / s) % r))
+    } else {
+        let (s, r) = (
+            StrengthReducedU64::new(stride),
+            StrengthReducedU64::new(radix),
+        );
+        each_digit(codes, offset, move |c| (c / s) % r)
+    }
+}
+
+fn each_digit<T: FromDigit>(
+    codes: &[u64],
+    offset: i64,
+    digit: impl Fn(u64) -> u64 + Sync,
+) -> Vec<T> {
     let mut out = vec![T::default(); codes.len()];
     out.par_chunks_mut(CHUNK)
         .zip(codes.par_chunks(CHUNK))
@@ -334,23 +360,7 @@ fn digits<T: FromDigit>(codes: &[u64], stride: u64, radix: u64, offset: i64) -> 
             for (d, &c) in dst.iter_mut().zip(src) {
                 // digit + offset is an i64 (checked), so the wrapping sum is exact
                 // even when the digit alone is past i64::MAX.
-                *d = T::from_digit((((c / stride) % r) as i64).wrapping_add(offset));
-            }
-        });
-    out
-}
-
-/// `digits` for codes below 2^32 (so stride and radix are too): 32-bit
-/// strength-reduced division, a 32×32→64 multiply instead of a 64×64→128 one.
-fn digits32<T: FromDigit>(codes: &[u64], stride: u32, radix: u32, offset: i64) -> Vec<T> {
-    let stride = StrengthReducedU32::new(stride);
-    let r = StrengthReducedU32::new(radix);
-    let mut out = vec![T::default(); codes.len()];
-    out.par_chunks_mut(CHUNK)
-        .zip(codes.par_chunks(CHUNK))
-        .for_each(|(dst, src)| {
-            for (d, &c) in dst.iter_mut().zip(src) {
-                *d = T::from_digit((((c as u32 / stride) % r) as i64).wrapping_add(offset));
+                *d = T::from_digit((digit(c) as i64).wrapping_add(offset));
             }
         });
     out
@@ -411,20 +421,11 @@ pub fn decode_u64(
         .map(|j| {
             let stride = u64::try_from(strides[j]).unwrap_or(u64::MAX);
             let (r, off) = (radices[j], offsets[j]);
-            macro_rules! column {
-                ($variant:ident) => {
-                    DigitColumn::$variant(if narrow {
-                        digits32(codes, stride as u32, r as u32, off)
-                    } else {
-                        digits(codes, stride, r, off)
-                    })
-                };
-            }
             match narrowest(off, r) {
-                8 => column!(I8),
-                16 => column!(I16),
-                32 => column!(I32),
-                _ => column!(I64),
+                8 => DigitColumn::I8(digits(codes, stride, r, off, narrow)),
+                16 => DigitColumn::I16(digits(codes, stride, r, off, narrow)),
+                32 => DigitColumn::I32(digits(codes, stride, r, off, narrow)),
+                _ => DigitColumn::I64(digits(codes, stride, r, off, narrow)),
             }
         })
         .collect())
@@ -627,8 +628,8 @@ mod tests {
             (40_000_000, 7, 5),
             (1, 40_000_000, 0),
         ] {
-            let wide: Vec<i64> = digits(&codes, stride, r, off);
-            let narrow: Vec<i64> = digits32(&codes, stride as u32, r as u32, off);
+            let wide: Vec<i64> = digits(&codes, stride, r, off, false);
+            let narrow: Vec<i64> = digits(&codes, stride, r, off, true);
             assert_eq!(wide, narrow);
         }
     }
