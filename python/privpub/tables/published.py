@@ -40,7 +40,7 @@ from privpub.core.release import Release
 from privpub.core.validate import count as check_count
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
-from privpub.tables.cover import maximal_cover, sum_down
+from privpub.tables.cover import budgeted_cover, sum_down
 from privpub.tables.domaincount import count
 from privpub.tables.query import Condition, QueryLike
 from privpub.tables.records import isin_sorted
@@ -421,13 +421,22 @@ class PublishedView(Release):
 
 def _covered_histograms(schema: Schema, subsets: list[list[str]],
                         batches: Callable[[list[str]], Iterator[Digits]]) -> list[np.ndarray]:
-    """Each subset's histogram, from histograms of the maximal subsets summed
-    down exactly (``batches(attributes)`` yields the rows to count)."""
+    """Each subset's histogram, from histograms over a budgeted cover of the
+    subsets summed down exactly (``batches(attributes)`` yields the rows)."""
     sizes = {a.name: a.size for a in schema}
-    covers, where = maximal_cover(subsets, schema.names)
+    covers, where = budgeted_cover(subsets, schema.names, sizes)
     used = [n for n in schema.names if any(n in c for c in covers)]
     hists = _histograms(schema, covers, batches(used))
-    return [sum_down(hists[w], covers[w], s, sizes) for s, w in zip(subsets, where, strict=True)]
+    # Widest subsets first, each summed down from the smallest histogram at hand
+    # that holds it (a pair from its triple, not from the triple's wide cover).
+    done: dict[frozenset, tuple[list[str], np.ndarray]] = {}
+    for s in sorted(range(len(subsets)), key=lambda i: -len(subsets[i])):
+        key = frozenset(subsets[s])
+        if key not in done:
+            attrs, hist = min((v for k, v in done.items() if key <= k), key=lambda v: v[1].size,
+                              default=(covers[where[s]], hists[where[s]]))
+            done[key] = (list(subsets[s]), sum_down(hist, attrs, subsets[s], sizes))
+    return [sum_down(done[frozenset(s)][1], done[frozenset(s)][0], s, sizes) for s in subsets]
 
 
 @dataclass(frozen=True)
