@@ -399,6 +399,42 @@ def test_anatomy_estimates_match_brute_force_and_publish_exact_value_counts():
     assert set(rel.qit.columns) == {"a", "b", "group"}  # the sensitive column is not in QIT
 
 
+def test_dbr_draws_every_value_from_the_global_marginal_with_power():
+    """χ² at α = 1e-6: DBR's published values follow f_s/N, also among the
+    records of one original value (the draw ignores it); a marginal with one
+    value's share × 1.1 is rejected. Its estimate is the published count."""
+    from privpub.splu import dbr
+    df, schema = table(60_000, 21, n_values=6, skew=0.9)
+    df["s"] = np.minimum(np.random.default_rng(3).geometric(0.3, len(df)) - 1, 5)
+    rel = dbr(df, "s", schema, seed=2)
+    marginal = np.bincount(df.s, minlength=6) / len(df)
+    drawn = rel.rows["s"].to_numpy()
+
+    def pvalue(observed_values, p):
+        return stats.chisquare(np.bincount(observed_values, minlength=6),
+                               p * len(observed_values)).pvalue
+
+    assert pvalue(drawn, marginal) > 1e-6
+    assert pvalue(drawn[df.s.to_numpy() == 0], marginal) > 1e-6
+    wrong = marginal.copy()
+    wrong[0] *= 1.1
+    assert pvalue(drawn, wrong / wrong.sum()) < 1e-6
+    # Non-sensitive columns unchanged; estimates are the published (P, s) counts.
+    assert (rel.rows["a"].to_numpy() == df.a.to_numpy()).all()
+    est = rel.estimate_many([("a = 1", v) for v in range(6)] + [(None, 2)])
+    brute = [((df.a.to_numpy() == 1) & (drawn == v)).sum() for v in range(6)]
+    assert est.tolist() == [*brute, (drawn == 2).sum()]
+    # The correlation of a and s (skew 0.9) is lost: E est = |P| f_s/N.
+    in_p = (df.a == 1).sum()
+    assert np.all(np.abs(est[:6] - in_p * marginal) < 4 * np.sqrt(in_p * marginal))
+    assert (dbr(df, "s", schema, seed=2).rows["s"] == drawn).all()
+    assert not (dbr(df, "s", schema, seed=3).rows["s"] == drawn).all()
+    with pytest.raises(ParameterError, match="'zz' is not in the schema"):
+        dbr(df, "zz", schema)
+    with pytest.raises(ParameterError, match="reads sensitive attribute 's'"):
+        rel.estimate_many([("s = 1", 1)])
+
+
 def test_laplace_noise_is_discrete_laplace_with_power():
     """χ² at α = 1e-6 against P(k) ∝ e^{−ε|k|} over 200,000 draws; ε × 1.1 is rejected."""
     from privpub.splu import laplace_counts
