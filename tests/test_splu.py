@@ -404,6 +404,11 @@ def test_dbr_draws_every_value_from_the_global_marginal_with_power():
     records of one original value (the draw ignores it); a marginal with one
     value's share × 1.1 is rejected. Its estimate is the published count."""
     from privpub.splu import dbr
+    from privpub.splu.baselines import draw_from_counts
+    # Exact: the N tickets (one u in each [t/N, (t+1)/N)) give every value f_s times.
+    freq = np.array([3, 0, 5, 1, 2])
+    tickets = (np.arange(11) + 0.5) / 11
+    assert np.bincount(draw_from_counts(freq, tickets), minlength=5).tolist() == freq.tolist()
     df, schema = table(60_000, 21, n_values=6, skew=0.9)
     df["s"] = np.minimum(np.random.default_rng(3).geometric(0.3, len(df)) - 1, 5)
     rel = dbr(df, "s", schema, seed=2)

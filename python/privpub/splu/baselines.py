@@ -149,13 +149,20 @@ def dbr(data: TableLike | np.ndarray, sensitive: str, schema: Schema,
     independently from the data's own distribution of that attribute."""
     digits = _sensitive_digits(data, sensitive, schema)
     j = schema.names.index(sensitive)
-    n = len(digits[j])
-    cumulative = np.cumsum(np.bincount(digits[j], minlength=schema[sensitive].size))
-    ticket = np.floor(resolve_seed(seed).derive("dbr").uniform(n) * n).astype(np.int64)
-    drawn = np.searchsorted(cumulative, ticket, side="right")
+    freq = np.bincount(digits[j], minlength=schema[sensitive].size)
+    drawn = draw_from_counts(freq, resolve_seed(seed).derive("dbr").uniform(len(digits[j])))
     rows = pd.DataFrame({name: d for name, d in zip(schema.names, digits, strict=True)})
     rows[sensitive] = drawn.astype(digits[j].dtype)
     return DBRRelease(schema, sensitive, rows)
+
+
+def draw_from_counts(freq: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Value v for each uniform u: the one whose interval of the cumulative
+    counts [F_{v−1}, F_v) holds the ticket ⌊u·N⌋ (N = Σ freq), so that each
+    of the N tickets names one record's value."""
+    cumulative = np.cumsum(freq)
+    ticket = np.floor(u * cumulative[-1]).astype(np.int64)
+    return np.searchsorted(cumulative, ticket, side="right")
 
 
 def laplace_counts(counts: np.ndarray, epsilon: float, seed: SeedLike = None) -> np.ndarray:
