@@ -14,8 +14,8 @@ small Bayesian network whose conditional tables are fixed (drawn once from
 so queries that combine a non-sensitive attribute with occupation meet the
 correlation the paper's estimators must keep (and that DBR loses). Nothing in
 it is real data; its frequencies are chosen, not measured. Occupation's
-largest share is about 3.8%, so SPLU-Gen's eligibility (every frequency
-≤ N/γ) holds for every γ up to about 26.
+largest share is about 4.7%, so SPLU-Gen's eligibility (every frequency
+≤ N/γ) holds for every γ up to about 21.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def synthetic_census(n: int = 100_000, seed: int = 0) -> tuple[pd.DataFrame, Sch
     marital = _conditional(model, _AGE_GROUPS, c["marital"], 0.5)
     workclass = _conditional(model, c["education"], c["workclass"], 0.3)
     occupation = _conditional(model, c["education"] * c["gender"], c["occupation"], 0.2,
-                              np.full(c["occupation"], 1 / c["occupation"]), 0.5)
+                              _zipf(c["occupation"], 0.5), 0.5)
 
     rng = np.random.default_rng(seed)
     u = rng.random((8, n))
