@@ -268,6 +268,8 @@ def test_bad_input_is_named():
     with pytest.raises(ParameterError, match=rf"value {value} has frequency {top} > N/γ .*"
                                              rf"largest eligible γ is {100 // top}"):
         SPLUGen(100 // top + 1, "s", schema=schema).publish(df)
+    with pytest.raises(privpub.SchemaError, match="no column 's'"):  # data lack it
+        SPLUGen(3, "s", schema=schema).publish(df.drop(columns="s"))
     bad = df.astype({"s": float})
     bad.loc[3, "s"] = np.nan
     with pytest.raises(MissingValueError, match="'s'"):
