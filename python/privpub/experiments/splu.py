@@ -74,7 +74,7 @@ def eligible_gammas(df: pd.DataFrame, sensitive: str, gammas=GAMMAS) -> list[int
 
 
 def _literal(value) -> str:
-    return f"'{value}'" if isinstance(value, str) else str(int(value))
+    return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else str(int(value))
 
 
 def _sql(attrs: tuple[str, ...], values: tuple) -> str:
