@@ -268,6 +268,8 @@ def test_bad_input_is_named():
     with pytest.raises(ParameterError, match=rf"value {value} has frequency {top} > N/γ .*"
                                              rf"largest eligible γ is {100 // top}"):
         SPLUGen(100 // top + 1, "s", schema=schema).publish(df)
+    with pytest.raises(privpub.SchemaError, match="no column 's'"):  # data lack it
+        SPLUGen(3, "s", schema=schema).publish(df.drop(columns="s"))
     bad = df.astype({"s": float})
     bad.loc[3, "s"] = np.nan
     with pytest.raises(MissingValueError, match="'s'"):
@@ -323,14 +325,15 @@ def test_eligibility_boundary_frequency_equal_to_n_over_gamma_is_eligible():
 
 
 def test_several_sensitive_attributes_share_complete_groups():
-    """4,000 records, γ = 3: the rows in no group of either attribute are left
-    out and both partitions are recomputed until each covers the same rows."""
+    """4,000 records, γ = 3: the first attribute's residue is left out and both
+    partitions are recomputed on the rest; each then covers the same rows."""
     rng = np.random.default_rng(12)
     df = pd.DataFrame({"a": rng.integers(0, 2, 4000), "s": rng.integers(0, 5, 4000),
                        "t": rng.integers(0, 4, 4000)})
     schema = privpub.Schema([privpub.IntRange("a", 0, 1), privpub.IntRange("s", 0, 4),
                              privpub.IntRange("t", 0, 3)])
     part = SPLUGen(3, ["s", "t"], schema=schema).partition(df)
+    assert len(part.residue) == 4000 % 3  # only N mod γ left out, as with one attribute
     covered = [np.sort(g.members.ravel()) for g in part.groups.values()]
     assert np.array_equal(covered[0], covered[1])
     assert np.array_equal(np.sort(np.concatenate([covered[0], part.residue])), np.arange(4000))
@@ -397,6 +400,47 @@ def test_anatomy_estimates_match_brute_force_and_publish_exact_value_counts():
         kept = np.isin(np.arange(400), part.residue, invert=True)
         assert rel.estimate_many([(None, v)])[0] == pytest.approx((s[kept] == v).sum())
     assert set(rel.qit.columns) == {"a", "b", "group"}  # the sensitive column is not in QIT
+
+
+def test_dbr_draws_every_value_from_the_global_marginal_with_power():
+    """χ² at α = 1e-6: DBR's published values follow f_s/N, also among the
+    records of one original value (the draw ignores it); a marginal with one
+    value's share × 1.1 is rejected. Its estimate is the published count."""
+    from privpub.splu import dbr
+    from privpub.splu.baselines import draw_from_counts
+    # Exact: the N tickets (one u in each [t/N, (t+1)/N)) give every value f_s times.
+    freq = np.array([3, 0, 5, 1, 2])
+    tickets = (np.arange(11) + 0.5) / 11
+    assert np.bincount(draw_from_counts(freq, tickets), minlength=5).tolist() == freq.tolist()
+    df, schema = table(60_000, 21, n_values=6, skew=0.9)
+    df["s"] = np.minimum(np.random.default_rng(3).geometric(0.3, len(df)) - 1, 5)
+    rel = dbr(df, "s", schema, seed=2)
+    marginal = np.bincount(df.s, minlength=6) / len(df)
+    drawn = rel.rows["s"].to_numpy()
+
+    def pvalue(observed_values, p):
+        return stats.chisquare(np.bincount(observed_values, minlength=6),
+                               p * len(observed_values)).pvalue
+
+    assert pvalue(drawn, marginal) > 1e-6
+    assert pvalue(drawn[df.s.to_numpy() == 0], marginal) > 1e-6
+    wrong = marginal.copy()
+    wrong[0] *= 1.1
+    assert pvalue(drawn, wrong / wrong.sum()) < 1e-6
+    # Non-sensitive columns unchanged; estimates are the published (P, s) counts.
+    assert (rel.rows["a"].to_numpy() == df.a.to_numpy()).all()
+    est = rel.estimate_many([("a = 1", v) for v in range(6)] + [(None, 2)])
+    brute = [((df.a.to_numpy() == 1) & (drawn == v)).sum() for v in range(6)]
+    assert est.tolist() == [*brute, (drawn == 2).sum()]
+    # The correlation of a and s (skew 0.9) is lost: E est = |P| f_s/N.
+    in_p = (df.a == 1).sum()
+    assert np.all(np.abs(est[:6] - in_p * marginal) < 4 * np.sqrt(in_p * marginal))
+    assert (dbr(df, "s", schema, seed=2).rows["s"] == drawn).all()
+    assert not (dbr(df, "s", schema, seed=3).rows["s"] == drawn).all()
+    with pytest.raises(ParameterError, match="'zz' is not in the schema"):
+        dbr(df, "zz", schema)
+    with pytest.raises(ParameterError, match="reads sensitive attribute 's'"):
+        rel.estimate_many([("s = 1", 1)])
 
 
 def test_laplace_noise_is_discrete_laplace_with_power():

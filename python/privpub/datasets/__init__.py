@@ -12,7 +12,11 @@ import numpy as np
 import pandas as pd
 
 from privpub.core.errors import ParameterError, PrivacyWarning
+from privpub.datasets.census import CENSUS_CARDINALITIES, synthetic_census
 from privpub.tables.schema import Schema
+
+__all__ = ["ADULT_ATTRIBUTES", "CENSUS_CARDINALITIES", "load_adult", "load_graph",
+           "synthetic_census"]
 
 #: The nine Adult attributes of the αβ paper's experiment, in its order.
 ADULT_ATTRIBUTES = ("age", "workclass", "education", "marital-status", "occupation",

