@@ -170,6 +170,35 @@ def test_transition_matrix_is_the_kronecker_product_of_design_md():
     assert np.allclose(transition_matrix(x2, gamma).sum(axis=2), 1.0)
 
 
+def test_transition_rates_by_simulation():
+    """The published value given the original, measured over 200 draws of one
+    partition: s stays s with probability 1/γ, and ¬s becomes s at the rate
+    f_s(γ−1)/(γ(N − f_s)) the exact-rate matrix uses. The paper's f_s/N is off
+    by ~4% here, which the test tells apart (power: 6+ standard errors away)."""
+    from privpub import _core
+
+    df, _ = table(3000, 7, n_values=6)
+    gamma, trials = 5, 200
+    values = np.ascontiguousarray(df.s.to_numpy(), dtype=np.uint32)
+    members = np.ascontiguousarray(decoy_groups(values, 6, gamma).members.reshape(-1))
+    original = values[members]
+    n, f = len(members), np.bincount(original, minlength=6)
+    stay, cross = np.zeros(6), np.zeros(6)
+    for t in range(trials):
+        drawn = _core.decoy_draw(np.random.default_rng(t).bytes(32), members, values, gamma)
+        for v in range(6):
+            stay[v] += np.sum((original == v) & (drawn == v))
+            cross[v] += np.sum((original != v) & (drawn == v))
+    p_stay, p_cross = stay / (trials * f), cross / (trials * (n - f))
+    # Each record draws one of γ members independently: binomial standard errors.
+    se_stay = np.sqrt((1 / gamma) * (1 - 1 / gamma) / (trials * f))
+    exact = f * (gamma - 1) / (gamma * (n - f))
+    se_cross = np.sqrt(f * (gamma - 1) * (1 / gamma) * (1 - 1 / gamma) / trials) / (n - f)
+    assert np.all(np.abs(p_stay - 1 / gamma) < 4 * se_stay)
+    assert np.all(np.abs(p_cross - exact) < 4 * se_cross)
+    assert np.all(np.abs(p_cross - f / n) > 6 * se_cross)  # the paper's rate is rejected
+
+
 @pytest.mark.parametrize("k", [4, 8])
 def test_true_x_is_a_fixed_point_of_eq_13_14(k):
     """Noise-free y = Mᵀx: one step of Eq. 13/14 from x returns x. (The fixed
