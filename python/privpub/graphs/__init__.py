@@ -19,9 +19,9 @@ from privpub.graphs.query import (
     triangle,
     two_path,
 )
-from privpub.graphs.sensitivity import global_sensitivity
+from privpub.graphs.sensitivity import LocalSensitivity, global_sensitivity, local_sensitivity
 
-__all__ = ["CQ", "Atom", "Const", "Graph", "GraphAnswer", "LaplaceMechanism",
+__all__ = ["CQ", "Atom", "Const", "Graph", "GraphAnswer", "LaplaceMechanism", "LocalSensitivity",
            "RelationshipMechanism", "Var", "clique", "count", "cycle", "dense", "density",
-           "global_sensitivity", "is_stable", "path_from", "pattern", "stability", "triangle",
-           "two_path"]
+           "global_sensitivity", "is_stable", "local_sensitivity", "path_from", "pattern",
+           "stability", "triangle", "two_path"]
