@@ -72,6 +72,16 @@ def _graph_claims(graph_facts: Mapping[str, Any]) -> list[Claim]:
     return claims
 
 
+def undirected_edge_claim() -> Claim:
+    """What Theorem 2.6 does not give for a friendship of an undirected graph."""
+    return Claim(
+        "privacy of an undirected edge", False,
+        "this graph is undirected, stored as a symmetric R: a friendship is the two tuples "
+        "R(u, v), R(v, u). An adversary who knows the graph is undirected holds a prior with "
+        "R(u, v) ⇔ R(v, u), which is not log-submodular, so he is outside the PTLM class the "
+        "theorem covers; no bound is claimed for him.", "Sec. 2.5 (PTLM), Theorem 2.6")
+
+
 @register_mechanism
 class RelationshipMechanism:
     """Algorithm 2.1 for one stable query over a domain of m nodes.
@@ -234,13 +244,7 @@ class RelationshipMechanism:
                 "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4"))
         else:
             if not directed:
-                claims.append(Claim(
-                    "privacy of an undirected edge", False,
-                    "this graph is undirected, stored as a symmetric R: a friendship is the "
-                    "two tuples R(u, v), R(v, u). An adversary who knows the graph is "
-                    "undirected holds a prior with R(u, v) ⇔ R(v, u), which is not "
-                    "log-submodular, so he is outside the PTLM class the theorem covers; no "
-                    "bound is claimed for him.", "Sec. 2.5 (PTLM), Theorem 2.6"))
+                claims.append(undirected_edge_claim())
             claims.append(Claim(
                 "ε-indistinguishability", False,
                 f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not "
@@ -277,9 +281,13 @@ class RelationshipMechanism:
         _check_graph(graph, self.m)
         source = resolve_seed(seed)
         _, value = self.draw(count(graph, self.query), Bits(source.derive(self.name)))
-        me = RelationshipMechanism(self.epsilon, self.gamma, self.query, self.m,
-                                   min_with_gs=self.min_with_gs, graph_facts=_facts(graph))
-        return GraphAnswer(value, self.name, me.parameters(), source.policy)
+        return GraphAnswer(value, self.name, self.with_facts(_facts(graph)).parameters(),
+                           source.policy)
+
+    def with_facts(self, graph_facts: Mapping[str, Any]) -> RelationshipMechanism:
+        """This mechanism, recording the facts of the graph it answered on."""
+        return RelationshipMechanism(self.epsilon, self.gamma, self.query, self.m,
+                                     min_with_gs=self.min_with_gs, graph_facts=graph_facts)
 
 
 @register_mechanism
