@@ -8,12 +8,19 @@ scipy / networkx versions a capable user would write, same run.
   common neighbours k, Σ C(k, 2) / 2 cycles), Δ-style ×8 for assignments.
 - K_4: per-edge set intersections in Python (networkx has no k-clique count;
   ``enumerate_all_cliques`` lists every clique of every size).
+- LS_Δ (local sensitivity, privpub.graphs.local_sensitivity): on a symmetric
+  R the tuple (a, b) fills one subgoal of 3·(A²)[b, a] assignments, so the
+  scipy version is 3 × the largest off-diagonal entry of the sparse A².
+- igraph (C core): Δ by ``list_triangles()`` (its fastest triangle count;
+  ``motifs_randesu(size=3)`` is ~6× slower), K_4 by ``cliques(4, 4)``
+  (``motifs_randesu(size=4)`` did not finish in 5 minutes on facebook).
 
 Graphs: the embedded facebook (88k edges) and, at full size, a seeded random
 graph with 300k edges and skewed degrees. With benchmarks disabled the
 smaller ca-GrQc stands in, so the file runs as a quick test.
 """
 
+import igraph as ig
 import networkx as nx
 import numpy as np
 import pytest
@@ -21,7 +28,7 @@ import scipy.sparse as sp
 from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
 
 from privpub.datasets import load_graph
-from privpub.graphs import Graph, clique, count, cycle, triangle
+from privpub.graphs import Graph, clique, count, cycle, local_sensitivity, triangle
 
 _CACHE: dict[str, np.ndarray] = {}
 
@@ -141,3 +148,65 @@ def test_four_cliques_python(benchmark, request):
     g = Graph.from_edges(edges, directed=False)
     n = benchmark.pedantic(lambda: python_four_cliques(edges), rounds=1)
     assert n == count(g, clique(4))
+
+
+def igraph_of(edges: np.ndarray) -> ig.Graph:
+    return ig.Graph(n=int(edges.max()) + 1, edges=edges.tolist())
+
+
+@pytest.mark.parametrize("name", ["facebook", "random-300k"])
+def test_triangles_privpub_vs_igraph(benchmark, request, name):
+    edges = edges_for(name, request)
+    benchmark.group = f"triangles vs igraph list_triangles: {name}"
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    benchmark(lambda: count(g, triangle()))
+
+
+@pytest.mark.parametrize("name", ["facebook", "random-300k"])
+def test_triangles_igraph(benchmark, request, name):
+    edges = edges_for(name, request)
+    benchmark.group = f"triangles vs igraph list_triangles: {name}"
+    benchmark.extra_info["role"] = "baseline"
+    ig_graph = igraph_of(edges)
+    n = benchmark(lambda: len(ig_graph.list_triangles()))
+    assert 6 * n == scipy_triangles(edges)
+
+
+@pytest.mark.benchmark(group="K_4 vs igraph cliques(4, 4): facebook")
+def test_four_cliques_privpub_vs_igraph(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    benchmark(lambda: count(g, clique(4)))
+
+
+@pytest.mark.benchmark(group="K_4 vs igraph cliques(4, 4): facebook")
+def test_four_cliques_igraph(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "baseline"
+    ig_graph = igraph_of(edges)
+    n = benchmark.pedantic(lambda: len(ig_graph.cliques(4, 4)), rounds=1)
+    assert 24 * n == count(Graph.from_edges(edges, directed=False), clique(4))
+
+
+def scipy_triangle_local_sensitivity(edges: np.ndarray) -> int:
+    a = upper(edges)
+    square = ((a + a.T) @ (a + a.T)).tocoo()
+    return 3 * int(square.data[square.row != square.col].max())
+
+
+@pytest.mark.benchmark(group="LS of Δ vs scipy A²: facebook")
+def test_triangle_local_sensitivity_privpub(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    got = benchmark(lambda: local_sensitivity(g, triangle()).value)
+    assert got == scipy_triangle_local_sensitivity(edges)
+
+
+@pytest.mark.benchmark(group="LS of Δ vs scipy A²: facebook")
+def test_triangle_local_sensitivity_scipy(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "baseline"
+    benchmark(lambda: scipy_triangle_local_sensitivity(edges))

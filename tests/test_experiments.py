@@ -73,6 +73,12 @@ def test_relationship_table1_from_the_cli(tmp_path, capsys):
         assert rows[q]["alg21_median"] < rows[q]["laplace_median"]
     # median |DLap(b)| ≈ b ln 2 for Laplace on Δ (b = GS/ε), within 15% at 200 runs.
     assert abs(rows["Δ"]["laplace_median"] / (rows["Δ"]["gs"] * np.log(2)) - 1) < 0.15
+    # Exact LS for the patterns (Δ: 3·61 assignments through one tuple), none for d_{i,v};
+    # the min(λ, GS) form takes GS for Δ and its error is Laplace's, not Alg. 2.1's.
+    assert rows["Δ"]["ls"] == 183 and rows["d_2,v"]["ls"] is None
+    assert rows["Δ"]["min_branch"] == "global sensitivity"
+    assert rows["Δ"]["alg21_min_median"] < rows["Δ"]["alg21_median"] / 10
+    assert rows["∨"]["min_branch"] == "lambda"
     assert "| ca-grqc | 5,241 | Δ |" in (out / "table1.md").read_text()
     assert (out / "relationship.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "table1.md" in capsys.readouterr().out

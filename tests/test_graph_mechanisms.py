@@ -21,6 +21,7 @@ from privpub.graphs import (
     count,
     pattern,
     triangle,
+    two_path,
 )
 from privpub.graphs.noise import Bits, laplace_bound, laplace_tail
 
@@ -151,3 +152,71 @@ def test_answer_is_the_count_plus_noise():
     mech = LaplaceMechanism.for_graph(50.0, triangle(), g)  # scale 3/50: noise is rare
     values = [mech.answer(g, seed=s).value for s in range(20)]
     assert np.median(values) == count(g, triangle()) == 3
+
+
+def test_min_with_gs_takes_the_smaller_noise_parameter():
+    # Δ at m = 4,039: GS = 3(m − 2) = 12,111 < λ ≈ 5.7·10^6.
+    tri = RelationshipMechanism(0.5, 0.1, triangle(), m=4039, min_with_gs=True)
+    assert tri.branch == "global sensitivity" and tri.noise_lambda == 12_111
+    assert tri.scale == 12_111 / 0.5
+    claims = tri.guarantee()
+    assert claims["ε-indistinguishability"].holds
+    assert "12,111" in claims["noise parameter min(λ, GS)"].statement
+    assert "Theorem 2.12" in claims["(ε, γ)-adversarial privacy"].source
+    # ∨ at m = 1,000: λ = 128 ln m ≈ 884 < GS = 2(m − 2) = 1,996.
+    wedge = RelationshipMechanism(0.5, 0.1, two_path(), m=1000, min_with_gs=True)
+    assert wedge.branch == "lambda" and wedge.noise_lambda == wedge.lam < 1996
+    claims = wedge.guarantee()
+    assert not claims["ε-indistinguishability"].holds
+    assert "as Algorithm 2.1 states" in claims["noise parameter min(λ, GS)"].statement
+    # Without the option Algorithm 2.1 keeps λ even where GS is smaller.
+    plain = RelationshipMechanism(0.5, 0.1, triangle(), m=4039)
+    assert plain.branch == "lambda" and plain.scale == plain.lam / 0.5
+    assert not plain.guarantee()["ε-indistinguishability"].holds
+    with pytest.raises(ParameterError, match="min_with_gs"):
+        RelationshipMechanism(0.5, 0.1, triangle(), m=4039, min_with_gs=1)
+
+
+def test_undirected_friendships_under_the_global_sensitivity_branch():
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=False, m=200)
+    claims = RelationshipMechanism.for_graph(1.0, 0.5, triangle(), g,
+                                             min_with_gs=True).guarantee()
+    assert claims["ε-indistinguishability"].holds
+    assert "2ε = 2.0" in claims["ε-indistinguishability"].statement
+    assert "privacy of an undirected edge" not in [c.name for c in claims.claims]
+
+
+@pytest.mark.parametrize("m, branch", [(100, "global sensitivity"), (1000, "lambda")])
+def test_min_with_gs_output_distribution_in_both_branches(m, branch):
+    """∨ with γ = 0.1: the uniform branch has probability p/γ = 20/m; the
+    Laplace branch has scale min(λ, GS)/ε, with ε set so that scale is 2.
+    The other parameter's scale (GS/ε or λ/ε, at least 1.35× off) is rejected."""
+    n = 20_000
+    base = RelationshipMechanism(1.0, 0.1, two_path(), m=m, min_with_gs=True)
+    assert base.branch == branch
+    other = base.lam if branch == "global sensitivity" else base.gs.value
+    eps = base.noise_lambda / 2
+    mech = RelationshipMechanism(eps, 0.1, two_path(), m=m, min_with_gs=True)
+    bits = Bits(resolve_seed(17))
+    draws = [mech.draw(500, bits) for _ in range(n)]
+    uniform = sum(b == "uniform" for b, _ in draws)
+    rate = 2 / m / 0.1
+    se = math.sqrt(n * rate * (1 - rate))
+    assert abs(uniform - n * rate) < 4.5 * se
+    laplace = np.array([v for b, v in draws if b == "laplace"]) - 500
+    assert chi2_pvalue(laplace, mech.scale) > ALPHA
+    assert mech.scale == pytest.approx(2.0)
+    assert chi2_pvalue(laplace, other / eps) < ALPHA  # power: the other branch's scale
+
+
+def test_min_with_gs_releases_reopen_and_refuse_a_forged_branch():
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=60)
+    mech = RelationshipMechanism.for_graph(1.0, 0.5, triangle(), g, min_with_gs=True)
+    a = mech.answer(g, seed=2)
+    assert a.parameters["branch"] == "global sensitivity"
+    back = GraphAnswer.from_dict(a.to_dict())
+    assert back.parameters == a.parameters
+    forged = a.to_dict()
+    forged["parameters"] = dict(forged["parameters"], branch="lambda")
+    with pytest.raises(ArtifactError, match="'branch'"):
+        GraphAnswer.from_dict(forged)

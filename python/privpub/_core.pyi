@@ -124,6 +124,17 @@ def graph_four_cycles(m: int, out_offsets: npt.NDArray[np.uint64],
     """Assignments of x1 → x2 → x3 → x4 → x1 with pairwise distinct nodes (two-path
     counters per start node)."""
 
+def graph_local_sensitivity(m: int, out_offsets: npt.NDArray[np.uint64],
+                            out_targets: npt.NDArray[np.uint32],
+                            in_offsets: npt.NDArray[np.uint64],
+                            in_sources: npt.NDArray[np.uint32], n_vars: int,
+                            goals: list[tuple[int, int]]
+                            ) -> tuple[int, tuple[int, int], int, tuple[int, int]]:
+    """Exact local sensitivity of the pattern query with n_vars pairwise distinct variables
+    and subgoals R(x, y) ``goals`` (variable indices): (largest gain from adding an absent
+    tuple, that tuple, largest loss from removing a present tuple, that tuple); a tuple is
+    (-1, -1) when its change is 0."""
+
 def weed(n: int, queries: npt.NDArray[np.uint64], answers: npt.NDArray[np.float64],
          bound: float) -> int | None:
     """Dinur–Nissim Theorem 2's weeding: the first candidate mask c < 2^n (n ≤ 40) with

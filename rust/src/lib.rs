@@ -49,6 +49,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph_bindings::graph_cliques, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_two_paths, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_four_cycles, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        graph_bindings::graph_local_sensitivity,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(attack_bindings::weed, m)?)?;
     m.add_function(wrap_pyfunction!(splu_bindings::decoy_groups, m)?)?;
     m.add_function(wrap_pyfunction!(splu_bindings::decoy_draw, m)?)?;

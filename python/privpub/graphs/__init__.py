@@ -1,12 +1,15 @@
 """Relationship privacy for join queries on graphs (Rastogi, Hay, Miklau,
 Suciu, PODS 2009): graphs as a relation R, CQ(≠) queries and their exact
-counts, the stability analysis of Sec. 3.1, and the mechanisms (Algorithm 2.1
-and the Laplace baseline)."""
+counts, the stability analysis of Sec. 3.1, local and global sensitivity, and
+the mechanisms (Algorithm 2.1, its min(λ, GS), multiple-query and
+negative-leakage forms, and the Laplace baseline)."""
 
 from privpub.graphs.analysis import dense, density, is_stable, stability
 from privpub.graphs.count import count
 from privpub.graphs.graph import Graph
 from privpub.graphs.mechanism import GraphAnswer, LaplaceMechanism, RelationshipMechanism
+from privpub.graphs.multiple import GraphAnswers, MultipleQueryMechanism
+from privpub.graphs.negative import NegativeLeakageMechanism
 from privpub.graphs.query import (
     CQ,
     Atom,
@@ -19,9 +22,10 @@ from privpub.graphs.query import (
     triangle,
     two_path,
 )
-from privpub.graphs.sensitivity import global_sensitivity
+from privpub.graphs.sensitivity import LocalSensitivity, global_sensitivity, local_sensitivity
 
-__all__ = ["CQ", "Atom", "Const", "Graph", "GraphAnswer", "LaplaceMechanism",
+__all__ = ["CQ", "Atom", "Const", "Graph", "GraphAnswer", "GraphAnswers", "LaplaceMechanism",
+           "LocalSensitivity", "MultipleQueryMechanism", "NegativeLeakageMechanism",
            "RelationshipMechanism", "Var", "clique", "count", "cycle", "dense", "density",
-           "global_sensitivity", "is_stable", "path_from", "pattern", "stability", "triangle",
-           "two_path"]
+           "global_sensitivity", "is_stable", "local_sensitivity", "path_from", "pattern",
+           "stability", "triangle", "two_path"]

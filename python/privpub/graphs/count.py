@@ -63,7 +63,8 @@ def special_path(graph: Graph, query: CQ) -> str | None:
     return None
 
 
-def _relation(query: CQ) -> None:
+def check_relation(query: CQ) -> None:
+    """QueryError unless every subgoal is binary over one relation (a graph)."""
     names = {a.relation for a in query.atoms}
     bad = [a for a in query.atoms if len(a.terms) != 2]
     if bad:
@@ -103,7 +104,7 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto") -> int:
         raise ParameterError(f"query must be a CQ or its text, got {type(query).__name__}")
     if method not in METHODS:
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
-    _relation(query)
+    check_relation(query)
     arrays = graph.csr
     path = special_path(graph, query) if method == "auto" else None
     if path == "cliques":

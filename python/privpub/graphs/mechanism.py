@@ -6,6 +6,14 @@
   (exact big integers), otherwise q(I) + Lap(λ/ε). Theorem 2.6: for a stable
   query, (ε, γ)-adversarial privacy against every (δ, k)-bounded PTLM
   adversary with δ = ln m/m, k = ln m. It is not ε-indistinguishable.
+  With ``min_with_gs=True`` it is the improvement the paper's conclusion
+  (Sec. 5) names: λ is set to min(λ, GS_q). When GS_q < λ the Laplace
+  branch is q(I) + Lap(GS_q/ε), and the whole mechanism is
+  ε-indistinguishable (the uniform branch ignores the data, so every
+  output's probability changes by at most e^ε between neighbours), hence
+  ε-adversarially private against every PTLM adversary (Theorem 2.12),
+  stronger than Theorem 2.6. The paper replaces λ only, so the uniform
+  branch stays.
 - :class:`LaplaceMechanism`: DMNS (Dwork, McSherry, Nissim, Smith 2006):
   q(I) + Lap(GS_q/ε), ε-indistinguishable.
 
@@ -35,7 +43,7 @@ from privpub.graphs.count import count
 from privpub.graphs.graph import Graph
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
 from privpub.graphs.query import CQ
-from privpub.graphs.sensitivity import global_sensitivity
+from privpub.graphs.sensitivity import Sensitivity, global_sensitivity
 
 
 def _epsilon(value: Any) -> float:
@@ -64,6 +72,16 @@ def _graph_claims(graph_facts: Mapping[str, Any]) -> list[Claim]:
     return claims
 
 
+def undirected_edge_claim() -> Claim:
+    """What Theorem 2.6 does not give for a friendship of an undirected graph."""
+    return Claim(
+        "privacy of an undirected edge", False,
+        "this graph is undirected, stored as a symmetric R: a friendship is the two tuples "
+        "R(u, v), R(v, u). An adversary who knows the graph is undirected holds a prior with "
+        "R(u, v) ⇔ R(v, u), which is not log-submodular, so he is outside the PTLM class the "
+        "theorem covers; no bound is claimed for him.", "Sec. 2.5 (PTLM), Theorem 2.6")
+
+
 @register_mechanism
 class RelationshipMechanism:
     """Algorithm 2.1 for one stable query over a domain of m nodes.
@@ -77,21 +95,30 @@ class RelationshipMechanism:
         Refused (QueryError naming the failing derivative) unless stable.
     m : int ≥ 2
         The domain size (nodes of the graph, :attr:`Graph.m`).
+    min_with_gs : bool
+        Use min(λ, GS_q) as the noise parameter (Sec. 5's improvement);
+        :attr:`branch` says which one applied.
 
     Examples
     --------
     >>> from privpub.graphs import triangle
     >>> mech = RelationshipMechanism(0.5, 0.1, triangle(), m=4039)
     >>> f"{mech.lam:.4g}"
-    '5.746e+06'
+    '5.719e+06'
+    >>> better = RelationshipMechanism(0.5, 0.1, triangle(), m=4039, min_with_gs=True)
+    >>> better.branch, better.noise_lambda    # GS_Δ = 3(m − 2) < λ
+    ('global sensitivity', 12111)
     """
 
     name = "relationship-alg2.1"
 
     def __init__(self, epsilon: float, gamma: float, query: CQ | str, m: int, *,
-                 graph_facts: Mapping[str, Any] | None = None):
+                 min_with_gs: bool = False, graph_facts: Mapping[str, Any] | None = None):
         self.epsilon = _epsilon(epsilon)
         self.gamma = validate.probability("gamma", gamma, open_low=True)
+        if not isinstance(min_with_gs, bool):
+            raise ParameterError(f"min_with_gs must be True or False, got {min_with_gs!r}")
+        self.min_with_gs = min_with_gs
         self.query = _query(query)
         self.m = validate.count("m", m, minimum=2)
         self.stability = stability(self.query)
@@ -122,13 +149,33 @@ class RelationshipMechanism:
         return Fraction(self.g, self.m)
 
     @property
+    def gs(self) -> Sensitivity:
+        """GS_q over m nodes (exact, or an upper bound: either makes Lap(GS/ε)
+        ε-indistinguishable)."""
+        return global_sensitivity(self.query, self.m)
+
+    @property
+    def branch(self) -> str:
+        """Which noise parameter applies: "lambda" (Algorithm 2.1's λ) or
+        "global sensitivity" (min_with_gs and GS_q < λ)."""
+        if self.min_with_gs and self.gs.value < self.lam:
+            return "global sensitivity"
+        return "lambda"
+
+    @property
+    def noise_lambda(self) -> float:
+        """The noise parameter used: λ, or GS_q in the global-sensitivity branch."""
+        return self.gs.value if self.branch == "global sensitivity" else self.lam
+
+    @property
     def scale(self) -> float:
-        """The Laplace scale b = λ/ε."""
-        return self.lam / self.epsilon
+        """The Laplace scale b = noise_lambda/ε (λ/ε for Algorithm 2.1 as stated)."""
+        return self.noise_lambda / self.epsilon
 
     def parameters(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "gamma": self.gamma, "query": str(self.query),
                 "m": self.m, "lambda": self.lam, "p": float(self.p),
+                "min_with_gs": self.min_with_gs, "branch": self.branch,
                 "graph": self.graph_facts}
 
     @classmethod
@@ -139,9 +186,12 @@ class RelationshipMechanism:
             raise ArtifactError("field 'graph' must be a JSON object")
         mech = cls(validate.field(p, "epsilon"), validate.field(p, "gamma"),
                    _query(validate.field(p, "query")), validate.field(p, "m"),
-                   graph_facts=graph)
+                   min_with_gs=validate.field(p, "min_with_gs"), graph_facts=graph)
         validate.same("lambda", validate.field(p, "lambda"), mech.lam)
         validate.same("p", validate.field(p, "p"), float(mech.p))
+        if validate.field(p, "branch") != mech.branch:
+            raise ArtifactError(f"field 'branch' = {p['branch']!r} does not follow from the "
+                                f"other parameters, which give {mech.branch!r}")
         return mech
 
     def error_bound(self) -> tuple[int, float]:
@@ -156,37 +206,62 @@ class RelationshipMechanism:
         delta, k = math.log(m) / m, math.log(m)
         sigma, big_gamma = self.error_bound()
         directed = self.graph_facts.get("directed", True)
+        gs = self.gs
+        gs_text = f"GS = {gs.value:,} ({'exact' if gs.exact else 'an upper bound'}: {gs.reason})"
         claims = _graph_claims(self.graph_facts)
+        if self.min_with_gs:
+            claims.append(Claim(
+                "noise parameter min(λ, GS)", True,
+                (f"{gs_text} < λ = {self.lam:.4g}, so the Laplace branch adds noise of scale "
+                 f"GS/ε = {self.scale:.4g}" if self.branch == "global sensitivity" else
+                 f"λ = {self.lam:.4g} ≤ {gs_text}, so the Laplace branch keeps λ/ε = "
+                 f"{self.scale:.4g}, as Algorithm 2.1 states") + ".",
+                "Sec. 5 (an improved algorithm could set λ to min(GS_q, λ))"))
         claims.append(Claim(
             "(ε, γ)-adversarial privacy", True,
             f"{self.query.name} is {self.stability.reason}. For each tuple t of R: every "
             "(δ, k)-bounded PTLM adversary (planar: knows |I|; log-submodular prior) with "
             f"δ = ln m/m = {delta:.4g} (no tuple believed with probability "
             f"≥ δ other than at most k = ln m = {k:.3g} known tuples) has Pr[t | A] ≤ "
-            f"e^ε·Pr[t] + γ with ε = {eps}, γ = {gamma}. Adversaries with stronger priors "
-            "(more known tuples, or beliefs ≥ δ) are not covered.",
-            "Theorem 2.6 (Props. 3.7, 3.8)"))
-        if not directed:
+            f"e^ε·Pr[t] + γ with ε = {eps}, γ = {gamma}. "
+            + ("Since this answer is also ε-indistinguishable (below), the bound holds with "
+               "γ = 0 against every PTLM adversary, bounded or not (Theorem 2.12)."
+               if self.branch == "global sensitivity" else
+               "Adversaries with stronger priors (more known tuples, or beliefs ≥ δ) are not "
+               "covered."),
+            "Theorem 2.6 (Props. 3.7, 3.8)" + (", Theorem 2.12"
+                                               if self.branch == "global sensitivity" else "")))
+        if self.branch == "global sensitivity":
+            unit = ("each tuple R(u, v)" if directed else
+                    f"each tuple R(u, v); an undirected edge is two tuples, so a friendship is "
+                    f"protected at 2ε = {2 * eps} (group privacy)")
             claims.append(Claim(
-                "privacy of an undirected edge", False,
-                "this graph is undirected, stored as a symmetric R: a friendship is the two "
-                "tuples R(u, v), R(v, u). An adversary who knows the graph is undirected holds "
-                "a prior with R(u, v) ⇔ R(v, u), which is not log-submodular, so he is outside "
-                "the PTLM class the theorem covers; no bound is claimed for him.",
-                "Sec. 2.5 (PTLM), Theorem 2.6"))
-        claims.append(Claim(
-            "ε-indistinguishability", False,
-            f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not the "
-            f"global sensitivity (GS = {global_sensitivity(self.query, m).value:,}); use "
-            "LaplaceMechanism for that guarantee.", "Sec. 2.4"))
+                "ε-indistinguishability", True,
+                f"ε = {eps} for {unit}, against any adversary: the Laplace branch is "
+                f"q(I) + DLap(GS/ε) with {gs_text}, and the uniform branch (probability "
+                f"p/γ = {float(self.p) / gamma:.3g}) does not look at the data, so each "
+                "output's probability changes by at most e^ε between neighbours.",
+                "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4"))
+        else:
+            if not directed:
+                claims.append(undirected_edge_claim())
+            claims.append(Claim(
+                "ε-indistinguishability", False,
+                f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not "
+                f"the global sensitivity ({gs_text}); use LaplaceMechanism"
+                + ("" if self.min_with_gs else " or min_with_gs=True") + " for that guarantee.",
+                "Sec. 2.4"))
         claims.append(Claim(
             "(Σ, Γ)-usefulness", True,
             f"for every graph, Pr[|A(I) − q(I)| ≥ {sigma:,}] ≤ Γ/m with Γ = 2g/γ = "
             f"{big_gamma:.4g}: the uniform branch has probability p/γ = {float(self.p) / gamma:.3g}"
             f", and the discrete Laplace of scale {self.scale:.4g} exceeds Σ with at most that "
             "probability.", "Def. 2.1, Theorem 2.2"))
-        return Guarantee(f"Algorithm 2.1 ({self.query.name}, ε = {eps}, γ = {gamma}, "
-                         f"m = {m:,}, λ = {self.lam:.4g})", tuple(claims))
+        name = "Algorithm 2.1, min(λ, GS)" if self.min_with_gs else "Algorithm 2.1"
+        return Guarantee(f"{name} ({self.query.name}, ε = {eps}, γ = {gamma}, "
+                         f"m = {m:,}, λ = {self.lam:.4g}"
+                         + (f", noise parameter {self.noise_lambda:.4g}" if self.min_with_gs
+                            else "") + ")", tuple(claims))
 
     def draw(self, value: int, bits: Bits) -> tuple[str, int]:
         """(branch, output) for the true value q(I); the branch is for tests
@@ -196,18 +271,23 @@ class RelationshipMechanism:
         return "laplace", value + bits.discrete_laplace(scale_up(self.scale))
 
     @classmethod
-    def for_graph(cls, epsilon: float, gamma: float, query: CQ | str,
-                  graph: Graph) -> RelationshipMechanism:
-        return cls(epsilon, gamma, query, graph.m, graph_facts=_facts(graph))
+    def for_graph(cls, epsilon: float, gamma: float, query: CQ | str, graph: Graph, *,
+                  min_with_gs: bool = False) -> RelationshipMechanism:
+        return cls(epsilon, gamma, query, graph.m, min_with_gs=min_with_gs,
+                   graph_facts=_facts(graph))
 
     def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswer:
         """A(I) for this graph (its m must be the mechanism's)."""
         _check_graph(graph, self.m)
         source = resolve_seed(seed)
         _, value = self.draw(count(graph, self.query), Bits(source.derive(self.name)))
-        me = RelationshipMechanism(self.epsilon, self.gamma, self.query, self.m,
-                                   graph_facts=_facts(graph))
-        return GraphAnswer(value, self.name, me.parameters(), source.policy)
+        return GraphAnswer(value, self.name, self.with_facts(_facts(graph)).parameters(),
+                           source.policy)
+
+    def with_facts(self, graph_facts: Mapping[str, Any]) -> RelationshipMechanism:
+        """This mechanism, recording the facts of the graph it answered on."""
+        return RelationshipMechanism(self.epsilon, self.gamma, self.query, self.m,
+                                     min_with_gs=self.min_with_gs, graph_facts=graph_facts)
 
 
 @register_mechanism

@@ -1,5 +1,6 @@
-"""Global sensitivity GS_q of CQ(≠) queries over a domain of m nodes, for the
-Laplace (DMNS) baseline.
+"""Sensitivity of CQ(≠) queries: the global sensitivity GS_q over a domain of
+m nodes (for the Laplace (DMNS) baseline and the min(λ, GS) form of
+Algorithm 2.1), and the exact local sensitivity LS_q(I) of a given graph.
 
 Neighbouring instances differ in one tuple of R (|I| = |I'|, I + t = I' + t',
 Def. 3.1). CQ(≠) queries are monotone, so |q(I') − q(I)| is at most the
@@ -17,12 +18,24 @@ largest gain from adding one tuple t, and:
   m ≥ 3 (v → a added, a → every node present).
 - any other query: the upper bound min(m^|head|, Σ_g m^{v − |vars(g)|}) (each
   gained head assignment has an assignment using t in some subgoal g).
+
+Local sensitivity (:func:`local_sensitivity`) is the largest change of q(I)
+when one tuple is added to I or removed from it. Def. 3.1 of the paper
+changes one tuple for another (I' = I − t' + t); for a monotone query that
+change is at most the larger of the two (q(I') − q(I) ≤ q(I + t) − q(I) and
+q(I) − q(I') ≤ q(I) − q(I − t')), so the value here is an upper bound on
+Def. 3.1's LS_q(I) (tested on every instance of tiny domains).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from privpub import _core
+from privpub.core.errors import ParameterError, QueryError
+from privpub.graphs.count import check_relation
+from privpub.graphs.graph import Graph
 from privpub.graphs.query import CQ, Const, Var
 
 
@@ -94,3 +107,70 @@ def global_sensitivity(q: CQ, m: int) -> Sensitivity:
                 for a in q.goals)
     return Sensitivity(min(head, atoms), False,
                        "upper bound min(m^|head|, Σ_g m^(v − |vars(g)|)) for a general query")
+
+
+@dataclass(frozen=True)
+class LocalSensitivity:
+    """LS_q(I) under adding or removing one tuple of R.
+
+    ``added`` is the largest gain from adding an absent tuple and
+    ``removed`` the largest loss from removing a present one; ``value`` is
+    the larger. ``add_tuple`` / ``remove_tuple`` are the first tuples (by
+    dense ids) reaching them, as original node ids (None when the change is
+    0 or a node has no original id because m exceeds the ids seen).
+    """
+
+    value: int
+    added: int
+    removed: int
+    add_tuple: tuple[Any, Any] | None
+    remove_tuple: tuple[Any, Any] | None
+
+
+def _label(graph: Graph, pair: tuple[int, int]) -> tuple[Any, Any] | None:
+    if pair[0] < 0 or max(pair) >= len(graph.labels):
+        return None
+    a, b = graph.labels[list(pair)].tolist()
+    return a, b
+
+
+def local_sensitivity(graph: Graph, query: CQ | str) -> LocalSensitivity:
+    """Exact LS_q(I) of a pattern query on this graph, computed in Rust.
+
+    A pattern query has pairwise distinct variables, all in the head, no
+    constants and binary subgoals R(x, y) with x ≠ y (Δ, ∨, c_i, K_i,
+    h_{i,j}). Such an assignment uses a tuple t in at most one subgoal, so
+    adding or removing t changes q by the number of assignments with some
+    subgoal forced to t and the others in I; the Rust kernel counts these
+    for every tuple at once (rust/src/graph/sensitivity.rs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privpub.graphs import Graph, triangle
+    >>> g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0], [2, 3]]), directed=False)
+    >>> ls = local_sensitivity(g, triangle())
+    >>> ls.removed, ls.remove_tuple   # R(0, 1) fills one subgoal of 3 assignments
+    (3, (0, 1))
+    >>> ls.added, ls.add_tuple        # R(0, 3) closes the triangle 0-2-3
+    (3, (0, 3))
+    """
+    if not isinstance(graph, Graph):
+        raise ParameterError(f"graph must be a privpub.graphs.Graph, got "
+                             f"{type(graph).__name__}")
+    if isinstance(query, str):
+        query = CQ.parse(query)
+    if not isinstance(query, CQ):
+        raise ParameterError(f"query must be a CQ or its text, got {type(query).__name__}")
+    check_relation(query)
+    if not _is_pattern(query):
+        raise QueryError(f"exact local sensitivity is computed for pattern queries (pairwise "
+                         f"distinct variables, all in the head, no constants, no R(x, x)); "
+                         f"{query.name} is not one")
+    xs = sorted(query.variables)
+    index = {x: i for i, x in enumerate(xs)}
+    goals = sorted((index[a.terms[0]], index[a.terms[1]]) for a in query.goals)
+    added, add_at, removed, remove_at = _core.graph_local_sensitivity(
+        graph.m, *graph.csr, len(xs), goals)
+    return LocalSensitivity(max(int(added), int(removed)), int(added), int(removed),
+                            _label(graph, add_at), _label(graph, remove_at))

@@ -4,7 +4,7 @@
 
 use super::{shape_err, to_py};
 use crate::graph::join::{Query, Term};
-use crate::graph::{csr, join, patterns, Csr};
+use crate::graph::{csr, join, patterns, sensitivity, Csr};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
@@ -147,4 +147,36 @@ pub(crate) fn graph_four_cycles(
 ) -> PyResult<u128> {
     let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
     Ok(py.detach(|| patterns::four_cycles(&g)))
+}
+
+/// (gain, its tuple, loss, its tuple); a tuple is (-1, -1) for a zero change.
+type LocalChanges = (u128, (i64, i64), u128, (i64, i64));
+
+/// Exact local sensitivity of a pattern query (pairwise distinct variables,
+/// subgoals `goals` over variable indices): (largest gain from adding an
+/// absent tuple, its tuple or (-1, -1), largest loss from removing a present
+/// tuple, its tuple or (-1, -1)).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn graph_local_sensitivity(
+    py: Python<'_>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'_, u64>,
+    out_targets: PyReadonlyArray1<'_, u32>,
+    in_offsets: PyReadonlyArray1<'_, u64>,
+    in_sources: PyReadonlyArray1<'_, u32>,
+    n_vars: usize,
+    goals: Vec<(usize, usize)>,
+) -> PyResult<LocalChanges> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    let local = py
+        .detach(|| sensitivity::pattern_local_sensitivity(&g, n_vars, &goals))
+        .map_err(|e| to_py(py, e))?;
+    let at = |t: Option<(u32, u32)>| t.map_or((-1, -1), |(a, b)| (i64::from(a), i64::from(b)));
+    Ok((
+        local.added,
+        at(local.add_at),
+        local.removed,
+        at(local.remove_at),
+    ))
 }

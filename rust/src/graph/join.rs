@@ -43,14 +43,18 @@ struct Level {
     /// With nothing to extend from: candidates are nodes with an out-edge
     /// (true) or an in-edge (false).
     base_out: bool,
+    /// The variable is in no subgoal (allowed only for a variable that a
+    /// removed subgoal used, see `Plan::with_order`): every node is a candidate.
+    everywhere: bool,
 }
 
-struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     csr: &'a Csr,
     levels: Vec<Level>,
     n_head: usize,
     with_out: Vec<u32>,
     with_in: Vec<u32>,
+    all: Vec<u32>,
 }
 
 /// The order of binding: head variables first, each time the variable with
@@ -92,6 +96,18 @@ fn order(q: &Query) -> Vec<usize> {
 
 impl<'a> Plan<'a> {
     fn new(csr: &'a Csr, q: &Query) -> Result<Option<Plan<'a>>, KernelError> {
+        Self::with_order(csr, q, None)
+    }
+
+    /// A plan binding the variables in `order` (the greedy `order(q)` when
+    /// None). With an explicit order, a variable in no subgoal ranges over
+    /// every node (the local-sensitivity kernel drops the subgoal a changed
+    /// tuple fills, which may leave its variables in no other subgoal).
+    pub(crate) fn with_order(
+        csr: &'a Csr,
+        q: &Query,
+        order_given: Option<Vec<usize>>,
+    ) -> Result<Option<Plan<'a>>, KernelError> {
         let m = csr.m;
         let check = |t: Term| match t {
             Term::Var(v) if v >= q.n_vars => Err(KernelError::Shape(format!(
@@ -113,10 +129,11 @@ impl<'a> Plan<'a> {
             ));
         }
         for x in 0..q.n_vars {
-            if !q
-                .atoms
-                .iter()
-                .any(|&(a, b)| a == Term::Var(x) || b == Term::Var(x))
+            if order_given.is_none()
+                && !q
+                    .atoms
+                    .iter()
+                    .any(|&(a, b)| a == Term::Var(x) || b == Term::Var(x))
             {
                 return Err(KernelError::Shape(format!(
                     "variable {x} appears in no subgoal"
@@ -134,7 +151,27 @@ impl<'a> Plan<'a> {
         if q.neq.iter().any(|&(a, b)| a == b) {
             return Ok(None);
         }
-        let order = order(q);
+        let order = match order_given {
+            Some(o) => {
+                let mut seen = vec![false; q.n_vars];
+                for &x in &o {
+                    if x >= q.n_vars || std::mem::replace(&mut seen[x], true) {
+                        return Err(KernelError::Shape(format!(
+                            "order {o:?} is not a permutation of the {} variables",
+                            q.n_vars
+                        )));
+                    }
+                }
+                if o.len() != q.n_vars {
+                    return Err(KernelError::Shape(format!(
+                        "order {o:?} is not a permutation of the {} variables",
+                        q.n_vars
+                    )));
+                }
+                o
+            }
+            None => order(q),
+        };
         let mut pos = vec![usize::MAX; q.n_vars];
         for (k, &x) in order.iter().enumerate() {
             pos[x] = k;
@@ -162,6 +199,7 @@ impl<'a> Plan<'a> {
                 as_src |= a == me;
                 as_dst |= b == me;
             }
+            level.everywhere = !as_src && !as_dst;
             level.base_out = as_src
                 && (!as_dst || csr.tuples() == 0 || {
                     let outs = csr.out_offsets.windows(2).filter(|w| w[1] > w[0]).count();
@@ -188,11 +226,31 @@ impl<'a> Plan<'a> {
             n_head: q.n_head,
             with_out: nonempty(&csr.out_offsets),
             with_in: nonempty(&csr.in_offsets),
+            all: (0..m as u32).collect(),
         }))
     }
 
+    /// The variable bound at level `k`.
+    pub(crate) fn var(&self, k: usize) -> usize {
+        self.levels[k].var
+    }
+
+    /// Whether node `a` can be the value of level 0 (which has nothing to
+    /// extend from): the same test `candidates(0, ..)` applies to its list.
+    pub(crate) fn admits_first(&self, a: u32) -> bool {
+        let level = &self.levels[0];
+        let (u, csr) = (a as usize, self.csr);
+        (level.everywhere
+            || if level.base_out {
+                csr.out_offsets[u + 1] > csr.out_offsets[u]
+            } else {
+                csr.in_offsets[u + 1] > csr.in_offsets[u]
+            })
+            && (!level.self_loop || csr.has(a, a))
+    }
+
     #[inline]
-    fn value(t: Term, val: &[u32]) -> u32 {
+    pub(crate) fn value(t: Term, val: &[u32]) -> u32 {
         match t {
             Term::Const(c) => c,
             Term::Var(v) => val[v],
@@ -201,7 +259,7 @@ impl<'a> Plan<'a> {
 
     /// Calls `f` on each value of level `k` consistent with `val`; stops when
     /// `f` returns false.
-    fn candidates(&self, k: usize, val: &[u32], mut f: impl FnMut(u32) -> bool) {
+    pub(crate) fn candidates(&self, k: usize, val: &[u32], mut f: impl FnMut(u32) -> bool) {
         let level = &self.levels[k];
         let mut lists: Vec<&[u32]> = level
             .extend
@@ -216,7 +274,9 @@ impl<'a> Plan<'a> {
             })
             .collect();
         if lists.is_empty() {
-            lists.push(if level.base_out {
+            lists.push(if level.everywhere {
+                &self.all
+            } else if level.base_out {
                 &self.with_out
             } else {
                 &self.with_in
@@ -255,7 +315,7 @@ impl<'a> Plan<'a> {
 
     /// Assignments of levels `k..` extending `val`: every head assignment
     /// once, and past the head only whether one completion exists.
-    fn visit(&self, k: usize, val: &mut Vec<u32>) -> u128 {
+    pub(crate) fn visit(&self, k: usize, val: &mut Vec<u32>) -> u128 {
         if k == self.levels.len() {
             return 1;
         }

@@ -10,5 +10,6 @@
 pub mod csr;
 pub mod join;
 pub mod patterns;
+pub mod sensitivity;
 
 pub use csr::Csr;
