@@ -21,10 +21,10 @@ use rayon::prelude::*;
 const SEGMENT_TARGET: f64 = 65536.0;
 
 /// Segments drawn together (one contiguous run per thread) before the runs
-/// are joined in the output: at most 256 × 0.5 MiB besides the output, well
-/// under it when the output is large. Not a property of the result: any
-/// window and any number of runs give the same codes.
-const WINDOW: usize = 256;
+/// are joined in the output: the runs after the first, about 32 MiB on two
+/// threads, are in flight besides the output. Not a property of the result:
+/// any window and any number of runs give the same codes.
+const WINDOW: usize = 64;
 
 /// Keep each record of a *sorted* code list independently: the first copy of
 /// a code with probability `p_first[i]` (one value for all, or one per
@@ -277,17 +277,21 @@ impl BetaStep {
     }
 }
 
-/// Append `pieces` to `out` in order, each copied by its own task.
+/// Words copied by one task when appending (the output's fresh pages are
+/// faulted in by whoever writes them first: spread that over the threads).
+const COPY_CHUNK: usize = 1 << 17;
+
+/// Append `pieces` to `out` in order, copied in chunks by parallel tasks.
 fn append_parallel(out: &mut Vec<u64>, pieces: &[Vec<u64>]) -> Result<(), KernelError> {
     let total: usize = pieces.iter().map(Vec::len).sum();
     out.try_reserve(total)
         .map_err(|_| KernelError::Shape("more β-step codes than fit in memory".into()))?;
     let start = out.len();
     let mut rest = &mut out.spare_capacity_mut()[..total];
-    let mut jobs = Vec::with_capacity(pieces.len());
-    for p in pieces {
-        let (dst, tail) = rest.split_at_mut(p.len());
-        jobs.push((dst, p));
+    let mut jobs = Vec::new();
+    for src in pieces.iter().flat_map(|p| p.chunks(COPY_CHUNK)) {
+        let (dst, tail) = rest.split_at_mut(src.len());
+        jobs.push((dst, src));
         rest = tail;
     }
     jobs.into_par_iter().for_each(|(dst, src)| {
