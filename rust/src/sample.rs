@@ -21,8 +21,8 @@ use rayon::prelude::*;
 const SEGMENT_TARGET: f64 = 65536.0;
 
 /// Segments drawn together (one contiguous run per thread) before the runs
-/// are joined in the output: the runs after the first, about 32 MiB on two
-/// threads, are in flight besides the output. Not a property of the result:
+/// are joined in the output: a window is about 32 MiB of codes, of which the
+/// runs after the first (16 MiB on two threads) are held besides the output. Not a property of the result:
 /// any window and any number of runs give the same codes.
 const WINDOW: usize = 64;
 
