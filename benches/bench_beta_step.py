@@ -61,7 +61,7 @@ def adult():
     return schema.size, mech.beta, excluded
 
 
-@pytest.mark.benchmark(group="beta-step: Adult (≈1.5M noise tuples)")
+@pytest.mark.benchmark(group="beta-step: Adult (≈1.2M noise tuples)")
 def test_beta_step_adult_privpub(benchmark, adult):
     m, beta, excluded = adult
     benchmark.extra_info["role"] = "privpub"
@@ -69,7 +69,7 @@ def test_beta_step_adult_privpub(benchmark, adult):
     assert abs(len(out) - beta * (m - len(excluded))) < 5 * np.sqrt(beta * m)
 
 
-@pytest.mark.benchmark(group="beta-step: Adult (≈1.5M noise tuples)")
+@pytest.mark.benchmark(group="beta-step: Adult (≈1.2M noise tuples)")
 def test_beta_step_adult_numpy(benchmark, adult):
     m, beta, excluded = adult
     benchmark.extra_info["role"] = "baseline"
