@@ -193,3 +193,17 @@ def test_counts_do_not_depend_on_the_thread_count():
                              text=True, check=True)
         outs.append(run.stdout)
     assert outs[0] == outs[1] and outs[0].startswith("[289560, 289560")
+
+
+def test_a_graph_and_a_query_are_checked_by_name():
+    from privpub.graphs import RelationshipMechanism, local_sensitivity
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0], [2, 3], [3, 4], [4, 5]]),
+                         directed=False)
+    for call in (lambda x: count(x, triangle()), lambda x: local_sensitivity(x, triangle()),
+                 lambda x: RelationshipMechanism.for_graph(1.0, 0.5, triangle(), g).answer(x)):
+        with pytest.raises(ParameterError, match="graph must be a privpub.graphs.Graph, got list"):
+            call([[0, 1]])
+    for call in (lambda q: count(g, q), lambda q: local_sensitivity(g, q)):
+        with pytest.raises(ParameterError, match="query must be a CQ or its text, got int"):
+            call(5)
+    assert count(g, "q(x,y) :- R(x,y)") == 12  # text is parsed

@@ -13,8 +13,8 @@ import itertools
 
 from privpub import _core
 from privpub.core.errors import ParameterError, QueryError
-from privpub.graphs.graph import Graph
-from privpub.graphs.query import CQ, Const, Term, Var
+from privpub.graphs.graph import Graph, check_graph
+from privpub.graphs.query import CQ, Const, Term, Var, as_query
 
 METHODS = ("auto", "join")
 
@@ -63,6 +63,15 @@ def special_path(graph: Graph, query: CQ) -> str | None:
     return None
 
 
+def checked_inputs(graph: Graph, query: CQ | str) -> CQ:
+    """The query (parsed from text) after checking that ``graph`` is a Graph and
+    the query reads only the binary relation R."""
+    check_graph(graph)
+    query = as_query(query)
+    check_relation(query)
+    return query
+
+
 def check_relation(query: CQ) -> None:
     """QueryError unless every subgoal is binary over one relation (a graph)."""
     names = {a.relation for a in query.atoms}
@@ -95,16 +104,9 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto") -> int:
     >>> count(g, triangle())      # one undirected triangle, 3! ordered assignments
     6
     """
-    if not isinstance(graph, Graph):
-        raise ParameterError(f"graph must be a privpub.graphs.Graph, got "
-                             f"{type(graph).__name__}")
-    if isinstance(query, str):
-        query = CQ.parse(query)
-    if not isinstance(query, CQ):
-        raise ParameterError(f"query must be a CQ or its text, got {type(query).__name__}")
     if method not in METHODS:
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
-    check_relation(query)
+    query = checked_inputs(graph, query)
     arrays = graph.csr
     path = special_path(graph, query) if method == "auto" else None
     if path == "cliques":

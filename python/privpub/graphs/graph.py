@@ -218,3 +218,10 @@ def _first_repeat(s: np.ndarray, d: np.ndarray, directed: bool) -> int:
     a, b = (s, d) if directed else (np.minimum(s, d), np.maximum(s, d))
     dup = pd.DataFrame({"a": a, "b": b}).duplicated(keep="first").to_numpy()
     return int(np.flatnonzero(dup)[0])
+
+
+def check_graph(value: Any) -> Graph:
+    """``value`` itself when it is a :class:`Graph`; a ParameterError otherwise."""
+    if not isinstance(value, Graph):
+        raise ParameterError(f"graph must be a privpub.graphs.Graph, got {type(value).__name__}")
+    return value

@@ -40,9 +40,9 @@ from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.count import count
-from privpub.graphs.graph import Graph
+from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
-from privpub.graphs.query import CQ
+from privpub.graphs.query import CQ, as_query
 from privpub.graphs.sensitivity import Sensitivity, global_sensitivity
 
 
@@ -51,14 +51,6 @@ def _epsilon(value: Any) -> float:
     if eps <= 0:
         raise ParameterError(f"epsilon must be positive, got {eps}")
     return eps
-
-
-def _query(value: Any) -> CQ:
-    if isinstance(value, CQ):
-        return value
-    if isinstance(value, str):
-        return CQ.parse(value)
-    raise ParameterError(f"query must be a CQ or its text, got {type(value).__name__}")
 
 
 def _graph_claims(graph_facts: Mapping[str, Any]) -> list[Claim]:
@@ -119,7 +111,7 @@ class RelationshipMechanism:
         if not isinstance(min_with_gs, bool):
             raise ParameterError(f"min_with_gs must be True or False, got {min_with_gs!r}")
         self.min_with_gs = min_with_gs
-        self.query = _query(query)
+        self.query = as_query(query)
         self.m = validate.count("m", m, minimum=2)
         self.stability = stability(self.query)
         if self.stability.stable is not True:
@@ -185,7 +177,7 @@ class RelationshipMechanism:
         if not isinstance(graph, dict):
             raise ArtifactError("field 'graph' must be a JSON object")
         mech = cls(validate.field(p, "epsilon"), validate.field(p, "gamma"),
-                   _query(validate.field(p, "query")), validate.field(p, "m"),
+                   as_query(validate.field(p, "query")), validate.field(p, "m"),
                    min_with_gs=validate.field(p, "min_with_gs"), graph_facts=graph)
         validate.same("lambda", validate.field(p, "lambda"), mech.lam)
         validate.same("p", validate.field(p, "p"), float(mech.p))
@@ -306,7 +298,7 @@ class LaplaceMechanism:
     def __init__(self, epsilon: float, query: CQ | str, m: int, *,
                  sensitivity: int | None = None, graph_facts: Mapping[str, Any] | None = None):
         self.epsilon = _epsilon(epsilon)
-        self.query = _query(query)
+        self.query = as_query(query)
         self.m = validate.count("m", m, minimum=2)
         derived = global_sensitivity(self.query, self.m)
         if sensitivity is None:
@@ -331,7 +323,7 @@ class LaplaceMechanism:
         graph = validate.field(p, "graph")
         if not isinstance(graph, dict):
             raise ArtifactError("field 'graph' must be a JSON object")
-        return cls(validate.field(p, "epsilon"), _query(validate.field(p, "query")),
+        return cls(validate.field(p, "epsilon"), as_query(validate.field(p, "query")),
                    validate.field(p, "m"), sensitivity=validate.field(p, "sensitivity"),
                    graph_facts=graph)
 
@@ -382,9 +374,7 @@ def _facts(graph: Graph) -> dict[str, Any]:
 
 
 def _check_graph(graph: Graph, m: int) -> None:
-    if not isinstance(graph, Graph):
-        raise ParameterError(f"graph must be a privpub.graphs.Graph, got {type(graph).__name__}")
-    if graph.m != m:
+    if check_graph(graph).m != m:
         raise ParameterError(f"the mechanism was built for m = {m:,} but the graph has "
                              f"m = {graph.m:,}")
 

@@ -41,11 +41,10 @@ from privpub.graphs.mechanism import (
     _epsilon,
     _facts,
     _graph_claims,
-    _query,
     undirected_edge_claim,
 )
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
-from privpub.graphs.query import CQ
+from privpub.graphs.query import CQ, as_query
 
 
 @register_mechanism
@@ -80,7 +79,7 @@ class MultipleQueryMechanism:
                                  f"got {type(queries).__name__}")
         if not queries:
             raise ParameterError("queries must hold at least one query")
-        self.queries = [_query(q) for q in queries]
+        self.queries = [as_query(q) for q in queries]
         self.m = validate.count("m", m, minimum=2)
         self.stabilities = [stability(q) for q in self.queries]
         for i, (q, s) in enumerate(zip(self.queries, self.stabilities, strict=True)):
@@ -132,7 +131,7 @@ class MultipleQueryMechanism:
         if not isinstance(queries, list):
             raise ArtifactError("field 'queries' must be a list of query texts")
         mech = cls(validate.field(p, "epsilon"), validate.field(p, "gamma"),
-                   [_query(q) for q in queries], validate.field(p, "m"), graph_facts=graph)
+                   [as_query(q) for q in queries], validate.field(p, "m"), graph_facts=graph)
         lams = validate.field(p, "lambdas")
         if not isinstance(lams, list) or len(lams) != len(mech.lams):
             raise ArtifactError(f"field 'lambdas' must list {len(mech.lams)} numbers")

@@ -33,10 +33,9 @@ from privpub.graphs.graph import Graph
 from privpub.graphs.mechanism import (
     RelationshipMechanism,
     _facts,
-    _query,
     undirected_edge_claim,
 )
-from privpub.graphs.query import CQ
+from privpub.graphs.query import CQ, as_query
 
 
 @register_mechanism
@@ -90,7 +89,7 @@ class NegativeLeakageMechanism(RelationshipMechanism):
         if not isinstance(graph, dict):
             raise ArtifactError("field 'graph' must be a JSON object")
         mech = cls(validate.field(p, "epsilon"), validate.field(p, "gamma"),
-                   _query(validate.field(p, "query")), validate.field(p, "m"),
+                   as_query(validate.field(p, "query")), validate.field(p, "m"),
                    graph_facts=graph)
         validate.same("lambda", validate.field(p, "lambda"), mech.lam)
         validate.same("p", validate.field(p, "p"), float(mech.p))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from privpub.core import validate
-from privpub.core.errors import QueryError
+from privpub.core.errors import ParameterError, QueryError
 
 
 @dataclass(frozen=True, order=True)
@@ -281,6 +281,15 @@ class _Parser:
 
 
 # ------------------------------------------------------------------- catalog
+def as_query(value: Any) -> CQ:
+    """A CQ, or its datalog text parsed (errors point at the token)."""
+    if isinstance(value, CQ):
+        return value
+    if isinstance(value, str):
+        return CQ.parse(value)
+    raise ParameterError(f"query must be a CQ or its text, got {type(value).__name__}")
+
+
 def _distinct(names: Sequence[str]) -> list[tuple[str, str]]:
     return list(itertools.combinations(names, 2))
 

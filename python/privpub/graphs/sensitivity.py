@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from privpub import _core
-from privpub.core.errors import ParameterError, QueryError
-from privpub.graphs.count import check_relation
+from privpub.core.errors import QueryError
+from privpub.graphs.count import checked_inputs
 from privpub.graphs.graph import Graph
 from privpub.graphs.query import CQ, Const, Var
 
@@ -155,14 +155,7 @@ def local_sensitivity(graph: Graph, query: CQ | str) -> LocalSensitivity:
     >>> ls.added, ls.add_tuple        # R(0, 3) closes the triangle 0-2-3
     (3, (0, 3))
     """
-    if not isinstance(graph, Graph):
-        raise ParameterError(f"graph must be a privpub.graphs.Graph, got "
-                             f"{type(graph).__name__}")
-    if isinstance(query, str):
-        query = CQ.parse(query)
-    if not isinstance(query, CQ):
-        raise ParameterError(f"query must be a CQ or its text, got {type(query).__name__}")
-    check_relation(query)
+    query = checked_inputs(graph, query)
     if not _is_pattern(query):
         raise QueryError(f"exact local sensitivity is computed for pattern queries (pairwise "
                          f"distinct variables, all in the head, no constants, no R(x, x)); "
