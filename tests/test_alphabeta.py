@@ -270,11 +270,11 @@ def test_seeded_publish_is_byte_identical_on_one_and_two_threads():
     assert outs[0] == outs[1] and int(outs[0].split()[0]) > 1_000_000
 
 
-def _rank_counts(trials: int, m: int, excluded: np.ndarray, beta: float,
+def _code_counts(trials: int, m: int, excluded: np.ndarray, beta: float,
                  drop_segment_ends: int = 0) -> np.ndarray:
     """How often each code of [0, m) is drawn by the β-step over ``trials`` keys.
-    ``drop_segment_ends`` > 0 simulates a β-step that never draws the last rank
-    of each segment of that many ranks (to show the test below has power)."""
+    ``drop_segment_ends`` > 0 simulates a β-step that never draws the last code
+    of each segment of that many codes (to show the test below has power)."""
     from privpub import _core
     counts = np.zeros(m, dtype=np.int64)
     rows = excluded.reshape(-1, 1)
@@ -282,21 +282,20 @@ def _rank_counts(trials: int, m: int, excluded: np.ndarray, beta: float,
         key = privpub.resolve_seed(s).derive("segments").key
         codes = _core.beta_step(key, m, beta, rows).reshape(-1).astype(np.int64)
         if drop_segment_ends:
-            ranks = codes - np.searchsorted(excluded, codes)
-            codes = codes[ranks % drop_segment_ends != drop_segment_ends - 1]
+            codes = codes[codes % drop_segment_ends != drop_segment_ends - 1]
         counts += np.bincount(codes, minlength=m)
     return counts
 
 
-def test_every_rank_is_drawn_across_segment_and_chunk_boundaries():
+def test_every_code_is_drawn_across_segment_and_chunk_boundaries():
     """All 2^20 codes over 200 runs at β = 1/2: every code outside I is drawn
     Binomial(200, 1/2) times, so each at least 30 times unless something is
     wrong (P < 1e-20 per code); codes of I never. This spans several segments
-    and the kernel's thread split, so a rank that a segment, chunk or thread
+    and the kernel's thread split, so a code that a segment, chunk or thread
     boundary can never reach shows up as a zero."""
     m, beta, trials = 1 << 20, 0.5, 200
     excluded = np.arange(0, m, 997, dtype=np.uint64)
-    counts = _rank_counts(trials, m, excluded, beta)
+    counts = _code_counts(trials, m, excluded, beta)
     inside = np.zeros(m, dtype=bool)
     inside[excluded.astype(np.int64)] = True
     assert counts[inside].sum() == 0
@@ -305,6 +304,6 @@ def test_every_rank_is_drawn_across_segment_and_chunk_boundaries():
                                                            / (~inside).sum())
     assert abs(z) < 5
     # Power: the same check fails for a β-step that never draws a segment's last
-    # rank, whatever the segment length (here 2^17 ranks).
-    broken = _rank_counts(20, m, excluded, beta, drop_segment_ends=1 << 17)
+    # code, whatever the segment length (here 2^17 codes).
+    broken = _code_counts(20, m, excluded, beta, drop_segment_ends=1 << 17)
     assert broken[~inside].min() == 0

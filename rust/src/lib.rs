@@ -38,6 +38,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sampling::uniform, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::keep_records, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::beta_step, m)?)?;
+    m.add_function(wrap_pyfunction!(sampling::beta_step_layout, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::merge_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::frapp_perturb, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::thin_product, m)?)?;

@@ -29,13 +29,16 @@ const WINDOW: usize = 64;
 /// Keep each record of a *sorted* code list independently: the first copy of
 /// a code with probability `p_first[i]` (one value for all, or one per
 /// record), each further copy with `p_rest`. Record i uses element i of the
-/// uniform stream of `key`.
+/// uniform stream of `key`, counted from `start` (a slice of a larger
+/// sorted list, such as a Dask partition, passes its first record's position
+/// and draws what the whole list would).
 ///
 /// With p_first = α+β and p_rest = α a tuple with c records contributes
 /// cα + β copies in expectation, so (n_V − β n_D)/α stays unbiased for record
 /// counts (DESIGN.md, "Real tables repeat records").
 pub fn keep_records<T: PartialEq + Sync>(
     key: &Key,
+    start: u64,
     sorted: &[T],
     p_first: &[f64],
     p_rest: f64,
@@ -48,7 +51,7 @@ pub fn keep_records<T: PartialEq + Sync>(
         )));
     }
     let mut u = vec![0.0; sorted.len()];
-    fill_uniform(key, 0, &mut u);
+    fill_uniform(key, start, &mut u);
     Ok(u.par_iter()
         .enumerate()
         .map(|(i, &x)| {
@@ -144,55 +147,55 @@ fn geometric(rng: &mut ChaCha12Rng, inv_rate: f64) -> u128 {
 /// The β-step: every code in [0, m) that is not in `excluded` is selected
 /// independently with probability `beta`.
 ///
-/// Exact simulation in expected O(β·m + |excluded|) time, never O(m): the
-/// non-excluded codes are ranked 0 .. m − |excluded|; the gaps between
-/// selected ranks are i.i.d. geometric, so rank space is cut into fixed
-/// segments of about `SEGMENT_TARGET / β` ranks, segment s drawing its gaps
-/// from stream s (memorylessness makes segments independent). A rank maps
-/// to its code by skipping the excluded codes below it.
+/// Exact simulation in expected O(β·m + |excluded|) time, never O(m): code
+/// space is cut into fixed segments of `seg_len` ≈ `SEGMENT_TARGET / β`
+/// codes; segment s draws the geometric gaps between its selected codes from
+/// stream s (memorylessness makes segments independent), and a selected code
+/// that is excluded is dropped. Dropping rather than skipping the excluded
+/// codes (each code in I costs β of a draw) makes a segment's output depend on
+/// its own codes only, so any set of segments can be drawn on its own — by a
+/// window of a streamed write or by a Dask task holding that range of I —
+/// and the union is the same codes, byte for byte.
 pub struct BetaStep {
     key: Key,
     inv_rate: f64,
-    /// excluded[j] − j for the sorted distinct excluded codes: the number of
-    /// excluded codes at or below the code of rank r is #{j : adj[j] ≤ r}.
-    adj: Vec<u128>,
-    free: u128,
+    /// Sorted distinct excluded codes (only those inside the segments drawn matter).
+    excluded: Vec<u128>,
+    m: u128,
     beta: f64,
     seg_len: u128,
     segments: u64,
 }
 
+/// The segment length for `beta` and the number of segments covering [0, m).
+pub fn segment_layout(m: u128, beta: f64) -> Result<(u128, u64), KernelError> {
+    if !(0.0..=1.0).contains(&beta) {
+        return Err(KernelError::Shape(format!(
+            "beta = {beta} is not a probability"
+        )));
+    }
+    if beta == 0.0 {
+        return Ok((m.max(1), 0));
+    }
+    let seg_len = ((SEGMENT_TARGET / beta).ceil().min(2f64.powi(120)) as u128).max(1);
+    let segments = u64::try_from(m.div_ceil(seg_len))
+        .map_err(|_| KernelError::Shape("too many β-step segments".into()))?;
+    Ok((seg_len, segments))
+}
+
 impl BetaStep {
     pub fn new(key: &Key, m: u128, beta: f64, excluded: &[u128]) -> Result<Self, KernelError> {
-        if !(0.0..=1.0).contains(&beta) {
-            return Err(KernelError::Shape(format!(
-                "beta = {beta} is not a probability"
-            )));
-        }
+        let (seg_len, segments) = segment_layout(m, beta)?;
         if excluded.windows(2).any(|w| w[0] >= w[1]) || excluded.last().is_some_and(|&c| c >= m) {
             return Err(KernelError::Shape(
                 "excluded codes must be sorted, distinct and below m".into(),
             ));
         }
-        let free = m - excluded.len() as u128;
-        let adj = excluded
-            .iter()
-            .enumerate()
-            .map(|(j, &c)| c - j as u128)
-            .collect();
-        let seg_len = if beta > 0.0 {
-            ((SEGMENT_TARGET / beta).ceil().min(2f64.powi(120)) as u128).max(1)
-        } else {
-            free.max(1)
-        };
-        let segments = u64::try_from(free.div_ceil(seg_len))
-            .map_err(|_| KernelError::Shape("too many β-step segments".into()))?;
-        let segments = if beta > 0.0 { segments } else { 0 };
         Ok(BetaStep {
             key: *key,
             inv_rate: -1.0 / (-beta).ln_1p(),
-            adj,
-            free,
+            excluded: excluded.to_vec(),
+            m,
             beta,
             seg_len,
             segments,
@@ -202,17 +205,19 @@ impl BetaStep {
     /// Call `emit` with each selected code of segment `s`, in increasing order.
     fn segment(&self, s: u64, mut emit: impl FnMut(u128)) {
         let start = u128::from(s) * self.seg_len;
-        // The last segment may end past u128::MAX when free is near 2^128.
-        let end = start.saturating_add(self.seg_len).min(self.free);
+        // The last segment may end past u128::MAX when m is near 2^128.
+        let end = start.saturating_add(self.seg_len).min(self.m);
         let mut rng = segment_rng(&self.key, s);
-        let mut rank = start.saturating_add(geometric(&mut rng, self.inv_rate));
-        let mut j = self.adj.partition_point(|&a| a <= rank);
-        while rank < end {
-            while j < self.adj.len() && self.adj[j] <= rank {
+        let mut code = start.saturating_add(geometric(&mut rng, self.inv_rate));
+        let mut j = self.excluded.partition_point(|&c| c < code);
+        while code < end {
+            while j < self.excluded.len() && self.excluded[j] < code {
                 j += 1;
             }
-            emit(rank + j as u128);
-            rank = rank
+            if self.excluded.get(j) != Some(&code) {
+                emit(code);
+            }
+            code = code
                 .saturating_add(1)
                 .saturating_add(geometric(&mut rng, self.inv_rate));
         }
@@ -225,24 +230,38 @@ impl BetaStep {
     /// others into reused buffers that are then appended in parallel. Peak
     /// memory is the output and those buffers (about a window's share).
     pub fn run(&self, limbs: usize) -> Result<Vec<u64>, KernelError> {
-        self.run_windowed(limbs, WINDOW, rayon::current_num_threads())
+        self.run_segments(limbs, 0, self.segments)
+    }
+
+    /// The selected codes of segments `first .. stop` (clipped to the
+    /// segments that exist): those in [first·seg_len, stop·seg_len).
+    pub fn run_segments(
+        &self,
+        limbs: usize,
+        first: u64,
+        stop: u64,
+    ) -> Result<Vec<u64>, KernelError> {
+        let stop = stop.min(self.segments);
+        let first = first.min(stop);
+        self.run_windowed(limbs, first, stop, WINDOW, rayon::current_num_threads())
     }
 
     fn run_windowed(
         &self,
         limbs: usize,
+        first: u64,
+        stop: u64,
         window: usize,
         runs: usize,
     ) -> Result<Vec<u64>, KernelError> {
-        if !(limbs == 1 || limbs == 2)
-            || (limbs == 1 && self.free + self.adj.len() as u128 > 1u128 << 64)
-        {
+        if !(limbs == 1 || limbs == 2) || (limbs == 1 && self.m > 1u128 << 64) {
             return Err(KernelError::Shape(format!(
                 "{limbs} limbs cannot hold these codes"
             )));
         }
-        // Refuse an output no memory can hold before drawing it (≈ β · free codes).
-        let expected = self.free as f64 * self.beta;
+        // Refuse an output no memory can hold before drawing it (≈ β · its codes).
+        let span = (u128::from(stop - first) * self.seg_len).min(self.m) as f64;
+        let expected = span * self.beta;
         if expected * (8 * limbs) as f64 > isize::MAX as f64 {
             return Err(KernelError::Shape(format!(
                 "the β-step would select about {expected:.3e} codes, more than memory can hold"
@@ -256,9 +275,9 @@ impl BetaStep {
         })?;
         let runs = runs.max(1);
         let mut bufs: Vec<Vec<u64>> = vec![Vec::new(); runs - 1];
-        let mut first = 0u64;
-        while first < self.segments {
-            let count = (self.segments - first).min(window as u64);
+        let mut first = first;
+        while first < stop {
+            let count = (stop - first).min(window as u64);
             // Run r draws segments [first + r·count/runs, first + (r+1)·count/runs).
             let bounds = |r: usize| first + count * r as u64 / runs as u64;
             bufs.iter_mut().for_each(Vec::clear);
@@ -434,9 +453,41 @@ mod tests {
         assert_eq!(step.segments, 70);
         let default = step.run(1).unwrap();
         for (window, runs) in [(1, 1), (3, 2), (7, 3), (70, 5), (256, 1)] {
-            assert_eq!(step.run_windowed(1, window, runs).unwrap(), default);
+            assert_eq!(step.run_windowed(1, 0, 70, window, runs).unwrap(), default);
         }
         assert!(default.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn segment_ranges_drawn_apart_concatenate_to_the_whole() {
+        // What a streamed write or a Dask task relies on: segments [a, b) hold
+        // exactly the whole draw's codes in [a·seg_len, b·seg_len), and a task
+        // that knows only the excluded codes of its own range draws the same.
+        let beta = 0.25;
+        let m = (SEGMENT_TARGET / beta) as u128 * 9 + 1234; // a ragged last segment
+        let excluded: Vec<u128> = (0..m).step_by(97).collect();
+        let step = BetaStep::new(&[4; 32], m, beta, &excluded).unwrap();
+        assert_eq!(step.segments, 10);
+        let whole = step.run(1).unwrap();
+        let mut parts = Vec::new();
+        for (a, b) in [(0u64, 3u64), (3, 4), (4, 4), (4, 10), (10, 99)] {
+            let (lo, hi) = (u128::from(a) * step.seg_len, u128::from(b) * step.seg_len);
+            let own: Vec<u128> = excluded
+                .iter()
+                .copied()
+                .filter(|&c| lo <= c && c < hi)
+                .collect();
+            let part = BetaStep::new(&[4; 32], m, beta, &own)
+                .unwrap()
+                .run_segments(1, a, b)
+                .unwrap();
+            assert!(part
+                .iter()
+                .all(|&c| lo <= u128::from(c) && u128::from(c) < hi));
+            assert_eq!(part, step.run_segments(1, a, b).unwrap());
+            parts.extend(part);
+        }
+        assert_eq!(parts, whole);
     }
 
     #[test]
@@ -476,7 +527,7 @@ mod tests {
     #[test]
     fn keep_records_uses_first_and_rest_probabilities() {
         let codes: Vec<u64> = (0..200_000).map(|i| i / 2).collect(); // every code twice
-        let keep = keep_records(&[8; 32], &codes, &[0.9], 0.1).unwrap();
+        let keep = keep_records(&[8; 32], 0, &codes, &[0.9], 0.1).unwrap();
         let first = keep.iter().step_by(2).filter(|&&k| k).count() as f64 / 100_000.0;
         let rest = keep.iter().skip(1).step_by(2).filter(|&&k| k).count() as f64 / 100_000.0;
         assert!((first - 0.9).abs() < 5.0 * 0.00095 && (rest - 0.1).abs() < 5.0 * 0.00095);

@@ -57,21 +57,30 @@ fn check_m_fits(m: u128, limbs: usize) -> Result<(), KernelError> {
 }
 
 /// α-step mask over sorted (n, limbs) codes: first copy kept with `p_first`
-/// (one value, or one per record), further copies with `p_rest`.
+/// (one value, or one per record), further copies with `p_rest`; record i
+/// uses stream element `start + i`.
 #[pyfunction]
+#[pyo3(signature = (key, codes, p_first, p_rest, start = 0))]
 pub(crate) fn keep_records<'py>(
     py: Python<'py>,
     key: &Bound<'py, PyBytes>,
     codes: PyReadonlyArray2<'py, u64>,
     p_first: PyReadonlyArray1<'py, f64>,
     p_rest: f64,
+    start: u64,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let key = key_from(key)?;
     let (words, limbs) = code_rows(py, &codes)?;
+    if u128::from(start) + (words.len() / limbs.max(1)) as u128 > 1u128 << 64 {
+        return Err(shape_err(
+            py,
+            format!("start {start} + the records exceed 2^64"),
+        ));
+    }
     let p_first = p_first.as_slice()?;
     let rows: Vec<&[u64]> = words.chunks_exact(limbs.max(1)).collect();
     let mask = py
-        .detach(|| sample::keep_records(&key, &rows, p_first, p_rest))
+        .detach(|| sample::keep_records(&key, start, &rows, p_first, p_rest))
         .map_err(|e| to_py(py, e))?;
     Ok(mask.into_pyarray(py))
 }
@@ -98,14 +107,24 @@ pub(crate) fn thin_product<'py>(
     Ok(mask.into_pyarray(py))
 }
 
-/// β-step: codes in [0, m) outside the sorted distinct `excluded`, each with probability `beta`.
+/// The β-step's segment length and segment count for (m, β).
 #[pyfunction]
+pub(crate) fn beta_step_layout(py: Python<'_>, m: u128, beta: f64) -> PyResult<(u128, u64)> {
+    sample::segment_layout(m, beta).map_err(|e| to_py(py, e))
+}
+
+/// β-step: codes in [0, m) outside the sorted distinct `excluded`, each with
+/// probability `beta`; with `segments = (a, b)` only those in [a·L, b·L) for
+/// the segment length L (`beta_step_layout`).
+#[pyfunction]
+#[pyo3(signature = (key, m, beta, excluded, segments = None))]
 pub(crate) fn beta_step<'py>(
     py: Python<'py>,
     key: &Bound<'py, PyBytes>,
     m: u128,
     beta: f64,
     excluded: PyReadonlyArray2<'py, u64>,
+    segments: Option<(u64, u64)>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let key = key_from(key)?;
     let (words, limbs) = code_rows(py, &excluded)?;
@@ -113,7 +132,11 @@ pub(crate) fn beta_step<'py>(
         .detach(|| {
             let excluded = sample::to_u128(words, limbs)?;
             check_m_fits(m, limbs)?;
-            sample::BetaStep::new(&key, m, beta, &excluded)?.run(limbs)
+            let step = sample::BetaStep::new(&key, m, beta, &excluded)?;
+            match segments {
+                Some((first, stop)) => step.run_segments(limbs, first, stop),
+                None => step.run(limbs),
+            }
         })
         .map_err(|e| to_py(py, e))?;
     let n = out.len() / limbs;
