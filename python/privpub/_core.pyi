@@ -59,9 +59,10 @@ def keep_records(key: bytes, codes: npt.NDArray[np.uint64], p_first: npt.NDArray
     record i uses stream element start + i."""
 
 def thin_product(key: bytes, codes: npt.NDArray[np.uint64], radices: list[int],
-                 ratios: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+                 ratios: npt.NDArray[np.float64], start: int = 0) -> npt.NDArray[np.bool_]:
     """Algorithm 8's thinning: keep each (n, limbs) code with probability
-    Π_j ratios[block j][digit j] (each attribute's ratios back to back)."""
+    Π_j ratios[block j][digit j] (each attribute's ratios back to back); candidate i
+    uses stream element start + i."""
 
 def frapp_perturb(key: bytes, codes: npt.NDArray[np.uint64], m: int,
                   keep: float) -> npt.NDArray[np.uint64]:

@@ -69,9 +69,11 @@ pub fn keep_records<T: PartialEq + Sync>(
 /// candidate code c with probability Π_j ratio_j[digit_j(c)], where the
 /// digits are the mixed-radix digits of c (first attribute most significant)
 /// and `ratios` holds each attribute's table back to back. Candidate i uses
-/// element i of the uniform stream of `key`.
+/// element `start + i` of the uniform stream of `key` (a streamed write
+/// thins window after window, passing the candidates drawn before).
 pub fn thin_product(
     key: &Key,
+    start: u64,
     codes: &[u128],
     radices: &[u64],
     ratios: &[f64],
@@ -105,7 +107,7 @@ pub fn thin_product(
         at += r as usize;
     }
     let mut u = vec![0.0; codes.len()];
-    fill_uniform(key, 0, &mut u);
+    fill_uniform(key, start, &mut u);
     Ok(codes
         .par_iter()
         .zip(u.par_iter())
@@ -537,10 +539,10 @@ mod tests {
     fn thinning_keeps_with_the_product_of_ratios() {
         // Two attributes of sizes 2 and 3; code 5 = digits (1, 2): 0.5 · 0.4 = 0.2.
         let codes = vec![5u128; 100_000];
-        let keep = thin_product(&[2; 32], &codes, &[2, 3], &[1.0, 0.5, 1.0, 0.7, 0.4]).unwrap();
+        let keep = thin_product(&[2; 32], 0, &codes, &[2, 3], &[1.0, 0.5, 1.0, 0.7, 0.4]).unwrap();
         let f = keep.iter().filter(|&&k| k).count() as f64 / 100_000.0;
         assert!((f - 0.2).abs() < 5.0 * (0.16f64 / 100_000.0).sqrt(), "{f}");
-        assert!(thin_product(&[2; 32], &codes, &[2, 3], &[1.0]).is_err());
+        assert!(thin_product(&[2; 32], 0, &codes, &[2, 3], &[1.0]).is_err());
     }
 
     #[test]
@@ -560,7 +562,7 @@ mod tests {
         let key = [2; 32];
         // Once: "attempt to calculate the remainder with a divisor of zero".
         assert_eq!(
-            thin_product(&key, &[0], &[2, 0], &[1.0; 2]).unwrap_err(),
+            thin_product(&key, 0, &[0], &[2, 0], &[1.0; 2]).unwrap_err(),
             KernelError::Shape(
                 "radix of attribute 1 is 0; every attribute needs at least one value".into()
             )
@@ -568,21 +570,21 @@ mod tests {
         // Once: the sum wrapped and ratios were indexed past their end.
         let r = [1u64 << 63, 1 << 63, 2];
         assert_eq!(
-            thin_product(&key, &[0], &r, &[1.0; 2]).unwrap_err(),
+            thin_product(&key, 0, &[0], &r, &[1.0; 2]).unwrap_err(),
             KernelError::Shape("the radices sum past 2^64".into())
         );
         assert_eq!(
-            thin_product(&key, &[0], &[2, 3], &[1.0; 4]).unwrap_err(),
+            thin_product(&key, 0, &[0], &[2, 3], &[1.0; 4]).unwrap_err(),
             KernelError::Shape(
                 "4 ratios for radices summing to 5; one ratio per domain value".into()
             )
         );
         assert_eq!(
-            thin_product(&key, &[5, 6], &[2, 3], &[1.0; 5]).unwrap_err(),
+            thin_product(&key, 0, &[5, 6], &[2, 3], &[1.0; 5]).unwrap_err(),
             KernelError::InvalidCode { row: 1 }
         );
         // Π radices past 2^128 (2^130): every u128 code is in the domain.
-        let keep = thin_product(&key, &[u128::MAX], &[2; 130], &[1.0; 260]).unwrap();
+        let keep = thin_product(&key, 0, &[u128::MAX], &[2; 130], &[1.0; 260]).unwrap();
         assert_eq!(keep, vec![true]);
     }
 

@@ -28,8 +28,9 @@ chooses (``publish(duplicates=...)``) when the data repeat a tuple:
 from __future__ import annotations
 
 import math
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -54,15 +55,17 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.tables.inputs import TableLike
-from privpub.tables.published import Counts, PublishedView
+from privpub.tables.published import Counts, PublishedView, write_view
 from privpub.tables.records import (
     as_schema_codes,
     check_record_facts,
+    code_range,
     distinct_sorted,
     prepare_records,
     repeated_rows,
 )
 from privpub.tables.schema import Schema
+from privpub.tables.view import MemoryView
 
 #: Largest expected number of noise tuples publish() accepts by default.
 MAX_NOISE_ROWS = 2_000_000_000
@@ -419,6 +422,39 @@ class AlphaBeta:
         ``"set"`` or ``"records"`` (module docstring). Refuses when the
         expected number of noise tuples β·m exceeds ``max_noise_rows``.
         """
+        run = self._run(data, seed, duplicates, max_noise_rows, window=None)
+        (view,) = run.chunks()
+        return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
+                             run.parameters(), run.rand.policy)
+
+    def publish_to_parquet(self, data: TableLike | np.ndarray, path: str | os.PathLike,
+                           seed: SeedLike = None, *, duplicates: str | None = None,
+                           max_noise_rows: int = MAX_NOISE_ROWS,
+                           progress: Callable[[int, int], None] | None = None,
+                           ) -> PublishedView:
+        """:meth:`publish` straight to a Parquet file, in bounded memory.
+
+        The view is drawn and written a window of β-step segments at a time
+        (about ``WINDOW_CODES`` noise tuples), so memory holds the records and
+        one window, not the view: the same rows, byte for byte, as
+        ``publish(data, seed).to_parquet(path)``. ``progress(done, total)`` is
+        called after each window with segment counts. Returns the view opened
+        from the file.
+        """
+        run = self._run(data, seed, duplicates, max_noise_rows, window=WINDOW_SEGMENTS,
+                        progress=progress)
+        batches = (batch for chunk in run.chunks()
+                   for batch in MemoryView(self.schema, as_schema_codes(self.schema, chunk))
+                   .batches())
+        write_view(path, self.schema, batches,
+                   lambda rows, prints: PublishedView(
+                       as_schema_codes(self.schema, run.records[:0]), self.schema, self.name,
+                       run.parameters(), run.rand.policy).metadata(prints, rows=rows))
+        return PublishedView.open(path)
+
+    def _run(self, data: TableLike | np.ndarray, seed: SeedLike, duplicates: str | None,
+             max_noise_rows: int, window: int | None,
+             progress: Callable[[int, int], None] | None = None) -> _Publication:
         max_noise_rows = validate.real("max_noise_rows", max_noise_rows)
         # With a source, candidates come at the largest rate β_max and are
         # thinned to β(t) (exact); the candidate count is what costs.
@@ -427,23 +463,7 @@ class AlphaBeta:
             raise ParameterError(f"max β(t)·m = {expected_noise:.4g} expected noise candidates "
                                  f"exceeds max_noise_rows = {max_noise_rows:,}")
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
-        rand = resolve_seed(seed)
-        first = self.alpha + self.beta * (np.ones(1) if self.source is None
-                                          else self.source.weight_of(records))
-        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, self.alpha)
-        distinct = distinct_sorted(records)
-        noise = _core.beta_step(rand.derive("beta-step").key, self.schema.size, self.beta_max,
-                                distinct)
-        if self.source is not None:
-            accept = _core.thin_product(rand.derive("thinning").key, noise,
-                                        list(self.schema.radices), self.source.ratios())
-            noise = np.ascontiguousarray(noise[accept])
-        view = _core.merge_sorted(np.ascontiguousarray(records[keep]), noise)
-        facts |= {"distinct_tuples": len(distinct), "revealed_in_view": repeated_rows(view)}
-        # The release states n (and the bound it gives) for the records published.
-        released = self.with_records(len(records), facts)
-        return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             released.parameters(), rand.policy)
+        return _Publication(self, records, facts, resolve_seed(seed), window, progress)
 
     def with_records(self, n: int, records: Mapping[str, Any]) -> AlphaBeta:
         """This mechanism as stated for the ``n`` records published (a release's)."""
@@ -451,3 +471,64 @@ class AlphaBeta:
                          epsilon=self.epsilon, source=self.source, calibration=self.calibration,
                          allow_prior_below_base_rate=self.allow_prior_below_base_rate,
                          records=records)
+
+
+#: β-step segments drawn and written together by publish_to_parquet: about
+#: 2^6 · SEGMENT_TARGET (2^16) ≈ 4M noise tuples, 32 MiB of codes per window.
+WINDOW_SEGMENTS = 64
+
+
+class _Publication:
+    """One run of Algorithm 1 over sorted records, drawn window by window.
+
+    The α-step mask is drawn for all records at once (they are in memory); the
+    β-step is drawn over code space one window of segments at a time, each
+    window merged with the kept records of its code range. A window's codes
+    depend only on its segments (rust/src/sample.rs), so any window size gives
+    the same view; ``window=None`` draws it whole.
+    """
+
+    def __init__(self, mech: AlphaBeta, records: np.ndarray, facts: dict[str, Any],
+                 rand: Any, window: int | None,
+                 progress: Callable[[int, int], None] | None):
+        self.mech, self.records, self.facts, self.rand = mech, records, facts, rand
+        self.window, self.progress = window, progress
+        first = mech.alpha + mech.beta * (np.ones(1) if mech.source is None
+                                          else mech.source.weight_of(records))
+        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, mech.alpha)
+        self.kept = np.ascontiguousarray(records[keep])
+        self.distinct = distinct_sorted(records)
+        self.revealed = 0
+
+    def chunks(self) -> Iterator[np.ndarray]:
+        """The view's sorted (rows, limbs) codes, one array per window."""
+        mech, m = self.mech, self.mech.schema.size
+        seg_len, segments = _core.beta_step_layout(m, mech.beta_max)
+        window = max(segments, 1) if self.window is None else self.window
+        key = self.rand.derive("beta-step").key
+        thinning, candidates = self.rand.derive("thinning").key, 0
+        for first in range(0, max(segments, 1), window):
+            stop = min(first + window, segments)
+            lo, hi = first * seg_len, m if stop == segments else stop * seg_len
+            kept = self.kept[code_range(self.kept, lo, hi)]
+            noise = _core.beta_step(key, m, mech.beta_max,
+                                    self.distinct[code_range(self.distinct, lo, hi)],
+                                    segments=(first, stop))
+            if mech.source is not None:
+                accept = _core.thin_product(thinning, noise, list(mech.schema.radices),
+                                            mech.source.ratios(), start=candidates)
+                candidates += len(noise)
+                noise = np.ascontiguousarray(noise[accept])
+            chunk = _core.merge_sorted(kept, noise)
+            # Codes of one tuple fall in one window: repeats are counted per window.
+            self.revealed += repeated_rows(chunk)
+            if self.progress is not None:
+                self.progress(stop, segments)
+            yield chunk
+
+    def parameters(self) -> dict[str, Any]:
+        """The release's parameters, once every chunk has been drawn."""
+        facts = self.facts | {"distinct_tuples": len(self.distinct),
+                              "revealed_in_view": self.revealed}
+        # The release states n (and the bound it gives) for the records published.
+        return self.mech.with_records(len(self.records), facts).parameters()

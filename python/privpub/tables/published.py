@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,11 +174,13 @@ class PublishedView(Release):
         return self.rows.iter_frames()
 
     # ---- persistence ---------------------------------------------------------------------
-    def metadata(self, fingerprint: dict[str, list[int]] | None = None) -> dict[str, Any]:
-        """The JSON document stored beside the rows."""
+    def metadata(self, fingerprint: dict[str, list[int]] | None = None,
+                 rows: int | None = None) -> dict[str, Any]:
+        """The JSON document stored beside the rows (``rows`` and ``fingerprint``
+        given when they were written by a stream, not held by this object)."""
         return {"format_version": VIEW_FORMAT, **self.envelope(),
                 "schema": self.schema.to_dict(), "domain_size": str(self.schema.size),
-                "rows": len(self),
+                "rows": len(self) if rows is None else rows,
                 "fingerprint": fingerprint if fingerprint is not None
                 else self.rows.fingerprint(),
                 "context": {k: len(v) for k, v in self.context.items()}}
@@ -187,26 +189,8 @@ class PublishedView(Release):
         """Write the rows (dictionary-encoded columns, streamed batch by batch),
         any context sets, and the metadata (in the file's footer, with the
         fingerprint taken in the same pass) to one Parquet file."""
-        schema = self.rows.arrow_schema()
-        if self.context:
-            schema = schema.append(pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
-        labels = pa.array(["", *self.context])
-        prints = Fingerprint(self.schema.names)
-        sources = [self.rows.batches(), *(MemoryView(self.schema, c).batches()
-                                          for c in self.context.values())]
-        with pq.ParquetWriter(path, schema) as writer:
-            for label, batches in enumerate(sources):
-                for digits in batches:
-                    batch = arrow_batch(self.schema, prints.add(digits) if label == 0
-                                        else digits)
-                    if self.context:
-                        flag = pa.DictionaryArray.from_arrays(
-                            np.full(batch.num_rows, label, dtype=np.int8), labels)
-                        batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
-                                                           schema=schema)
-                    writer.write_batch(batch, row_group_size=CHUNK_ROWS)
-            writer.add_key_value_metadata(
-                {"privpub": encode_metadata(self.metadata(prints.result()))})
+        write_view(path, self.schema, self.rows.batches(),
+                   lambda rows, prints: self.metadata(prints), self.context)
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
@@ -492,6 +476,37 @@ def _product_sums(schema: Schema, attributes: Sequence[str],
 def _rows(codes: np.ndarray) -> np.ndarray:
     """Codes as (n, limbs) rows (what the record helpers take)."""
     return codes.reshape(-1, 1) if codes.ndim == 1 else codes
+
+
+def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits],
+               metadata: Callable[[int, dict[str, list[int]]], dict[str, Any]],
+               context: Mapping[str, np.ndarray] | None = None) -> None:
+    """Write a view's rows, batch by batch as they come, then its context sets,
+    then ``metadata(rows, fingerprint)`` in the footer: the rows are never all
+    held, so a view can be written while it is drawn."""
+    context = context or {}
+    arrow_schema = MemoryView(schema, digits=[np.zeros(0, np.int8)] * len(schema)).arrow_schema()
+    if context:
+        arrow_schema = arrow_schema.append(
+            pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
+    labels = pa.array(["", *context])
+    prints = Fingerprint(schema.names)
+    sources = [batches, *(MemoryView(schema, c).batches() for c in context.values())]
+    rows = 0
+    with pq.ParquetWriter(path, arrow_schema) as writer:
+        for label, source in enumerate(sources):
+            for digits in source:
+                if label == 0:
+                    rows += len(next(iter(prints.add(digits).values()), ()))
+                batch = arrow_batch(schema, digits)
+                if context:
+                    flag = pa.DictionaryArray.from_arrays(
+                        np.full(batch.num_rows, label, dtype=np.int8), labels)
+                    batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
+                                                       schema=arrow_schema)
+                writer.write_batch(batch, row_group_size=CHUNK_ROWS)
+        writer.add_key_value_metadata(
+            {"privpub": encode_metadata(metadata(rows, prints.result()))})
 
 
 def _check_rows(path: str | os.PathLike, rows: MemoryView, stored: FileView) -> None:

@@ -145,6 +145,19 @@ def _comparable(rows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(rows).view(fields).reshape(-1)
 
 
+def code_range(rows: np.ndarray, lo: int, hi: int) -> slice:
+    """The rows of a sorted (n, limbs) array whose codes are in [lo, hi)."""
+    keys, limbs = _comparable(rows), rows.shape[1]
+
+    def position(code: int) -> int:
+        if code >= 1 << (64 * limbs):
+            return len(keys)
+        words = [(code >> (64 * (limbs - 1 - j))) & (2**64 - 1) for j in range(limbs)]
+        return int(np.searchsorted(keys, _comparable(np.array([words], dtype=np.uint64))[0]))
+
+    return slice(position(lo), position(hi))
+
+
 def isin_sorted(rows: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Which of the (n, limbs) ``rows`` occur in the sorted (k, limbs) ``sorted_set``."""
     if len(sorted_set) == 0:

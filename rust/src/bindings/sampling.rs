@@ -19,12 +19,7 @@ pub(crate) fn uniform<'py>(
     start: u64,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let key = key_from(key)?;
-    if u128::from(start) + n as u128 > 1u128 << 64 {
-        return Err(shape_err(
-            py,
-            format!("start {start} + n {n} exceeds 2^64, the stream's length"),
-        ));
-    }
+    check_stream_window(py, start, n)?;
     let mut out = buffer(n, 0.0, || format!("{n} uniform doubles")).map_err(|e| to_py(py, e))?;
     py.detach(|| rng::fill_uniform(&key, start, &mut out));
     Ok(out.into_pyarray(py))
@@ -44,6 +39,17 @@ pub(crate) fn code_rows<'a>(
         ));
     }
     Ok((codes.as_slice()?, limbs))
+}
+
+/// Stream elements [start, start + n) must exist (the stream has 2^64).
+fn check_stream_window(py: Python<'_>, start: u64, n: usize) -> PyResult<()> {
+    if u128::from(start) + n as u128 > 1u128 << 64 {
+        return Err(shape_err(
+            py,
+            format!("start {start} + n {n} exceeds 2^64, the stream's length"),
+        ));
+    }
+    Ok(())
 }
 
 /// `Shape` error unless codes below `m` fit in `limbs` words (1 or 2).
@@ -86,22 +92,26 @@ pub(crate) fn keep_records<'py>(
 }
 
 /// Algorithm 8's thinning: keep each (n, limbs) code with probability
-/// Π_j ratios[attribute j's block][digit_j].
+/// Π_j ratios[attribute j's block][digit_j]; candidate i uses stream element
+/// `start + i`.
 #[pyfunction]
+#[pyo3(signature = (key, codes, radices, ratios, start = 0))]
 pub(crate) fn thin_product<'py>(
     py: Python<'py>,
     key: &Bound<'py, PyBytes>,
     codes: PyReadonlyArray2<'py, u64>,
     radices: Vec<u64>,
     ratios: PyReadonlyArray1<'py, f64>,
+    start: u64,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let key = key_from(key)?;
     let (words, limbs) = code_rows(py, &codes)?;
+    check_stream_window(py, start, words.len() / limbs.max(1))?;
     let ratios = ratios.as_slice()?;
     let mask = py
         .detach(|| {
             let codes = sample::to_u128(words, limbs)?;
-            sample::thin_product(&key, &codes, &radices, ratios)
+            sample::thin_product(&key, start, &codes, &radices, ratios)
         })
         .map_err(|e| to_py(py, e))?;
     Ok(mask.into_pyarray(py))
