@@ -4,7 +4,8 @@
   plain ``pytest`` run executes every benchmark once as a test (benchmarks are
   disabled by default in pyproject.toml) and ``--benchmark-enable`` times them.
 - ``full_size(config)`` (importable: ``from conftest import full_size``) is True when
-  benchmarks are enabled.
+  benchmarks are enabled, unless ``PRIVPUB_BENCH_QUICK`` is set (``privpub bench
+  --quick``: timed, at the small sizes).
 - The ``bench_rows(full, small)`` fixture gives a problem size: ``PRIVPUB_BENCH_ROWS``
   if set, else ``full`` when benchmarks are enabled and ``small`` otherwise.
 - ``bench_report`` collects lines (ratios of privpub to its baseline) printed in
@@ -38,8 +39,9 @@ def benchmarks_enabled(config: pytest.Config) -> bool:
 
 
 def full_size(config: pytest.Config) -> bool:
-    """Whether a benchmark should run at full size: only when benchmarks are enabled."""
-    return benchmarks_enabled(config)
+    """Whether a benchmark should run at full size: when benchmarks are enabled
+    and not asked to be quick."""
+    return benchmarks_enabled(config) and not os.environ.get("PRIVPUB_BENCH_QUICK")
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +50,7 @@ def bench_rows(request):
         env = os.environ.get("PRIVPUB_BENCH_ROWS")
         if env:
             return int(env.replace("_", ""))
-        return full if benchmarks_enabled(request.config) else small
+        return full if full_size(request.config) else small
     return rows
 
 

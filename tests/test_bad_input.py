@@ -38,6 +38,9 @@ def view_file(adult, tmp_path_factory):
     return path
 
 
+PUBLISH = ("publish", "alphabeta", "--input")
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "privpub.cli", *args], capture_output=True,
                           text=True)
@@ -78,22 +81,22 @@ def test_cli_files(view_file, tmp_path, adult):
     truncated.write_bytes(view_file.read_bytes()[:5000])
     one_line_error(run_cli("estimate", str(truncated), "age > 50"), "truncated.parquet")
     out = str(tmp_path / "out.parquet")
-    one_line_error(run_cli("publish", str(csv), "--out", out, "--columns", "age,nosuch"),
+    one_line_error(run_cli(*PUBLISH, str(csv), "--output", out, "--columns", "age,nosuch"),
                    "'nosuch'")
     bad_json = tmp_path / "schema.json"
     bad_json.write_text("{not json")
-    one_line_error(run_cli("publish", str(csv), "--out", out, "--schema", str(bad_json)),
+    one_line_error(run_cli(*PUBLISH, str(csv), "--output", out, "--schema", str(bad_json)),
                    "not JSON")
     partial = tmp_path / "partial.json"
     partial.write_text(json.dumps(Schema([IntRange("age", 17, 90)]).to_dict()))
-    one_line_error(run_cli("publish", str(csv), "--out", out, "--schema", str(partial)),
+    one_line_error(run_cli(*PUBLISH, str(csv), "--output", out, "--schema", str(partial)),
                    "does not list", "--columns")
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    one_line_error(run_cli("publish", str(empty), "--out", out), "Empty CSV")
+    one_line_error(run_cli(*PUBLISH, str(empty), "--output", out), "Empty CSV")
     doubled = tmp_path / "doubled.csv"
     doubled.write_text("a,a\n1,2\n")
-    one_line_error(run_cli("publish", str(doubled), "--out", out), "more than one column")
+    one_line_error(run_cli(*PUBLISH, str(doubled), "--output", out), "more than one column")
 
 
 # ---- limits and coercions -----------------------------------------------------------------

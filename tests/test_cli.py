@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import shutil
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 import privpub
 from privpub import ParameterError, cli
@@ -70,22 +73,101 @@ def test_installed_script():
     assert version.stdout.strip() == f"privpub {privpub.__version__}"
 
 
-def test_publish_and_estimate_commands(tmp_path, capsys):
+def test_publish_inspect_estimate_round_trip(tmp_path, capsys):
     df, _ = privpub.datasets.load_adult()
     csv = tmp_path / "adult.csv"
     df.to_csv(csv, index=False)
     view = tmp_path / "view.parquet"
-    assert cli.main(["publish", str(csv), "--out", str(view), "--seed", "4"]) == 1
+    publish = ["publish", "alphabeta", "--input", str(csv), "--output", str(view)]
+    assert cli.main([*publish, "--seed", "4"]) == 1
     assert "--duplicates 'set'" in capsys.readouterr().err  # Adult repeats tuples
-    assert cli.main(["publish", str(csv), "--out", str(view), "--seed", "4",
-                     "--duplicates", "records"]) == 0
+    assert cli.main([*publish, "--seed", "4", "--duplicates", "records"]) == 0
     out = capsys.readouterr()
     assert "(d, γ)-privacy, tuples with several records: does NOT hold" in out.out
     assert "(d, γ)-privacy: holds" in out.out and "inferred from the data" in out.err
-    assert cli.main(["estimate", str(view), "age > 50", "\"marital-status\" = 'Divorced'"]) == 0
-    printed = capsys.readouterr().out
-    assert "age > 50" in printed and "estimate" in printed
+    assert "not for real releases" in out.err and "about 1,2" in out.err  # ≈1.2M rows
+    # The CLI's release is the library's, byte for byte.
+    schema = privpub.Schema.from_frame(df)
+    mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
+    same = mech.publish(df, seed=4, duplicates="records")
+    assert (privpub.PublishedView.read_parquet(view).codes == same.codes).all()
+
+    assert cli.main(["inspect", str(view), "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["mechanism"] == "alphabeta" and info["rows"] == len(same)
+    assert info["seed_policy"].startswith("seeded")
+    claims = {c["name"]: c["holds"] for c in info["guarantee"]["claims"]}
+    assert claims["(d, γ)-privacy"] and not claims["(d, γ)-privacy, tuples with several records"]
+    assert cli.main(["inspect", str(view)]) == 0
+    text = capsys.readouterr().out
+    assert "a alphabeta release" in text and "Guarantee of" in text and "seeded" in text
+
+    queries = ["age > 50", "\"marital-status\" = 'Divorced'"]
+    assert cli.main(["estimate", str(view), *queries, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["query"] for r in rows] == queries
+    expected = same.estimate("age > 50")
+    assert rows[0]["estimate"] == round(expected.value, 2)
+    assert rows[0]["n_view"] == expected.n_view
+    assert cli.main(["estimate", str(view), *queries, "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("query,estimate,stderr") and len(lines) == 3
+    assert cli.main(["estimate", str(view), "age > 50"]) == 0
+    assert "age > 50" in capsys.readouterr().out
     assert cli.main(["estimate", str(view), "agee > 3"]) == 1
     assert "unknown column 'agee'" in capsys.readouterr().err
     assert cli.main(["estimate", str(tmp_path / "missing.parquet"), "age > 3"]) == 1
     assert "No such file" in capsys.readouterr().err
+
+
+def test_publish_frapp_tsv_and_yaml_schema(tmp_path, capsys):
+    df, schema = privpub.datasets.load_adult()
+    tsv = tmp_path / "adult.tsv"
+    df.to_csv(tsv, index=False, sep="\t")
+    spec = tmp_path / "schema.yaml"
+    spec.write_text(yaml.safe_dump(schema.to_dict()))
+    out = tmp_path / "frapp.parquet"
+    assert cli.main(["publish", "frapp", "--input", str(tsv), "--schema", str(spec),
+                     "--output", str(out), "--duplicates", "records"]) == 0
+    captured = capsys.readouterr()
+    assert "published 30,162 rows" in captured.out
+    assert "inferred" not in captured.err and "warning" not in captured.err  # unseeded
+    release = privpub.PublishedView.open(out)
+    assert release.mechanism == "frapp" and release.schema.size == schema.size
+    # The same file read with the wrong separator is one column: refused, named.
+    assert cli.main(["publish", "frapp", "--input", str(tsv), "--sep", ",", "--schema",
+                     str(spec), "--output", str(out)]) == 1
+    assert "does not list" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("attributes: [unclosed")
+    assert cli.main(["publish", "frapp", "--input", str(tsv), "--schema", str(bad),
+                     "--output", str(out)]) == 1
+    assert "is not YAML" in capsys.readouterr().err
+
+
+def test_large_views_need_a_yes(tmp_path, capsys, monkeypatch):
+    """Past the threshold and off a terminal (as here), nothing is written without --yes."""
+    from privpub.cli import publish
+
+    monkeypatch.setattr(publish, "CONFIRM_ROWS", 100_000)
+    df, _ = privpub.datasets.load_adult()
+    csv = tmp_path / "adult.csv"
+    df.to_csv(csv, index=False)
+    out = tmp_path / "v.parquet"
+    args = ["publish", "alphabeta", "--input", str(csv), "--output", str(out),
+            "--duplicates", "set"]
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err
+    assert "pass --yes" in err and "rows" in err and not out.exists()
+    assert cli.main([*args, "--yes"]) == 0 and out.exists()
+
+
+def test_every_subcommand_has_examples_in_its_help(capsys):
+    parser = cli.build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        assert "examples:" in sub.format_help(), name
+        inner = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in inner:
+            for kind, leaf in action.choices.items():
+                assert "examples:" in leaf.format_help(), f"{name} {kind}"

@@ -49,7 +49,8 @@ def test_the_age_only_table_is_refused_then_stated(tmp_path):
     csv = tmp_path / "age.csv"
     df[["age"]].to_csv(csv, index=False)
     from privpub.cli import main
-    assert main(["publish", str(csv), "--out", str(tmp_path / "v.parquet"), "--k", "1.5",
+    assert main(["publish", "alphabeta", "--input", str(csv),
+                 "--output", str(tmp_path / "v.parquet"), "--k", "1.5",
                  "--gamma", "0.9", "--seed", "1"]) == 1
 
 

@@ -497,8 +497,8 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     df, _ = table(3001, 14)
     src, out = tmp_path / "t.csv", tmp_path / "v.parquet"
     df.to_csv(src, index=False)
-    assert main(["splu", "publish", str(src), "--gamma", "3", "--sensitive", "s",
-                 "--out", str(out), "--seed", "1"]) == 0
+    assert main(["publish", "splu", "--input", str(src), "--gamma", "3", "--sensitive", "s",
+                 "--output", str(out), "--seed", "1"]) == 0
     captured = capsys.readouterr()
     assert "published 3,000 rows" in captured.out and "1 of 3,001 records" in captured.err
     assert main(["splu", "estimate", str(out), "--value", "s=2"]) == 0
@@ -506,8 +506,8 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     assert main(["splu", "estimate", str(out), "--where", "a = 1", "--value", "s=2"]) == 0
     expected = reconstruct(privpub.PublishedView.read_parquet(out), "a = 1", {"s": 2})
     assert f"≈ {expected:,.1f}" in capsys.readouterr().out
-    assert main(["splu", "publish", str(src), "--gamma", "9", "--sensitive", "s",
-                 "--out", str(out)]) == 1
+    assert main(["publish", "splu", "--input", str(src), "--gamma", "9", "--sensitive", "s",
+                 "--output", str(out)]) == 1
     assert "a decoy group needs gamma = 9 distinct ones" in capsys.readouterr().err
 
 

@@ -25,7 +25,7 @@ TableLike = pd.DataFrame | pa.Table | pa.RecordBatch | pa.RecordBatchReader | st
     | Any
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
-CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv")
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz", ".tsv.bz2")
 
 
 def tabular(data: Any) -> pd.DataFrame | pa.Table:
@@ -47,15 +47,25 @@ def tabular(data: Any) -> pd.DataFrame | pa.Table:
                         f"{type(data).__module__}.{type(data).__name__}")
 
 
-def read_table_file(path: str | os.PathLike) -> pa.Table:
-    """A Parquet or CSV file as an Arrow table (CSV strings stay strings)."""
+def read_table_file(path: str | os.PathLike, *, delimiter: str | None = None,
+                    quote_char: str | None = '"') -> pa.Table:
+    """A Parquet or CSV file as an Arrow table (CSV strings stay strings).
+
+    ``delimiter`` defaults to a tab for .tsv files and a comma otherwise;
+    ``quote_char=None`` reads quote characters as data."""
     name = os.fspath(path)
     lower = name.lower()
+    for option, value in (("delimiter", delimiter), ("quote_char", quote_char)):
+        if value is not None and len(value) != 1:
+            raise ParameterError(f"{option} must be one character, got {value!r}")
+    if delimiter is None:
+        delimiter = "\t" if lower.endswith((".tsv", ".tsv.gz", ".tsv.bz2")) else ","
     try:
         if lower.endswith(PARQUET_SUFFIXES):
             table = pq.read_table(name)
         elif lower.endswith(CSV_SUFFIXES):
-            options = pa_csv.ParseOptions(delimiter="\t" if lower.endswith(".tsv") else ",")
+            options = pa_csv.ParseOptions(delimiter=delimiter,
+                                          quote_char=quote_char or False)
             table = pa_csv.read_csv(name, parse_options=options)
         else:
             table = None

@@ -1,0 +1,64 @@
+"""The ``privpub`` command: one module per subcommand (or family of them),
+each adding its parser and a function from parsed arguments to an exit code.
+Errors the library raises for bad input are one line on stderr and exit 1."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from privpub import __version__
+from privpub.cli import attack, bench, demo, experiments, plan, publish, release, splu
+
+EXAMPLES = """examples:
+  privpub demo
+  privpub plan --input adult.csv
+  privpub publish alphabeta --input adult.csv --output view.parquet --duplicates records
+  privpub inspect view.parquet
+  privpub estimate view.parquet "age > 50" --format json
+  privpub attack view.parquet --data adult.csv --secret sex
+  privpub experiments adult-alphabeta --out exp
+  privpub bench --quick
+
+`privpub COMMAND --help` shows each command's options and examples.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="privpub",
+        description="Privacy-preserving data publishing and query answering "
+                    "(alpha-beta, relationship privacy, SPLU, reconstruction attacks).",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"privpub {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo.add_parser(sub)
+    plan.add_parser(sub)
+    publish.add_parser(sub)
+    release.add_parsers(sub)
+    splu.add_parser(sub)
+    attack.add_parser(sub)
+    experiments.add_parser(sub)
+    bench.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    from privpub.core.errors import PrivpubError
+
+    try:
+        return args.run(args)
+    except PrivpubError as exc:
+        print(f"privpub: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"privpub: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("privpub: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,161 @@
+"""What several subcommands share: reading tables and schemas, output formats,
+progress bars, the seeded-release warning."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from contextlib import contextmanager
+from typing import Any
+
+FORMATS = ("table", "json", "csv")
+
+
+class ExampleFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and ``examples:`` epilogs printed as written."""
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """--input and the CSV reading options."""
+    parser.add_argument("--input", required=True, metavar="FILE",
+                        help="the table: .csv, .tsv (optionally .gz) or .parquet")
+    parser.add_argument("--sep", default=None, metavar="CHAR",
+                        help="CSV field separator (default ',' , or tab for .tsv)")
+    parser.add_argument("--quote", default='"', metavar="CHAR",
+                        help="CSV quote character (default '\"')")
+    parser.add_argument("--no-quoting", action="store_true",
+                        help="CSV fields are never quoted (quote characters are data)")
+    parser.add_argument("--columns", metavar="A,B,…",
+                        help="comma-separated columns to publish (default: all)")
+    parser.add_argument("--schema", metavar="FILE",
+                        help="the schema (public domains) as JSON or YAML, as written by "
+                             "Schema.to_dict (default: inferred from the data, which reveals "
+                             "the values that occur; the command says so)")
+
+
+def add_seed_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed for a reproducible run; anyone who knows it can undo the "
+                             "randomisation, so never use it for a real release (default: OS "
+                             "randomness)")
+
+
+def read_input(args: argparse.Namespace) -> Any:
+    """The --input table (Arrow), restricted to --columns."""
+    from privpub.core.errors import SchemaError
+    from privpub.tables.inputs import read_table_file
+
+    table = read_table_file(args.input, delimiter=args.sep,
+                            quote_char=None if args.no_quoting else args.quote)
+    if args.columns:
+        wanted = args.columns.split(",")
+        missing = [c for c in wanted if c not in table.column_names]
+        if missing:
+            raise SchemaError(f"--columns names {missing}, not in {args.input!r} (columns: "
+                              f"{', '.join(table.column_names)})")
+        table = table.select(wanted)
+    return table
+
+
+def read_schema(path: str) -> Any:
+    """A Schema from a JSON or YAML file (by its suffix; JSON otherwise)."""
+    from privpub.core.errors import SchemaError
+    from privpub.tables.schema import Schema
+
+    with open(path) as fh:
+        text = fh.read()
+    if path.lower().endswith((".yaml", ".yml")):
+        import yaml
+
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise SchemaError(f"--schema {path!r} is not YAML: "
+                              f"{str(exc).splitlines()[0]}") from None
+    else:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"--schema {path!r} is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise SchemaError(f"--schema {path!r} must hold a mapping with 'attributes', got "
+                          f"{type(document).__name__}")
+    return Schema.from_dict(document)
+
+
+def table_schema(args: argparse.Namespace, table: Any) -> Any:
+    """--schema if given (every column of the table must be in it), else the
+    active domains of the table, with a note on stderr saying what that reveals."""
+    from privpub.core.errors import PrivacyWarning, SchemaError
+    from privpub.tables.schema import Schema
+
+    if args.schema:
+        schema = read_schema(args.schema)
+        extra = [c for c in table.column_names if c not in schema.names]
+        if extra:
+            raise SchemaError(f"{args.input!r} has columns the schema does not list: {extra}; "
+                              "publishing would drop them: choose columns with --columns")
+        return schema
+    with warnings.catch_warnings():  # said here, on one line, and in the guarantee
+        warnings.simplefilter("ignore", PrivacyWarning)
+        schema = Schema.from_frame(table)
+    note("the domains were inferred from the data (active domains), which reveals which "
+         "values occur; pass --schema for public domains")
+    return schema
+
+
+def note(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr)
+
+
+def warn_if_seeded(seed: int | None) -> None:
+    if seed is not None:
+        print(f"warning: --seed {seed} makes this release reproducible by anyone who knows "
+              "the seed, who can then undo its randomisation: for tests and reproductions "
+              "only, not for real releases", file=sys.stderr)
+
+
+def emit(rows: Sequence[dict[str, Any]], fmt: str) -> None:
+    """Rows to stdout as an aligned table, JSON (a list of objects) or CSV."""
+    if fmt == "json":
+        print(json.dumps(list(rows), indent=2, default=str))
+    elif fmt == "csv":
+        if rows:
+            writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+    else:
+        import pandas as pd
+
+        print(pd.DataFrame(list(rows)).to_string(index=False))
+
+
+@contextmanager
+def progress(desc: str, unit: str) -> Any:
+    """A tqdm bar on stderr (silent when stderr is not a terminal), as a
+    ``(done, total)`` callback."""
+    from tqdm import tqdm
+
+    with tqdm(desc=desc, unit=unit, disable=None, file=sys.stderr) as bar:
+        def update(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        yield update
+
+
+def confirm(question: str, yes: bool) -> bool:
+    """True when --yes was given, or the user answers y on a terminal. Off a
+    terminal (a pipeline) without --yes, the answer is no: nothing large is
+    written that nobody agreed to."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        return False
+    answer = input(f"{question} [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+

@@ -1,0 +1,193 @@
+"""``privpub publish alphabeta|frapp|splu``: a table file in, a release file out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from privpub.alphabeta.accounting import CALIBRATIONS
+from privpub.cli.common import (
+    ExampleFormatter,
+    add_input_arguments,
+    add_seed_argument,
+    confirm,
+    note,
+    progress,
+    read_input,
+    table_schema,
+    warn_if_seeded,
+)
+
+CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) also stops "
+                    "positive leakage to d-exclusive (link-attack) adversaries; 'independent' "
+                    "gives smaller errors against d-independent adversaries only; 'sec4.2' "
+                    "and 'half' reproduce the paper's choices")
+DUPLICATES_HELP = ("required when the table repeats a tuple: 'set' publishes distinct tuples "
+                   "with the full guarantee, 'records' keeps every record (the guarantee then "
+                   "leaves the repeated tuples out)")
+#: Views expected past this many rows are written only after a yes.
+CONFIRM_ROWS = 10_000_000
+
+EXAMPLES = """examples:
+  privpub publish alphabeta --input adult.csv --output view.parquet --duplicates records
+  privpub publish alphabeta --input adult.parquet --output view.parquet --k 10 --gamma 0.2 \\
+      --schema adult-schema.yaml --duplicates set
+  privpub publish frapp --input adult.csv --output frapp.parquet --duplicates records
+  privpub publish splu --input adult.csv --output splu.parquet --gamma 5 --sensitive occupation
+  privpub publish alphabeta --input people.tsv --sep '\\t' --columns age,sex,zip --output v.parquet
+"""
+
+
+def add_parser(sub: Any) -> None:
+    pub = sub.add_parser(
+        "publish", help="publish a table file with αβ, FRAPP or SPLU-Gen",
+        description="Publish a CSV/TSV or Parquet table and write the release (rows plus "
+                    "everything needed to estimate from it and to check it) to Parquet. "
+                    "The guarantee is printed for the data actually published.\n\n" + EXAMPLES,
+        formatter_class=ExampleFormatter)
+    kinds = pub.add_subparsers(dest="mechanism", metavar="MECHANISM", required=True)
+
+    ab = kinds.add_parser(
+        "alphabeta", help="the αβ algorithm at (k·n/m, γ)-privacy",
+        description="Publish with the αβ algorithm (Rastogi, Suciu, Hong) at (d, γ)-privacy, "
+                    "d = k·n/m. The view is drawn and written in bounded memory, with a "
+                    "progress bar on a terminal. Views expected past "
+                    f"{CONFIRM_ROWS:,} rows are written only after a yes (--yes).\n\n"
+                    + EXAMPLES, formatter_class=ExampleFormatter)
+    _common(ab)
+    ab.add_argument("--k", type=float, default=10.0, help="d = k·n/m (default 10)")
+    ab.add_argument("--gamma", type=float, default=0.2, help="posterior bound γ (default 0.2)")
+    ab.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
+    ab.add_argument("--calibration", choices=CALIBRATIONS, default="exclusive",
+                    help=CALIBRATION_HELP)
+    ab.add_argument("--duplicates", choices=["set", "records"], default=None,
+                    help=DUPLICATES_HELP)
+    ab.add_argument("--yes", action="store_true",
+                    help=f"write views expected past {CONFIRM_ROWS:,} rows without asking")
+    ab.set_defaults(run=_alphabeta)
+
+    fr = kinds.add_parser(
+        "frapp", help="the FRAPP baseline at the same (k·n/m, γ)-privacy",
+        description="Publish with FRAPP (gamma-diagonal perturbation), calibrated at "
+                    "Definition 2.3's posterior for the same (d, γ) as αβ.\n\n" + EXAMPLES,
+        formatter_class=ExampleFormatter)
+    _common(fr)
+    fr.add_argument("--k", type=float, default=10.0, help="d = k·n/m (default 10)")
+    fr.add_argument("--gamma", type=float, default=0.2, help="posterior bound γ (default 0.2)")
+    fr.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
+    fr.add_argument("--duplicates", choices=["set", "records"], default=None,
+                    help=DUPLICATES_HELP)
+    fr.set_defaults(run=_frapp)
+
+    sp = kinds.add_parser(
+        "splu", help="SPLU-Gen: sensitive values randomised over decoy groups",
+        description="Publish with SPLU-Gen (small-sum privacy, large-sum utility): each "
+                    "record's sensitive value is redrawn over its decoy group of γ values. "
+                    "Estimate from it with `privpub splu estimate`.\n\n" + EXAMPLES,
+        formatter_class=ExampleFormatter)
+    _common(sp)
+    sp.add_argument("--gamma", type=int, required=True, help="decoy group size γ ≥ 2")
+    sp.add_argument("--sensitive", required=True, metavar="A[,B]",
+                    help="the sensitive attribute(s), comma-separated")
+    sp.set_defaults(run=_splu)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    add_input_arguments(parser)
+    parser.add_argument("--output", required=True, metavar="FILE.parquet",
+                        help="the release's Parquet file")
+    add_seed_argument(parser)
+
+
+def _alphabeta(args: argparse.Namespace) -> int:
+    from privpub import AlphaBeta
+    from privpub.core.errors import ParameterError
+    from privpub.planning import expected_view_size
+
+    table = read_input(args)
+    schema = table_schema(args, table)
+    mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
+        schema, n=table.num_rows, gamma=args.gamma, k=args.k, epsilon=args.epsilon,
+        calibration=args.calibration))
+    rows, size = expected_view_size(mech)
+    note(f"α = {mech.alpha:.6g}, β = {mech.beta:.6g}: the view will hold about {rows:,.0f} "
+         f"rows, about {_bytes(size)} of Parquet")
+    if rows > CONFIRM_ROWS and not confirm(f"write about {rows:,.0f} rows to {args.output}?",
+                                           args.yes):
+        raise ParameterError(f"the view would hold about {rows:,.0f} rows ({_bytes(size)}), "
+                             f"past {CONFIRM_ROWS:,}: pass --yes to write it, or see "
+                             "`privpub plan` for smaller choices (a larger γ or a smaller k)")
+    warn_if_seeded(args.seed)
+    with progress("publish", "segment") as update:
+        try:
+            view = mech.publish_to_parquet(table.select(list(schema.names)), args.output,
+                                           seed=args.seed, duplicates=args.duplicates,
+                                           progress=update)
+        except ParameterError as exc:
+            raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
+    return _done(view, args.output)
+
+
+def _frapp(args: argparse.Namespace) -> int:
+    from privpub.core.errors import ParameterError
+    from privpub.frapp import FRAPP
+
+    table = read_input(args)
+    schema = table_schema(args, table)
+    mech = _calibrated(args, lambda: FRAPP.for_privacy(
+        schema, n=table.num_rows, gamma=args.gamma, k=args.k, epsilon=args.epsilon))
+    warn_if_seeded(args.seed)
+    try:
+        view = mech.publish(table.select(list(schema.names)), seed=args.seed,
+                            duplicates=args.duplicates)
+    except ParameterError as exc:
+        raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
+    view.to_parquet(args.output)
+    return _done(view, args.output)
+
+
+def _splu(args: argparse.Namespace) -> int:
+    from privpub.core.errors import PrivacyWarning
+    from privpub.splu import SPLUGen
+
+    table = read_input(args)
+    schema = table_schema(args, table)
+    mech = SPLUGen(args.gamma, args.sensitive.split(","), schema=schema)
+    warn_if_seeded(args.seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        view = mech.publish(table, seed=args.seed)
+    for w in caught:
+        if issubclass(w.category, UserWarning) and not issubclass(w.category, PrivacyWarning):
+            note(str(w.message))
+    view.to_parquet(args.output)
+    return _done(view, args.output)
+
+
+def _calibrated(args: argparse.Namespace, build: Callable[[], Any]) -> Any:
+    """The mechanism for the request; a refusal points to `privpub plan`."""
+    from privpub.core.errors import ParameterError
+
+    try:
+        return build()
+    except ParameterError as exc:
+        raise ParameterError(f"{exc} (--k {args.k:g}, --gamma {args.gamma:g}); `privpub plan "
+                             f"--input {args.input}` lists the choices this table "
+                             "allows") from None
+
+
+def _done(view: Any, path: str) -> int:
+    print(view.guarantee())
+    print(f"published {len(view):,} rows to {path}")
+    print(f"check it with: privpub inspect {path}", file=sys.stderr)
+    return 0
+
+
+def _bytes(size: float) -> str:
+    units, i = ("bytes", "KB", "MB", "GB", "TB"), 0
+    while size >= 1000 and i < len(units) - 1:
+        size, i = size / 1000, i + 1
+    return f"{size:,.0f} bytes" if i == 0 else f"{size:,.1f} {units[i]}"
