@@ -70,7 +70,7 @@ def add_parser(sub: Any) -> None:
                     + "\n\nexamples:\n  privpub experiments relationship --out rel --seed 1\n"
                       "  privpub experiments relationship --out rel --graphs ca-grqc --runs 200 "
                       "--privacy-epsilon 0.5 --gamma 0.1\n"
-                      "  privpub experiments splu --out splu --seed 1 [--quick]",
+                      "  privpub experiments splu --out splu --seed 1 --quick",
         formatter_class=ExampleFormatter)
     exp.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment")
     exp.add_argument("--out", metavar="DIR", required=True, help="directory for the outputs")

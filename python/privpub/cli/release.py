@@ -98,7 +98,7 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(info, indent=2, default=str))
         return 0
-    print(f"{args.release}: a {view.mechanism} release, {len(view):,} rows, "
+    print(f"{args.release}: {view.mechanism} release, {len(view):,} rows, "
           f"{info['bytes']:,} bytes")
     print(f"randomness: {view.seed_policy}")
     print(f"written by privpub {view.library_version}")
