@@ -125,6 +125,76 @@ def test_twelve_attribute_chain_beyond_2_64_matches_an_independent_dp():
     assert count(schema, cond).value == expected
 
 
+def _width_two_dp(k: int, r: int, c: int) -> int:
+    """#{x : x_i < x_(i+1) + c and x_i != x_(i+2)} by a DP over pairs (x_i, x_(i+1)),
+    exact Python ints, independent of privpub's elimination."""
+    f = {(a, b): 1 for a in range(r) for b in range(r) if a < b + c}
+    for _ in range(k - 2):
+        g: dict = {}
+        for (a, b), v in f.items():
+            for x in range(r):
+                if b < x + c and a != x:
+                    g[(b, x)] = g.get((b, x), 0) + v
+        f = g
+    return sum(f.values())
+
+
+@pytest.mark.parametrize(("k", "path", "bits"), [(31, "u128", 113), (40, "python ints", 145)])
+def test_width_two_counts_past_2_64_and_2_128_match_an_independent_dp(k, path, bits):
+    """16 values per attribute, x_i < x_(i+1) + 8 and x_i != x_(i+2): at 31
+    attributes (2^124 tuples) a count of 2^113 is summed in the Rust kernel's
+    u128; at 40 (2^160 tuples) one of 2^145 in Python ints."""
+    r, c = 16, 8
+    schema = privpub.Schema([privpub.IntRange(f"x{i}", 0, r - 1) for i in range(k)])
+    cond = None
+    for i in range(k - 1):
+        term = col(f"x{i}") < col(f"x{i + 1}") + c
+        if i + 2 < k:
+            term = term & (col(f"x{i}") != col(f"x{i + 2}"))
+        cond = term if cond is None else cond & term
+    expected = _width_two_dp(k, r, c)
+    assert expected.bit_length() == bits + 1
+    assert (schema.size >= 2**128) == (path == "python ints")
+    result = count(schema, cond, method="cond")
+    assert result.value == expected and result.width == 2
+
+
+def test_counts_past_2_128_are_exact():
+    k, r = 60, 10  # a_i <> a_(i+1): r·(r−1)^(k−1) ≈ 2^189
+    schema = privpub.Schema([privpub.IntRange(f"a{i}", 0, r - 1) for i in range(k)])
+    sql = " and ".join(f"a{i} <> a{i + 1}" for i in range(k - 1))
+    value = count(schema, sql, method="cond").value
+    assert value == r * (r - 1) ** (k - 1) and value > 2**128
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_python_int_elimination_matches_the_rust_kernel_and_brute_force(data):
+    from privpub import _core
+    from privpub.tables.domaincount import eliminate_in_python_ints
+
+    n = data.draw(st.integers(2, 4))
+    radices = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    scopes, tables = [], []
+    for _ in range(data.draw(st.integers(1, 4))):
+        scope = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=3)))
+        cells = int(np.prod([radices[v] for v in scope]))
+        bits = data.draw(st.lists(st.booleans(), min_size=cells, max_size=cells))
+        scopes.append(scope)
+        tables.append(np.array(bits, dtype=np.uint8))
+    used = sorted({v for s in scopes for v in s})
+    order = data.draw(st.permutations(used))
+    grid = np.indices([radices[v] for v in used]).reshape(len(used), -1)
+    brute = np.ones(grid.shape[1], dtype=bool)
+    for scope, table in zip(scopes, tables, strict=True):
+        index = np.ravel_multi_index([grid[used.index(v)] for v in scope],
+                                     [radices[v] for v in scope])
+        brute &= table[index].astype(bool)
+    value = eliminate_in_python_ints(scopes, tables, radices, order)
+    assert value == int(brute.sum())
+    assert value == _core.cond_count(scopes, tables, radices, list(order), 1 << 20)
+
+
 def test_complement_is_used_when_the_negation_is_smaller():
     schema = privpub.Schema([privpub.IntRange(f"x{i}", 0, 199) for i in range(6)])
     # ¬(a ∧ b ∧ c) has three clauses; the condition itself is one clause of negated atoms.

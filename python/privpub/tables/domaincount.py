@@ -196,14 +196,15 @@ class _Counter:
         radices = list(self.schema.radices)
         scopes = [list(s) for s in by_scope]
         if self.weights is None:
-            span = math.prod(radices[v] for v in used)
-            if span >= 2**128:  # the Rust sum is u128; past it, say what is too large
-                raise QueryError(f"the attributes {names} this condition combines span "
-                                 f"{span:,} ≥ 2^128 tuples; exact counts over them are "
-                                 "supported below 2^128")
             tables = [t.astype(np.uint8) for t in by_scope.values()]
-            inner = _core.cond_count(scopes, tables, radices, order, self.budget) if order \
-                else int(all(t[0] for t in tables))
+            # The Rust sum is exact in u64/u128 (it checks each step's bound);
+            # counts that may pass 2^128 are summed in Python ints instead.
+            if not order:
+                inner = int(all(t[0] for t in tables))
+            elif math.prod(radices[v] for v in used) < 2**128:
+                inner = _core.cond_count(scopes, tables, radices, order, self.budget)
+            else:
+                inner = eliminate_in_python_ints(scopes, tables, radices, order)
         else:
             tables = [t.astype(float) for t in by_scope.values()]
             scopes += [[v] for v in used]
@@ -266,6 +267,31 @@ def _dnf(formula) -> list[frozenset] | None:
     unique = list(dict.fromkeys(clauses))
     kept = [c for c in unique if not any(o < c for o in unique)]
     return None if len(kept) > _DNF_CAP else kept
+
+
+def eliminate_in_python_ints(scopes: list[list[int]], tables: list[np.ndarray],
+                             radices: Sequence[int], order: Sequence[int]) -> int:
+    """Σ over every assignment of the product of the 0/1 ``tables`` (each over its
+    sorted scope, row-major), by variable elimination in ``order`` on numpy
+    object arrays of Python ints: exact at any size, for the counts past 2^128
+    that the Rust kernel's u128 cannot hold. The same steps as rust/src/cond.rs
+    (sum a variable out of the product of the factors that mention it), each
+    one an einsum; the tables stay within the order's budget."""
+    factors = [(tuple(s), t.reshape([radices[v] for v in s]).astype(object))
+               for s, t in zip(scopes, tables, strict=True)]
+    for var in order:
+        involved = [f for f in factors if var in f[0]]
+        factors = [f for f in factors if var not in f[0]]
+        union = sorted({v for s, _ in involved for v in s})
+        kept = tuple(v for v in union if v != var)
+        # einsum names axes by letters: a step's variables (≤ its table's width + 1,
+        # well under 52 within any budget) get their own.
+        letter = {v: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[i]
+                  for i, v in enumerate(union)}
+        spec = ",".join("".join(letter[v] for v in s) for s, _ in involved)
+        factors.append((kept, np.einsum(f"{spec}->{''.join(letter[v] for v in kept)}",
+                                        *(t for _, t in involved))))
+    return math.prod(int(t) for _, t in factors)
 
 
 def _min_fill_order(scopes: list[tuple[int, ...]], variables: list[int], radices, budget: int,
