@@ -167,11 +167,12 @@ def test_counts_past_2_128_are_exact():
     assert value == r * (r - 1) ** (k - 1) and value > 2**128
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
-def test_python_int_elimination_matches_the_rust_kernel_and_brute_force(data):
-    from privpub import _core
-    from privpub.tables.domaincount import eliminate_in_python_ints
+def test_elimination_matches_brute_force_counts_and_weights(data):
+    """Both sums over random factor sets (0/1 tables for counts, random weights)
+    and random orders, against the product summed over the whole grid."""
+    from privpub.tables.elimination import count_by_elimination, weighted_sum_by_elimination
 
     n = data.draw(st.integers(2, 4))
     radices = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
@@ -185,14 +186,59 @@ def test_python_int_elimination_matches_the_rust_kernel_and_brute_force(data):
     used = sorted({v for s in scopes for v in s})
     order = data.draw(st.permutations(used))
     grid = np.indices([radices[v] for v in used]).reshape(len(used), -1)
-    brute = np.ones(grid.shape[1], dtype=bool)
-    for scope, table in zip(scopes, tables, strict=True):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32)))
+    weights = [rng.random(len(t)) for t in tables]
+    brute, weighted = np.ones(grid.shape[1], dtype=bool), np.ones(grid.shape[1])
+    for scope, table, w in zip(scopes, tables, weights, strict=True):
         index = np.ravel_multi_index([grid[used.index(v)] for v in scope],
                                      [radices[v] for v in scope])
         brute &= table[index].astype(bool)
-    value = eliminate_in_python_ints(scopes, tables, radices, order)
-    assert value == int(brute.sum())
-    assert value == _core.cond_count(scopes, tables, radices, list(order), 1 << 20)
+        weighted *= w[index]
+    assert count_by_elimination(scopes, tables, radices, order) == int(brute.sum())
+    assert weighted_sum_by_elimination(scopes, weights, radices, order) == \
+        pytest.approx(weighted.sum(), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("min_piece_bits", [4, 30])
+def test_limbs_carry_exactly_when_huge_factors_meet(monkeypatch, min_piece_bits):
+    """A path over 26 variables of 12 values, eliminated from both ends: two
+    factors of about 2^43 and 2^46 (two limbs each) meet at the middle variable,
+    so limbs are cut into 24-bit pieces, multiplied pairwise and carried; with
+    pieces of at least 30 bits demanded, that step runs in Python ints. Both
+    against the same path as a transfer-matrix product in Python ints."""
+    from privpub.tables import elimination
+
+    monkeypatch.setattr(elimination, "MIN_PIECE_BITS", min_piece_bits)
+    rng = np.random.default_rng(3)
+    k, r = 26, 12
+    scopes = [[i, i + 1] for i in range(k - 1)]
+    tables = [(rng.random(r * r) < 0.9).astype(np.uint8) for _ in scopes]
+    order = [*range(0, 12), *range(k - 1, 12, -1), 12]
+    vec = np.ones(r, dtype=object)
+    for t in tables:
+        vec = t.reshape(r, r).astype(object).T.dot(vec)
+    expected = int(vec.sum())
+    assert expected > 2 ** (2 * elimination.LIMB_BITS)
+    assert elimination.count_by_elimination(scopes, tables, [r] * k, order) == expected
+
+
+def test_limb_sums_are_exact_and_carried_below_2_40():
+    """Terms 2^shift · t (t < 2^53, any shift) added into aligned limbs and
+    carried: the limbs hold exactly the sum of the terms as Python ints, and
+    each limb is below 2^40 (what the next step's pieces assume)."""
+    from privpub.tables import elimination
+
+    rng = np.random.default_rng(5)
+    sums: dict = {}
+    truth = np.zeros(64, dtype=object)
+    for _ in range(200):
+        shift = int(rng.integers(0, 150))
+        term = np.floor(rng.random(64) * 2.0**53)
+        elimination._add_aligned(sums, shift, term, [64])
+        truth += term.astype(np.int64).astype(object) * (1 << shift)
+    limbs = elimination._carry(sums, [64])
+    assert all(limb.max() < 2.0**40 for limb in limbs)
+    assert list(elimination._as_objects(limbs)) == list(truth)
 
 
 def test_complement_is_used_when_the_negation_is_smaller():

@@ -147,61 +147,6 @@ def test_to_digits_and_count_in_table_arguments():
 
 
 # ---------------------------------------------------------------------------------------------
-# cond_count / cond_weighted (cond.rs)
-# ---------------------------------------------------------------------------------------------
-
-ONES6 = np.ones(6, dtype=np.uint8)
-
-
-@pytest.mark.parametrize("kernel, table", [(_core.cond_count, ONES6),
-                                           (_core.cond_weighted, np.ones(6))],
-                         ids=["count", "weighted"])
-def test_cond_variable_without_a_radix(kernel, table):
-    raises(lambda: kernel([[0, 9]], [table], [2, 3, 4], [0, 9], 100),
-           "variable 9 in the scope of factor 0, but only 3 radices")
-    raises(lambda: kernel([[0, 1]], [table], [2, 3], [0, 1, 7], 100),
-           "variable 7 in the order, but only 2 radices")
-
-
-def test_cond_scope_must_be_sorted_and_distinct():
-    raises(lambda: _core.cond_count([[1, 0]], [ONES6], [2, 3], [0, 1], 100),
-           "scope [1, 0] of factor 0", "sorted")
-    raises(lambda: _core.cond_count([[1, 1]], [np.ones(9, np.uint8)], [2, 3], [1], 100),
-           "scope [1, 1] of factor 0", "distinct")
-
-
-def test_cond_table_size_must_match_its_scope():
-    raises(lambda: _core.cond_count([[0, 1]], [np.ones(5, np.uint8)], [2, 3], [0, 1], 100),
-           "table of 5 cells for a scope of 6 cells")
-    raises(lambda: _core.cond_count([[0, 1, 2]], [np.ones(0, np.uint8)], [2**63, 2, 3],
-                                    [2, 1, 0], 100),
-           "more than 2^64 cells")
-
-
-def test_cond_order_must_name_each_variable_once():
-    raises(lambda: _core.cond_count([[0, 1]], [ONES6], [2, 3], [0], 100),
-           "variable 1 of factor 0 is missing from the order")
-    raises(lambda: _core.cond_count([[0, 1]], [ONES6], [2, 3], [0, 1, 1], 100),
-           "variable 1 appears twice in the order")
-    raises(lambda: _core.cond_weighted([[0, 1]], [np.ones(6)], [2, 3], [1, 0, 1], 100),
-           "variable 1 appears twice in the order")
-
-
-def test_cond_one_table_per_scope():
-    raises(lambda: _core.cond_count([[0, 1], [0]], [ONES6], [2, 3], [0, 1], 100),
-           "2 scopes but 1 tables")
-    raises(lambda: _core.cond_weighted([[0]], [np.ones(2), np.ones(3)], [2, 3], [0], 100),
-           "1 scopes but 2 tables")
-
-
-def test_cond_valid_input_still_counts():
-    lt = np.array([[a < b for b in range(3)] for a in range(2)], dtype=np.uint8).ravel()
-    assert _core.cond_count([[0, 1]], [lt], [2, 3], [1, 0], 100) == 3
-    assert _core.cond_weighted([[0, 1], [0]], [lt.astype(float), np.array([0.5, 2.0])],
-                               [2, 3], [0, 1], 100) == pytest.approx(0.5 * 2 + 2.0 * 1)
-
-
-# ---------------------------------------------------------------------------------------------
 # randomised kernels (sample.rs, frapp.rs, rng.rs)
 # ---------------------------------------------------------------------------------------------
 

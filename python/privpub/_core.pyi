@@ -83,16 +83,6 @@ def merge_sorted(a: npt.NDArray[np.uint64],
                  b: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """Merge two sorted (n, limbs) code arrays, keeping duplicates."""
 
-def cond_count(scopes: list[list[int]], tables: list[npt.NDArray[np.uint8]], radices: list[int],
-               order: list[int], budget: int) -> int:
-    """ConD by variable elimination: Σ over assignments of the variables in ``order`` of the
-    product of 0/1 tables (each over its sorted scope, row-major), exact (u128, overflow is
-    an error). No intermediate table may exceed ``budget`` cells."""
-
-def cond_weighted(scopes: list[list[int]], tables: list[npt.NDArray[np.float64]],
-                  radices: list[int], order: list[int], budget: int) -> float:
-    """As cond_count with f64 tables (weighted domain counts)."""
-
 def count_subsets(digits: npt.NDArray[np.uint16], radices: list[int],
                   subsets: list[list[int]]) -> list[npt.NDArray[np.uint64]]:
     """Histogram of the rows of (k, n) digits over each subset's value combinations

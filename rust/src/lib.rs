@@ -8,7 +8,6 @@
 pub mod attacks;
 mod bindings;
 pub mod columns;
-pub mod cond;
 pub mod encode;
 pub mod error;
 pub mod frapp;
@@ -42,8 +41,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sampling::merge_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::frapp_perturb, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::thin_product, m)?)?;
-    m.add_function(wrap_pyfunction!(counting::cond_count, m)?)?;
-    m.add_function(wrap_pyfunction!(counting::cond_weighted, m)?)?;
     m.add_function(wrap_pyfunction!(counting::count_subsets, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_build, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_count, m)?)?;

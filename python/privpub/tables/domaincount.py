@@ -10,10 +10,12 @@ Rastogi, Suciu, Hong, VLDB 2007, Sec. 4.1 (line 3 of Algorithm 3):
   Q(D) = Σ_{S ≠ ∅} (−1)^{|S|+1} ConD(∧_{i ∈ S} C_i), up to ``MAX_CLAUSES``
   clauses; when the negation has fewer clauses, Q(D) = m − (¬Q)(D);
 - **ConD** (Algorithms 5–6): for a conjunction of literals, each literal's
-  truth table over its attributes' domain projection (evaluated vectorised
-  by duckdb), then sum–product over a min-fill elimination order (the tree
-  decomposition it induces has the reported width), in Rust with exact
-  u128 counts. Attributes no predicate reads contribute a factor |D_j|.
+  truth table over its attributes' domain projection (numpy broadcasting,
+  DuckDB for what needs it; tables/truthtable.py), then sum–product over a
+  min-fill elimination order (the tree decomposition it induces has the
+  reported width) as float64 BLAS products, exact at any size
+  (tables/elimination.py). Attributes no predicate reads contribute a
+  factor |D_j|.
 
 A weighted variant sums Π_j w_j(t_j) over Q(D) for per-attribute weights
 (the source-distribution estimator's Σ_{t ∈ Q(D)} β(t)).
@@ -33,9 +35,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from privpub import _core
 from privpub.core.errors import QueryError
 from privpub.tables import intervals
+from privpub.tables.elimination import count_by_elimination, weighted_sum_by_elimination
 from privpub.tables.query import PROJECTION_LIMIT, Condition, QueryLike
 
 if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
@@ -196,20 +198,14 @@ class _Counter:
         radices = list(self.schema.radices)
         scopes = [list(s) for s in by_scope]
         if self.weights is None:
-            tables = [t.astype(np.uint8) for t in by_scope.values()]
-            # The Rust sum is exact in u64/u128 (it checks each step's bound);
-            # counts that may pass 2^128 are summed in Python ints instead.
-            if not order:
-                inner = int(all(t[0] for t in tables))
-            elif math.prod(radices[v] for v in used) < 2**128:
-                inner = _core.cond_count(scopes, tables, radices, order, self.budget)
-            else:
-                inner = eliminate_in_python_ints(scopes, tables, radices, order)
+            tables = list(by_scope.values())
+            inner = count_by_elimination(scopes, tables, radices, order) if order \
+                else int(all(t[0] for t in tables))
         else:
             tables = [t.astype(float) for t in by_scope.values()]
             scopes += [[v] for v in used]
             tables += [self.weights[v] for v in used]
-            inner = _core.cond_weighted(scopes, tables, radices, order, self.budget) if order \
+            inner = weighted_sum_by_elimination(scopes, tables, radices, order) if order \
                 else float(all(t[0] for t in tables[:len(by_scope)]))
         return inner * factor * self.free_factor(names + list(huge))
 
@@ -267,31 +263,6 @@ def _dnf(formula) -> list[frozenset] | None:
     unique = list(dict.fromkeys(clauses))
     kept = [c for c in unique if not any(o < c for o in unique)]
     return None if len(kept) > _DNF_CAP else kept
-
-
-def eliminate_in_python_ints(scopes: list[list[int]], tables: list[np.ndarray],
-                             radices: Sequence[int], order: Sequence[int]) -> int:
-    """Σ over every assignment of the product of the 0/1 ``tables`` (each over its
-    sorted scope, row-major), by variable elimination in ``order`` on numpy
-    object arrays of Python ints: exact at any size, for the counts past 2^128
-    that the Rust kernel's u128 cannot hold. The same steps as rust/src/cond.rs
-    (sum a variable out of the product of the factors that mention it), each
-    one an einsum; the tables stay within the order's budget."""
-    factors = [(tuple(s), t.reshape([radices[v] for v in s]).astype(object))
-               for s, t in zip(scopes, tables, strict=True)]
-    for var in order:
-        involved = [f for f in factors if var in f[0]]
-        factors = [f for f in factors if var not in f[0]]
-        union = sorted({v for s, _ in involved for v in s})
-        kept = tuple(v for v in union if v != var)
-        # einsum names axes by letters: a step's variables (≤ its table's width + 1,
-        # well under 52 within any budget) get their own.
-        letter = {v: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[i]
-                  for i, v in enumerate(union)}
-        spec = ",".join("".join(letter[v] for v in s) for s, _ in involved)
-        factors.append((kept, np.einsum(f"{spec}->{''.join(letter[v] for v in kept)}",
-                                        *(t for _, t in involved))))
-    return math.prod(int(t) for _, t in factors)
 
 
 def _min_fill_order(scopes: list[tuple[int, ...]], variables: list[int], radices, budget: int,
