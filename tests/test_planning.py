@@ -4,6 +4,7 @@ releases, and the dense table's refusal is explained in its own numbers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -171,11 +172,25 @@ def test_expected_rows_match_real_publishes_on_adult(adult, duplicates):
     row = find(p, mechanism="alphabeta")
     mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
     for seed in range(3):
-        rows = len(mech.publish(df, seed=seed, duplicates=duplicates).codes)
-        assert abs(rows - row["rows"]) <= 4 * row["rows_stderr"], (seed, rows, row["rows"])
+        view = mech.publish(df, seed=seed, duplicates=duplicates)
+        assert abs(len(view.codes) - row["rows"]) <= 4 * row["rows_stderr"], (seed, row["rows"])
+    # The bound planned is the one the release states (for the records it publishes).
+    assert row["error_bound"] == view.parameters["error_bound"]
     frapp = privpub.FRAPP.for_privacy(schema, n=len(df), gamma=0.2, k=10)
-    assert len(frapp.publish(df, seed=0, duplicates=duplicates).codes) == \
-        find(p, mechanism="frapp")["rows"]
+    view = frapp.publish(df, seed=0, duplicates=duplicates)
+    assert len(view.codes) == find(p, mechanism="frapp")["rows"]
+    assert find(p, mechanism="frapp")["error_bound"] == view.parameters["error_bound"]
+
+
+def test_splu_rows_are_the_records_in_whole_decoy_groups(adult, adult_plan):
+    df, schema = adult
+    rows = [r for r in adult_plan.rows if r["mechanism"] == "splu" and r["feasible"]]
+    assert {r["splu_gamma"] for r in rows} == {2, 5}  # 30,162 mod 5 = 2 records left out
+    for row in rows:
+        with pytest.warns(UserWarning, match="in no decoy group") if row["splu_gamma"] == 5 \
+                else contextlib.nullcontext():
+            view = SPLUGen(row["splu_gamma"], "occupation", schema=schema).publish(df, seed=0)
+        assert row["rows"] == len(view.codes) == len(df) - len(df) % row["splu_gamma"]
 
 
 def test_expected_rows_have_power_against_dropping_beta_u(dense, dense_plan):
