@@ -94,6 +94,20 @@ def test_dense_table_refusal_is_explained_in_its_numbers(dense_plan):
                 gamma=0.2)["reason"].startswith("k = 0.2 < 1: the prior d = k·n/m = 0.07")
 
 
+def test_priors_below_the_base_rate_only_when_asked(dense):
+    p = privpub.plan(dense, mechanisms=["alphabeta"], ks=[0.2, 1], gammas=[0.2, 0.5],
+                     calibrations=["exclusive"], allow_prior_below_base_rate=True)
+    schema = privpub.Schema.from_frame(dense)
+    row = find(p, k=0.2, gamma=0.2)  # the k = 0.2: d = 0.07 < γ
+    assert row["feasible"] and row["largest_k"] == pytest.approx(0.2 / 0.35)
+    mech = privpub.AlphaBeta.for_privacy(schema, n=len(dense), gamma=0.2, k=0.2,
+                                         allow_prior_below_base_rate=True)
+    assert (mech.alpha, mech.beta) == (row["alpha"], row["beta"])
+    # Still too dense for any k ≥ 1 at γ = 0.2, and the plan says so.
+    assert "this table is too dense for αβ to hide a tuple from an adversary with prior " \
+        "above 0.2 at γ = 0.2" in p.explain()
+
+
 def test_a_sparse_table_is_not_called_dense(adult_plan):
     assert "too dense" not in adult_plan.explain()
     assert all(r["largest_k"] > 100 for r in adult_plan.regions if r["mechanism"] != "splu")

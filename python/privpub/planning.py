@@ -283,16 +283,17 @@ def _edge(ok: Callable[[Any], bool], good: float, bad: float, scale: str) -> Any
 
 
 def _largest_k(mechanism: str, calibration: str | None, facts: _Facts, gamma: float,
-               epsilon: float, floor: float) -> float | None:
-    """The largest k ≥ ``floor`` the library accepts at γ (None: none is).
-    Feasibility falls with k (a larger prior is harder to hide); d = 1 is
+               epsilon: float) -> float | None:
+    """The largest k the library accepts at γ, priors below the base rate allowed
+    (None: not even k = TINY_K is). Feasibility falls with k (a larger prior is
+    harder to hide), so k ≥ 1 is feasible exactly when this is ≥ 1; d = 1 is
     always refused, so k = m/n bounds the search."""
     def ok(k: float) -> bool:
         return _accepts(lambda: _build(mechanism, calibration, facts, k, gamma, epsilon, True))
     top = facts.m / facts.n
-    if floor >= top or not ok(floor):
+    if top <= TINY_K or not ok(TINY_K):
         return None
-    return _edge(ok, floor, top, "log")
+    return _edge(ok, TINY_K, top, "log")
 
 
 def _least_gamma(mechanism: str, calibration: str | None, facts: _Facts, k: float,
@@ -332,9 +333,9 @@ def _refusal(mechanism: str, calibration: str | None, facts: _Facts, k: float, g
 
 def _grid_rows(mechanism: str, calibration: str | None, facts: _Facts, ks: Sequence[float],
                gammas: Sequence[float], epsilon: float, allow: bool,
-               cache: dict) -> list[dict[str, Any]]:
-    floor = TINY_K if allow else 1.0
-    largest = {g: _largest_k(mechanism, calibration, facts, g, epsilon, floor) for g in gammas}
+               largest: dict[float, float | None], cache: dict) -> list[dict[str, Any]]:
+    """The rows of one mechanism (and calibration); ``largest`` is the region's
+    largest accepted k by γ (k ≥ 1 unless ``allow``)."""
     least = {k: _least_gamma(mechanism, calibration, facts, k, epsilon, allow) for k in ks}
     rows = []
     for gamma in gammas:
@@ -347,7 +348,7 @@ def _grid_rows(mechanism: str, calibration: str | None, facts: _Facts, ks: Seque
             except ParameterError as exc:
                 bounds = (f"; largest feasible k at γ = {gamma:g}: "
                           + (f"{largest[gamma]:.4g}" if largest[gamma] is not None else
-                             f"none ≥ {floor:g}")
+                             "none" + ("" if allow else " ≥ 1"))
                           + f"; least γ at k = {k:g}: "
                           + (f"{least[k]:.4g}" if least[k] is not None else "none below 1"))
                 rows.append(row | {"feasible": False, "library_error": str(exc),
@@ -379,6 +380,7 @@ def _splu_rows(facts: _Facts, sensitive: str | Sequence[str] | None,
     sets = ([[s] for s in facts.schema.names] if sensitive is None else
             [[sensitive] if isinstance(sensitive, str) else list(sensitive)])
     rows = []
+    measured = None  # bytes per row of one real release, for every set (see _splu_bytes)
     for names in sets:
         base = {"mechanism": "splu", "calibration": None, "sensitive": ",".join(names),
                 "k": None, "gamma": None, "d": None}
@@ -394,7 +396,6 @@ def _splu_rows(facts: _Facts, sensitive: str | Sequence[str] | None,
         top = min(facts.schema[s].size for s in names)
         largest = (None if top < 2 or not _accepts(lambda: partition(2)) else
                    _edge(lambda g: _accepts(lambda: partition(g)), 2, top + 1, "integer"))
-        measured = None
         for g in gammas:
             row = base | {"splu_gamma": g, "largest_k": None, "least_gamma": None,
                           "largest_splu_gamma": largest}
@@ -420,9 +421,10 @@ def _splu_rows(facts: _Facts, sensitive: str | Sequence[str] | None,
 
 def _splu_bytes(facts: _Facts, gamma: int, names: list[str]) -> int:
     """Bytes of a real SPLU-Gen release of the table at γ, written by the library.
-    Measured once per sensitive set and scaled by rows for its other γ: the
-    view is the table itself with the sensitive column drawn within groups, and
-    more decoys change its compressed size by a few per cent."""
+    Measured once per plan and scaled by rows for the other sensitive sets and
+    γ: every view is the table itself with a sensitive column drawn within
+    groups, and which column, or more decoys, change its compressed size by a
+    few per cent (3% across the dense test table's six columns)."""
     with warnings.catch_warnings():  # the residue warning; the plan reports N
         warnings.simplefilter("ignore")
         view = SPLUGen(gamma, names, schema=facts.schema).publish(facts.codes, seed=0)
@@ -531,7 +533,7 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
     ...                  calibrations=["exclusive"])
     >>> row = p.rows[0]
     >>> row["feasible"], round(row["rows"], -3)
-    (True, 1196000.0)
+    (True, 1210000.0)
     """
     unknown = [m for m in mechanisms if m not in MECHANISMS]
     if unknown or isinstance(mechanisms, str):
@@ -543,6 +545,8 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
                              f"{list(CALIBRATIONS)}, got {calibrations!r}")
     ks = [validate.real("k", k) for k in ks]
     gammas = [validate.probability("gamma", g, open_low=True, open_high=True) for g in gammas]
+    if not ks or not gammas:
+        raise ParameterError(f"ks and gammas must each hold a value, got {ks} and {gammas}")
     epsilon = validate.probability("epsilon", epsilon, open_low=True, open_high=True)
     facts = _facts(table_or_schema, n, schema, duplicates)
     rows: list[dict[str, Any]] = []
@@ -559,14 +563,13 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
                                                      for r in splu))
             continue
         for calibration in calibrations if mechanism == "alphabeta" else [None]:
+            edges = {g: _largest_k(mechanism, calibration, facts, g, epsilon) for g in gammas}
+            largest = {g: k if k is not None and (k >= 1 or allow_prior_below_base_rate)
+                       else None for g, k in edges.items()}
             rows.extend(_grid_rows(mechanism, calibration, facts, ks, gammas, epsilon,
-                                   allow_prior_below_base_rate, cache))
-            regions.extend(
-                {"mechanism": mechanism, "calibration": calibration, "gamma": g,
-                 "largest_k": next(r["largest_k"] for r in rows if r["mechanism"] == mechanism
-                                   and r["calibration"] == calibration and r["gamma"] == g),
-                 "largest_k_any": _largest_k(mechanism, calibration, facts, g, epsilon, TINY_K)}
-                for g in gammas)
+                                   allow_prior_below_base_rate, largest, cache))
+            regions.extend({"mechanism": mechanism, "calibration": calibration, "gamma": g,
+                            "largest_k": largest[g], "largest_k_any": edges[g]} for g in gammas)
     return Plan(facts.n, facts.m, facts.distinct, duplicates, epsilon,
                 tuple(facts.schema.derived), tuple(rows), tuple(regions))
 
@@ -605,7 +608,8 @@ def _explain_mechanism(p: Plan, mechanism: str) -> str:
     lines = [f"{name}: the largest feasible {floor} by γ: " + "; ".join(
         f"γ = {r['gamma']:g}: " + ("none" if r["largest_k"] is None else f"{r['largest_k']:.4g}")
         for r in region) + "."]
-    refused = [r for r in region if r["largest_k"] is None]
+    # Dense: no k ≥ 1 at some γ (whether or not smaller k were allowed).
+    refused = [r for r in region if r["largest_k_any"] is None or r["largest_k_any"] < 1]
     if refused:
         lines.append(_dense(p, label, mechanism, max(refused, key=lambda r: r["gamma"]),
                             [r["gamma"] for r in refused]))
@@ -652,6 +656,8 @@ def _dense(p: Plan, label: str, mechanism: str, worst: dict[str, Any],
         text += "SPLU-Gen (plan it with mechanisms=[..., 'splu']); "
     elif p.distinct is None:
         text += "SPLU-Gen (its eligibility needs the table); "
+    else:
+        text += "SPLU-Gen (not eligible for the sensitive attributes planned; try others); "
     top_k = max((r["k"] for r in p.rows if r["k"] is not None), default=1.0)
     needs = ", ".join(f"k = {k:g} needs m ≥ {math.ceil(k * p.n / d_max):,} "
                       f"(×{k * p.density / d_max:.3g} the current m)"
