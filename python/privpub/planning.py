@@ -688,7 +688,7 @@ def _explain_splu(p: Plan) -> str:
             text += (f"; at γ = {r['splu_gamma']}: {_size(r['rows'], r['bytes'])}, counts ≥ "
                      f"{r['splu_utility_threshold']:,.0f} estimated within "
                      f"{splu_mechanism.GUARANTEE_EPS:g} of themselves w.p. ≥ "
-                     f"{1 - splu_mechanism.GUARANTEE_T_E:g}, counts 1..."
+                     f"{1 - splu_mechanism.GUARANTEE_T_E:g}, counts 1.."
                      f"{splu_mechanism.GUARANTEE_ALPHA} missed by more than that w.p. ≥ "
                      f"{r['splu_small_sum_privacy']:.3f}")
         lines.append(text + ".")
