@@ -25,6 +25,7 @@ ALLOWED = {
     "attacks": {"core", "tables"},
     "splu": {"core", "tables"},
     "datasets": {"core", "tables"},
+    "planning": {"core", "tables", "alphabeta", "frapp", "splu"},
     "experiments": {"core", "tables", "alphabeta", "frapp", "graphs", "attacks", "splu",
                     "datasets"},
 }

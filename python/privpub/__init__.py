@@ -9,8 +9,8 @@ Import the pieces you need from here::
 The package is laid out by concept (see docs/design.md): ``core`` (errors,
 seeding, guarantees, the release contract, storage), ``tables`` (schemas,
 queries, domain counts, columnar views), then one subpackage per mechanism
-family (``alphabeta``, ``frapp``, ``graphs``, ``attacks``, ``splu``), ``datasets``
-and ``experiments``.
+family (``alphabeta``, ``frapp``, ``graphs``, ``attacks``, ``splu``), ``planning``
+(which parameters each mechanism accepts for a table), ``datasets`` and ``experiments``.
 """
 
 from privpub import attacks, datasets, graphs, splu
@@ -32,6 +32,7 @@ from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
 from privpub.core.version import LIBRARY_VERSION as __version__
 from privpub.frapp import FRAPP
+from privpub.planning import Plan, expected_view_size, plan
 from privpub.tables.artifact import Artifact
 from privpub.tables.published import Counts, Estimate, PublishedView
 from privpub.tables.query import Condition, col
@@ -59,6 +60,7 @@ __all__ = [
     "MissingValueError",
     "MultiViewPublisher",
     "ParameterError",
+    "Plan",
     "PrivacyWarning",
     "PrivpubError",
     "PublishedView",
@@ -74,7 +76,9 @@ __all__ = [
     "col",
     "attacks",
     "datasets",
+    "expected_view_size",
     "graphs",
+    "plan",
     "resolve_seed",
     "splu",
 ]
