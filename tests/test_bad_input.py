@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import subprocess
 import sys
 
@@ -110,8 +111,7 @@ def test_domain_of_exactly_2_to_the_128():
     with pytest.raises(ParameterError, match="m < 2\\^128"):
         FRAPP(schema, 0.5)
     chain = " and ".join(f"a{i} < a{i + 1}" for i in range(15))
-    with pytest.raises(privpub.QueryError, match="≥ 2\\^128 tuples"):
-        schema.count(chain)
+    assert schema.count(chain) == math.comb(256, 16)  # counted exactly past 2^128
     smaller = Schema([IntRange(f"a{i}", 0, 255) for i in range(15)] + [IntRange("a15", 0, 254)])
     AlphaBeta(smaller, 0.5, 0.0)  # m = 2^128 − 2^120 is fine
 

@@ -185,3 +185,29 @@ def test_bench_writes_the_table(tmp_path, capsys):
     assert cli.main(["bench", "--only", "nosuch", "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "['nosuch']" in err and "cond" in err
+
+
+def test_plan_explains_a_dense_table_from_the_command_line(tmp_path, capsys):
+    """The issue's case: 98,000 rows over 6 small columns (n/m = 0.35)."""
+    from test_planning import dense_table
+
+    dense = dense_table()
+    csv = tmp_path / "dense.csv"
+    dense.to_csv(csv, index=False)
+    assert cli.main(["plan", "--input", str(csv), "--mechanism", "alphabeta,frapp"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the text is wrapped for a terminal
+    assert "n/m = 0.35: this table is too dense for αβ to hide a tuple" in out
+    assert "k = 1 needs m ≥" in out
+    assert cli.main(["plan", "--input", str(csv), "--mechanism", "alphabeta",
+                     "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["n"] == 98_000 and plan["m"] == 280_000
+    # From a schema and n alone (no table): the same verdicts for αβ.
+    spec = tmp_path / "schema.json"
+    spec.write_text(json.dumps(privpub.Schema.from_frame(dense).to_dict()))
+    assert cli.main(["plan", "--schema", str(spec), "--n", "98000", "--mechanism",
+                     "alphabeta", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("mechanism,") and len(lines) > 10
+    assert cli.main(["plan", "--n", "98000"]) == 1
+    assert "give --input FILE, or --n N with --schema FILE" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from typing import Any
 
 from privpub.cli.common import ExampleFormatter, add_input_arguments, read_input, read_schema
@@ -33,11 +34,15 @@ def add_parser(sub: Any) -> None:
     plan.add_argument("--mechanism", default="alphabeta,frapp,splu", metavar="NAME[,NAME]",
                       help="mechanisms to plan (default: alphabeta,frapp,splu)")
     plan.add_argument("--sensitive", metavar="A[,B]",
-                      help="SPLU-Gen's sensitive attribute(s) (default: SPLU is planned only "
-                           "when given)")
+                      help="SPLU-Gen's sensitive attribute(s) (default: each attribute in "
+                           "turn)")
     plan.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
+    plan.add_argument("--duplicates", choices=["set", "records"], default="set",
+                      help="how repeated tuples would be published (default 'set', the full "
+                           "guarantee; see `privpub publish alphabeta --help`)")
     plan.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                      help="output: the explanation and the table (default), JSON or CSV")
+                      help="output: the explanation and a summary table (default), or every "
+                           "grid point with every column as JSON or CSV")
     plan.set_defaults(run=_plan)
 
 
@@ -47,15 +52,16 @@ def _plan(args: argparse.Namespace) -> int:
 
     mechanisms = tuple(args.mechanism.split(","))
     sensitive = args.sensitive.split(",") if args.sensitive else None
+    options = {"mechanisms": mechanisms, "sensitive": sensitive, "epsilon": args.epsilon,
+               "duplicates": args.duplicates}
+    schema = read_schema(args.schema) if args.schema else None
     if args.input is not None:
-        table = read_input(args)
-        subject = read_schema(args.schema) if args.schema else table
-        result = plan(subject if args.schema is None else table, mechanisms=mechanisms,
-                      sensitive=sensitive, epsilon=args.epsilon,
-                      **({"schema": subject} if args.schema else {}))
-    elif args.schema and args.n:
-        result = plan(read_schema(args.schema), n=args.n, mechanisms=mechanisms,
-                      sensitive=sensitive, epsilon=args.epsilon)
+        if args.n is not None:
+            raise ParameterError("--n is for planning from a schema alone; with --input the "
+                                 "table's own record count is used")
+        result = plan(read_input(args), schema=schema, **options)
+    elif schema is not None and args.n is not None:
+        result = plan(schema, n=args.n, **options)
     else:
         raise ParameterError("give --input FILE, or --n N with --schema FILE")
     if args.format == "json":
@@ -63,7 +69,22 @@ def _plan(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         print(result.to_frame().to_csv(index=False), end="")
     else:
-        print(result.explain())
-        print()
-        print(result.to_frame().to_string(index=False))
+        for paragraph in result.explain().split("\n\n"):
+            print(textwrap.fill(paragraph, width=100), end="\n\n")
+        print(_summary(result.to_frame()).to_string(index=False))
     return 0
+
+
+def _summary(frame: Any) -> Any:
+    """The grid for a terminal: the default calibration's αβ rows, FRAPP's, and
+    SPLU-Gen's, with the columns that decide (all of them: --format csv|json)."""
+    alphabeta = frame["mechanism"] == "alphabeta"
+    keep = frame[~alphabeta | (frame["calibration"] == "exclusive")].copy()
+    keep["MB"] = (keep["bytes"] / 1e6).round(2)
+    keep["rows"] = keep["rows"].round()
+    keep["error_bound"] = keep["error_bound"].round(1)
+    keep["reason"] = keep["reason"].fillna("").str.slice(0, 60)
+    columns = ["mechanism", "sensitive", "k", "gamma", "splu_gamma", "feasible", "alpha",
+               "beta", "error_bound", "rows", "MB", "reason"]
+    shown = keep[[c for c in columns if c in keep]]
+    return shown.dropna(axis=1, how="all").fillna("")
