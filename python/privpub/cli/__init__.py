@@ -5,6 +5,7 @@ Errors the library raises for bad input are one line on stderr and exit 1."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from privpub import __version__
@@ -53,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.run(args)
+    except BrokenPipeError:  # the reader went away (`privpub inspect … | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except PrivpubError as exc:
         print(f"privpub: error: {exc}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -46,9 +47,11 @@ def add_seed_argument(parser: argparse.ArgumentParser) -> None:
 
 def read_input(args: argparse.Namespace) -> Any:
     """The --input table (Arrow), restricted to --columns."""
-    from privpub.core.errors import SchemaError
+    from privpub.core.errors import ParameterError, SchemaError
     from privpub.tables.inputs import read_table_file
 
+    if not os.path.isfile(args.input):
+        raise ParameterError(f"--input {args.input!r}: no such file")
     table = read_table_file(args.input, delimiter=args.sep,
                             quote_char=None if args.no_quoting else args.quote)
     if args.columns:
