@@ -1,11 +1,14 @@
 """Reported standard errors match the spread of the estimates, for every
-variant and under repeated records, with power: a variance ×1.1 is rejected.
+variant and under repeated records, with power: a variance ×1.2 is rejected.
 
 Each test publishes many seeded views of a small table, takes the estimate
 of fixed queries, and compares the empirical variance with the mean reported
 variance. The sample variance's standard error is estimated from the fourth
 moment; assertions are at 4 standard errors, and the same data must reject the
-reported variance scaled by 1.1 (or by the stated wrong model)."""
+reported variance scaled by 1.2 (or by the stated wrong model). With 6,000
+trials the sample variance's standard error is about √(2/6000) ≈ 1.8% of the
+variance, so ×1.2 sits ≈ 11 se away and is rejected at 4 se unless the sample
+strays 7 se (×1.1, 5.5 se away, failed that check for 7% of seeds per query)."""
 
 import numpy as np
 import pytest
@@ -50,7 +53,7 @@ def _counts(n_view, mask):
     return Counts(n_view, np.float64(mask.sum()), None, None)
 
 
-def _check(est, var, wrong=1.1):
+def _check(est, var, wrong=1.2):
     """Empirical variance within 4 se of the mean reported one, and ``wrong``×
     reported outside; ``wrong=None``: the reported variance itself must be rejected
     for at least one query (a wrong model)."""
