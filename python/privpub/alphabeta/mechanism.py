@@ -53,7 +53,7 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
-from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView, write_view
 from privpub.tables.records import (
@@ -489,7 +489,7 @@ class _Publication:
     """
 
     def __init__(self, mech: AlphaBeta, records: np.ndarray, facts: dict[str, Any],
-                 rand: Any, window: int | None,
+                 rand: RandomSource, window: int | None,
                  progress: Callable[[int, int], None] | None):
         self.mech, self.records, self.facts, self.rand = mech, records, facts, rand
         self.window, self.progress = window, progress
