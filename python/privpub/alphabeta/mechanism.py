@@ -52,7 +52,8 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
-from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
@@ -407,8 +408,8 @@ class AlphaBeta:
 
     # ---- publishing --------------------------------------------------------------------
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
-                duplicates: str | None = None,
-                max_noise_rows: int = MAX_NOISE_ROWS) -> PublishedView:
+                duplicates: str | None = None, max_noise_rows: int = MAX_NOISE_ROWS,
+                npartitions: int | None = None) -> PublishedView | DaskRelease:
         """Run Algorithm 1 on ``data`` and return the published view.
 
         ``data`` is a table with exactly the schema's columns (pandas, Arrow,
@@ -418,6 +419,11 @@ class AlphaBeta:
         run. ``duplicates`` must be given when the data repeat a tuple:
         ``"set"`` or ``"records"`` (module docstring). Refuses when the
         expected number of noise tuples β·m exceeds ``max_noise_rows``.
+
+        A dask DataFrame gives a lazy :class:`~privpub.tables.distributed.DaskRelease`
+        (:func:`privpub.alphabeta.distributed.publish_dask`, over ``npartitions``
+        ranges of code space, default the frame's partition count): for the same
+        seed, its rows are this method's rows, byte for byte.
         """
         max_noise_rows = validate.real("max_noise_rows", max_noise_rows)
         # With a source, candidates come at the largest rate β_max and are
@@ -426,24 +432,43 @@ class AlphaBeta:
         if expected_noise > max_noise_rows:
             raise ParameterError(f"max β(t)·m = {expected_noise:.4g} expected noise candidates "
                                  f"exceeds max_noise_rows = {max_noise_rows:,}")
+        if is_dask(data):
+            from privpub.alphabeta.distributed import publish_dask
+            return publish_dask(self, data, resolve_seed(seed), duplicates, npartitions)
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
-        first = self.alpha + self.beta * (np.ones(1) if self.source is None
-                                          else self.source.weight_of(records))
-        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, self.alpha)
-        distinct = distinct_sorted(records)
-        noise = _core.beta_step(rand.derive("beta-step").key, self.schema.size, self.beta_max,
-                                distinct)
-        if self.source is not None:
-            accept = _core.thin_product(rand.derive("thinning").key, noise,
-                                        list(self.schema.radices), self.source.ratios())
-            noise = np.ascontiguousarray(noise[accept])
-        view = _core.merge_sorted(np.ascontiguousarray(records[keep]), noise)
-        facts |= {"distinct_tuples": len(distinct), "revealed_in_view": repeated_rows(view)}
+        view = self.draw(rand, records)
+        facts |= {"distinct_tuples": len(distinct_sorted(records)),
+                  "revealed_in_view": repeated_rows(view)}
         # The release states n (and the bound it gives) for the records published.
         released = self.with_records(len(records), facts)
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
                              released.parameters(), rand.policy)
+
+    def draw(self, rand: RandomSource, records: np.ndarray, start: int = 0,
+             segments: tuple[int, int] | None = None) -> np.ndarray:
+        """Algorithm 1's two steps over sorted (n, limbs) ``records``: the sorted view rows.
+
+        The α-step keeps record i with stream element ``start`` + i of the
+        "alpha-step" key; the β-step draws the "beta-step" key's ``segments``
+        (a, b) (all by default), i.e. the codes in [a·L, b·L) for
+        L = ``_core.beta_step_layout(m, β)[0]``, leaving out the records' own
+        codes. A slice of the globally sorted records holding every record in
+        [a·L, b·L), with ``start`` its first record's position, thus gives the
+        slice of the whole view in that range: a Dask task's share, byte for
+        byte (:mod:`privpub.alphabeta.distributed`).
+        """
+        first = self.alpha + self.beta * (np.ones(1) if self.source is None
+                                          else self.source.weight_of(records))
+        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, self.alpha,
+                                  start=start)
+        noise = _core.beta_step(rand.derive("beta-step").key, self.schema.size, self.beta_max,
+                                distinct_sorted(records), segments=segments)
+        if self.source is not None:
+            accept = _core.thin_product(rand.derive("thinning").key, noise,
+                                        list(self.schema.radices), self.source.ratios())
+            noise = np.ascontiguousarray(noise[accept])
+        return _core.merge_sorted(np.ascontiguousarray(records[keep]), noise)
 
     def with_records(self, n: int, records: Mapping[str, Any]) -> AlphaBeta:
         """This mechanism as stated for the ``n`` records published (a release's)."""
