@@ -32,7 +32,7 @@ import numpy as np
 from privpub import _core
 from privpub.core.errors import ParameterError
 from privpub.core.seeding import RandomSource
-from privpub.tables.distributed import DaskRelease, ranged_records
+from privpub.tables.distributed import DaskRelease, aligned, ranged_records
 from privpub.tables.records import repeated_rows
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 def _draw(mech: AlphaBeta, rand: RandomSource, records: np.ndarray,
           plan: tuple[dict[str, Any], list[int]], i: int,
           segments: tuple[int, int]) -> np.ndarray:
-    return mech.draw(rand, records, start=plan[1][i], segments=segments)
+    return mech.draw(rand, aligned(records), start=plan[1][i], segments=segments)
 
 
 def _parameters(mech: AlphaBeta, plan: tuple[dict[str, Any], list[int]],

@@ -19,6 +19,7 @@ import numpy as np
 from privpub.core.seeding import RandomSource
 from privpub.tables.distributed import (
     DaskRelease,
+    aligned,
     by_range,
     ranged_records,
     rows_frame,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 def _perturb(mech: FRAPP, source: RandomSource, records: np.ndarray,
              plan: tuple[dict[str, Any], list[int]], i: int) -> np.ndarray:
-    return mech.perturb(source, records, start=plan[1][i])
+    return mech.perturb(source, aligned(records), start=plan[1][i])
 
 
 def _parameters(mech: FRAPP, plan: tuple[dict[str, Any], list[int]]) -> dict[str, Any]:

@@ -88,6 +88,12 @@ def _rows(frame: pd.DataFrame, limbs: int) -> np.ndarray:
                                           for n in _names(limbs)], axis=1))
 
 
+def aligned(rows: np.ndarray) -> np.ndarray:
+    """An array received from another task as the kernels take it: C-contiguous
+    and aligned (a deserialised buffer may be neither), copied only if needed."""
+    return np.require(rows, requirements=["C", "A"])
+
+
 def _ints(rows: np.ndarray) -> list[int]:
     """(n, limbs) code rows as exact Python ints."""
     if rows.shape[1] == 1:
@@ -258,6 +264,7 @@ def _plan(stats: Sequence[dict[str, int]], n: int | None,
 
 
 def _published(rows: np.ndarray, plan: tuple[dict[str, Any], list[int]]) -> np.ndarray:
+    rows = aligned(rows)
     return distinct_sorted(rows) if plan[0]["duplicates"] == "set" else rows
 
 
@@ -287,7 +294,7 @@ def ranged_records(schema: Schema, data: Any, n: int | None, duplicates: str | N
 def _write_part(schema: Schema, rows: np.ndarray, path: str) -> tuple[int, dict[str, list[int]]]:
     """One part file of a release (dictionary-encoded columns, as one machine
     writes them); its row count and fingerprint."""
-    view = MemoryView(schema, as_schema_codes(schema, rows))
+    view = MemoryView(schema, as_schema_codes(schema, aligned(rows)))
     prints = Fingerprint(schema.names)
     with pq.ParquetWriter(path, view.arrow_schema()) as writer:
         for digits in view.batches():
@@ -297,7 +304,7 @@ def _write_part(schema: Schema, rows: np.ndarray, path: str) -> tuple[int, dict[
 
 
 def _decoded(schema: Schema, rows: np.ndarray) -> pd.DataFrame:
-    return schema.decode(as_schema_codes(schema, rows))
+    return schema.decode(as_schema_codes(schema, aligned(rows)))
 
 
 class DaskRelease:
@@ -350,7 +357,7 @@ class DaskRelease:
         import dask
 
         rows, parameters = dask.compute(self.rows, self.parameters)
-        codes = np.concatenate(rows) if rows else np.zeros((0, self.schema.limbs), np.uint64)
+        codes = np.concatenate([aligned(r) for r in rows])
         return PublishedView(as_schema_codes(self.schema, codes), self.schema, self.mechanism,
                              parameters, self.seed_policy)
 
