@@ -87,6 +87,19 @@ def test_alphabeta_on_a_two_limb_domain_equals_one_machine(client, wide, duplica
         _same(release, view)
 
 
+def test_parquet_input_with_dictionary_columns(client, adult, tmp_path):
+    """dd.read_parquet gives categoricals whose categories are unknown up front."""
+    df, schema = adult
+    strings = [c for c in df.columns if df[c].dtype != "int64"]
+    dd.from_pandas(df.astype(dict.fromkeys(strings, "category")),
+                   npartitions=3).to_parquet(tmp_path / "in")
+    frame = dd.read_parquet(tmp_path / "in")
+    assert frame["sex"].dtype == "category"
+    mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
+    _same(mech.publish(frame, seed=4, duplicates="set"),
+          mech.publish(df, seed=4, duplicates="set"))
+
+
 def test_ranges_do_not_depend_on_the_input_partitioning(client, adult):
     """Seven output ranges from one, three or seven input partitions: the same view."""
     df, schema = adult

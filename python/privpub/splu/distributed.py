@@ -32,6 +32,7 @@ from privpub.tables.distributed import (
     code_sample,
     encoded,
     rows_frame,
+    rows_of,
     split_points,
 )
 from privpub.tables.records import as_schema_codes
@@ -43,9 +44,7 @@ if TYPE_CHECKING:
 
 
 def _digits(schema: Schema, frame: pd.DataFrame) -> list[np.ndarray]:
-    limbs = schema.limbs
-    rows = np.stack([frame[f"code{j}"].to_numpy(dtype=np.uint64) for j in range(limbs)], axis=1)
-    return schema.digits(as_schema_codes(schema, np.ascontiguousarray(rows)))
+    return schema.digits(as_schema_codes(schema, rows_of(frame, schema.limbs)))
 
 
 def _sensitive(mech: SPLUGen, schema: Schema, frame: pd.DataFrame) -> dict[str, np.ndarray]:

@@ -80,7 +80,7 @@ def _frame(rows: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({name: rows[:, j] for j, name in enumerate(_names(rows.shape[1]))})
 
 
-def _rows(frame: pd.DataFrame, limbs: int) -> np.ndarray:
+def rows_of(frame: pd.DataFrame, limbs: int) -> np.ndarray:
     """The (n, limbs) code rows of a frame of code columns."""
     if len(frame) == 0:
         return np.zeros((0, limbs), dtype=np.uint64)
@@ -166,7 +166,7 @@ def code_sample(codes: Any, limbs: int) -> CodeSample:
     meta = _frame(np.zeros((0, limbs), dtype=np.uint64)).assign(
         records=np.zeros(0, dtype=np.int64))
     sample = codes.map_partitions(_sample_part, limbs, meta=meta).compute()
-    pairs = sorted(zip(_ints(_rows(sample, limbs)), sample["records"].tolist(), strict=True))
+    pairs = sorted(zip(_ints(rows_of(sample, limbs)), sample["records"].tolist(), strict=True))
     cumulative = np.cumsum([r for _, r in pairs], dtype=np.int64).tolist()
     return CodeSample([c for c, _ in pairs], cumulative, cumulative[-1] if cumulative else 0)
 
@@ -202,13 +202,13 @@ def split_points(sample: CodeSample, m: int, parts: int, align: int = 1,
 
 
 def _tag(frame: pd.DataFrame, edges: np.ndarray, limbs: int) -> pd.DataFrame:
-    keys = _comparable(_rows(frame, limbs))
+    keys = _comparable(rows_of(frame, limbs))
     return frame.assign(**{RANGE_COLUMN: np.searchsorted(_comparable(edges), keys,
                                                          side="right").astype(np.int64)})
 
 
 def _sorted(frames: Sequence[pd.DataFrame], limbs: int) -> np.ndarray:
-    return sorted_rows(np.concatenate([_rows(f, limbs) for f in frames]))
+    return sorted_rows(np.concatenate([rows_of(f, limbs) for f in frames]))
 
 
 def by_range(codes: Any, bounds: Sequence[int], limbs: int) -> list[Any]:
