@@ -65,9 +65,10 @@ def thin_product(key: bytes, codes: npt.NDArray[np.uint64], radices: list[int],
     uses stream element start + i."""
 
 def frapp_perturb(key: bytes, codes: npt.NDArray[np.uint64], m: int,
-                  keep: float) -> npt.NDArray[np.uint64]:
+                  keep: float, start: int = 0) -> npt.NDArray[np.uint64]:
     """FRAPP: each (n, limbs) code kept with probability ``keep``, else replaced by a
-    uniform other tuple of [0, m); record i draws from stream i // BLOCK."""
+    uniform other tuple of [0, m); record i is position start + i of the whole list and
+    draws from stream (start + i) // BLOCK (a slice draws what the whole list would)."""
 
 def beta_step_layout(m: int, beta: float) -> tuple[int, int]:
     """(L, segments): the β-step draws code range [s·L, (s+1)·L) ∩ [0, m) from stream s."""

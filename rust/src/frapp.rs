@@ -33,30 +33,76 @@ fn below(rng: &mut ChaCha20Rng, bound: u128) -> u128 {
     }
 }
 
+/// One record's draws: kept with probability `keep`, else a uniform other
+/// tuple. How many words it takes from `rng` does not depend on `code` (the
+/// rejection loop tests the draw against m − 1 only), which is what lets a
+/// slice of records starting inside a block replay the records before it
+/// without knowing their codes.
+#[inline]
+fn perturb_one(rng: &mut ChaCha20Rng, code: u128, m: u128, keep: f64) -> u128 {
+    if unit_f64(rng) >= keep {
+        let other = below(rng, m - 1);
+        if other >= code {
+            other + 1
+        } else {
+            other
+        }
+    } else {
+        code
+    }
+}
+
 /// Perturb each record: keep it with probability `keep`, otherwise replace it
-/// by a uniform tuple among the other m − 1. Record i draws from stream
-/// i / BLOCK, so the result does not depend on the thread count.
-pub fn perturb(key: &Key, codes: &[u128], m: u128, keep: f64) -> Result<Vec<u128>, KernelError> {
+/// by a uniform tuple among the other m − 1. The records are positions
+/// `start ..` of a longer list and record p draws from stream p / BLOCK, so
+/// the result does not depend on the thread count, and a slice (a Dask
+/// partition) draws what the whole list would: a slice starting inside a
+/// block first replays the draws of that block's earlier records.
+pub fn perturb(
+    key: &Key,
+    start: u64,
+    codes: &[u128],
+    m: u128,
+    keep: f64,
+) -> Result<Vec<u128>, KernelError> {
     if m < 2 || !(0.0..=1.0).contains(&keep) {
         return Err(KernelError::Shape(format!(
             "FRAPP needs m ≥ 2 and a probability, got m = {m}, keep = {keep}"
         )));
     }
+    if u128::from(start) + codes.len() as u128 > 1u128 << 64 {
+        return Err(KernelError::Shape(format!(
+            "start {start} + {} records exceeds 2^64",
+            codes.len()
+        )));
+    }
     if let Some(row) = codes.iter().position(|&c| c >= m) {
         return Err(KernelError::InvalidCode { row });
     }
+    let block = BLOCK as u64;
     let mut out = codes.to_vec();
-    out.par_chunks_mut(BLOCK)
-        .enumerate()
-        .for_each(|(b, chunk)| {
-            let mut rng = block_rng(key, b as u64);
-            for code in chunk.iter_mut() {
-                if unit_f64(&mut rng) >= keep {
-                    let other = below(&mut rng, m - 1);
-                    *code = if other >= *code { other + 1 } else { other };
-                }
-            }
-        });
+    // Cut at global block boundaries: (block, records of it to replay, slice).
+    let head = (((block - start % block) % block) as usize).min(out.len());
+    let (first, rest) = out.split_at_mut(head);
+    let mut pieces: Vec<(u64, u64, &mut [u128])> = Vec::new();
+    if !first.is_empty() {
+        pieces.push((start / block, start % block, first));
+    }
+    let after = (start + head as u64) / block;
+    pieces.extend(
+        rest.chunks_mut(BLOCK)
+            .enumerate()
+            .map(|(k, chunk)| (after + k as u64, 0, chunk)),
+    );
+    pieces.into_par_iter().for_each(|(b, skip, chunk)| {
+        let mut rng = block_rng(key, b);
+        for _ in 0..skip {
+            perturb_one(&mut rng, 0, m, keep);
+        }
+        for code in chunk.iter_mut() {
+            *code = perturb_one(&mut rng, *code, m, keep);
+        }
+    });
     Ok(out)
 }
 
@@ -68,7 +114,7 @@ mod tests {
     fn transition_probabilities_match_the_frapp_matrix() {
         // m = 5, every record is tuple 2; keep = 0.6: output 2 w.p. 0.6, others 0.1 each.
         let codes = vec![2u128; 200_000];
-        let out = perturb(&[4; 32], &codes, 5, 0.6).unwrap();
+        let out = perturb(&[4; 32], 0, &codes, 5, 0.6).unwrap();
         let mut hist = [0f64; 5];
         for &c in &out {
             hist[c as usize] += 1.0 / 200_000.0;
@@ -89,7 +135,7 @@ mod tests {
                 .num_threads(threads)
                 .build()
                 .unwrap()
-                .install(|| perturb(&[1; 32], &codes, m, 0.5).unwrap())
+                .install(|| perturb(&[1; 32], 0, &codes, m, 0.5).unwrap())
         };
         let out = run(1);
         assert_eq!(out, run(2));
@@ -102,8 +148,25 @@ mod tests {
     #[test]
     fn rejects_codes_outside_the_domain() {
         assert_eq!(
-            perturb(&[0; 32], &[1, 7], 5, 0.5).unwrap_err(),
+            perturb(&[0; 32], 0, &[1, 7], 5, 0.5).unwrap_err(),
             KernelError::InvalidCode { row: 1 }
         );
+    }
+
+    #[test]
+    fn slices_from_any_start_draw_what_the_whole_list_draws() {
+        let m = 1000u128;
+        let codes: Vec<u128> = (0..2 * BLOCK as u128 + 77).map(|i| i % m).collect();
+        let whole = perturb(&[9; 32], 0, &codes, m, 0.3).unwrap();
+        for &(a, b) in &[
+            (0, 5),
+            (3, BLOCK + 10),
+            (BLOCK - 1, BLOCK + 1),
+            (BLOCK, 2 * BLOCK + 77),
+        ] {
+            let part = perturb(&[9; 32], a as u64, &codes[a..b], m, 0.3).unwrap();
+            assert_eq!(part, whole[a..b], "slice {a}..{b}");
+        }
+        assert!(perturb(&[9; 32], u64::MAX, &codes[..2], m, 0.3).is_err());
     }
 }

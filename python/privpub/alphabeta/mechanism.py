@@ -54,6 +54,7 @@ from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView, write_view
 from privpub.tables.records import (
@@ -410,8 +411,8 @@ class AlphaBeta:
 
     # ---- publishing --------------------------------------------------------------------
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
-                duplicates: str | None = None,
-                max_noise_rows: int = MAX_NOISE_ROWS) -> PublishedView:
+                duplicates: str | None = None, max_noise_rows: int = MAX_NOISE_ROWS,
+                npartitions: int | None = None) -> PublishedView | DaskRelease:
         """Run Algorithm 1 on ``data`` and return the published view.
 
         ``data`` is a table with exactly the schema's columns (pandas, Arrow,
@@ -421,11 +422,21 @@ class AlphaBeta:
         run. ``duplicates`` must be given when the data repeat a tuple:
         ``"set"`` or ``"records"`` (module docstring). Refuses when the
         expected number of noise tuples β·m exceeds ``max_noise_rows``.
+
+        A dask DataFrame gives a lazy :class:`~privpub.tables.distributed.DaskRelease`
+        (:func:`privpub.alphabeta.distributed.publish_dask`, over ``npartitions``
+        ranges of code space, default the frame's partition count): for the same
+        seed, its rows are this method's rows, byte for byte.
         """
-        run = self._run(data, seed, duplicates, max_noise_rows, window=None)
-        (view,) = run.chunks()
+        self._check_noise(max_noise_rows)
+        if is_dask(data):
+            from privpub.alphabeta.distributed import publish_dask
+            return publish_dask(self, data, resolve_seed(seed), duplicates, npartitions)
+        records, facts = prepare_records(self.schema, data, self.n, duplicates)
+        rand = resolve_seed(seed)
+        view = self.draw(rand, records)
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             run.parameters(), run.rand.policy)
+                             self._released(records, facts, repeated_rows(view)), rand.policy)
 
     def publish_to_parquet(self, data: TableLike | np.ndarray, path: str | os.PathLike,
                            seed: SeedLike = None, *, duplicates: str | None = None,
@@ -434,27 +445,55 @@ class AlphaBeta:
                            ) -> PublishedView:
         """:meth:`publish` straight to a Parquet file, in bounded memory.
 
-        The view is drawn and written a window of β-step segments at a time
-        (about ``WINDOW_CODES`` noise tuples), so memory holds the records and
-        one window, not the view: the same rows, byte for byte, as
+        The view is drawn and written ``WINDOW_SEGMENTS`` β-step segments at a
+        time (about 4M noise tuples), so memory holds the records and one
+        window, not the view: the same rows, byte for byte, as
         ``publish(data, seed).to_parquet(path)``. ``progress(done, total)`` is
         called after each window with segment counts. Returns the view opened
-        from the file.
+        from the file. (A dask DataFrame: ``publish(ddf).to_parquet(directory)``.)
         """
-        run = self._run(data, seed, duplicates, max_noise_rows, window=WINDOW_SEGMENTS,
-                        progress=progress)
-        batches = (batch for chunk in run.chunks()
-                   for batch in MemoryView(self.schema, as_schema_codes(self.schema, chunk))
-                   .batches())
-        write_view(path, self.schema, batches,
-                   lambda rows, prints: PublishedView(
-                       as_schema_codes(self.schema, run.records[:0]), self.schema, self.name,
-                       run.parameters(), run.rand.policy).metadata(prints, rows=rows))
+        self._check_noise(max_noise_rows)
+        if is_dask(data):
+            raise ParameterError("publish_to_parquet takes an in-memory table or a file; for a "
+                                 "dask DataFrame use publish(ddf, seed=...).to_parquet(directory)")
+        records, facts = prepare_records(self.schema, data, self.n, duplicates)
+        rand = resolve_seed(seed)
+        run = _Draw(self, rand, records, window=WINDOW_SEGMENTS, progress=progress)
+        revealed = 0
+
+        def batches() -> Iterator[dict[str, np.ndarray]]:
+            nonlocal revealed
+            for chunk in run.chunks():
+                # Copies of one tuple fall in one window: repeats add up by window.
+                revealed += repeated_rows(chunk)
+                yield from MemoryView(self.schema, as_schema_codes(self.schema, chunk)).batches()
+
+        def metadata(rows: int, prints: dict[str, list[int]]) -> dict[str, Any]:
+            empty = as_schema_codes(self.schema, records[:0])
+            return PublishedView(empty, self.schema, self.name,
+                                 self._released(records, facts, revealed),
+                                 rand.policy).metadata(prints, rows=rows)
+
+        write_view(path, self.schema, batches(), metadata)
         return PublishedView.open(path)
 
-    def _run(self, data: TableLike | np.ndarray, seed: SeedLike, duplicates: str | None,
-             max_noise_rows: int, window: int | None,
-             progress: Callable[[int, int], None] | None = None) -> _Publication:
+    def draw(self, rand: RandomSource, records: np.ndarray, start: int = 0,
+             segments: tuple[int, int] | None = None) -> np.ndarray:
+        """Algorithm 1's two steps over sorted (n, limbs) ``records``: the sorted view rows.
+
+        The α-step keeps record i with stream element ``start`` + i of the
+        "alpha-step" key; the β-step draws the "beta-step" key's ``segments``
+        (a, b) (all by default), i.e. the codes in [a·L, b·L) for
+        L = ``_core.beta_step_layout(m, β)[0]``, leaving out the records' own
+        codes. A slice of the globally sorted records holding every record in
+        [a·L, b·L), with ``start`` its first record's position, thus gives the
+        slice of the whole view in that range: a Dask task's share, byte for
+        byte (:mod:`privpub.alphabeta.distributed`).
+        """
+        (view,) = _Draw(self, rand, records, start=start, segments=segments).chunks()
+        return view
+
+    def _check_noise(self, max_noise_rows: int) -> None:
         max_noise_rows = validate.real("max_noise_rows", max_noise_rows)
         # With a source, candidates come at the largest rate β_max and are
         # thinned to β(t) (exact); the candidate count is what costs.
@@ -462,8 +501,13 @@ class AlphaBeta:
         if expected_noise > max_noise_rows:
             raise ParameterError(f"max β(t)·m = {expected_noise:.4g} expected noise candidates "
                                  f"exceeds max_noise_rows = {max_noise_rows:,}")
-        records, facts = prepare_records(self.schema, data, self.n, duplicates)
-        return _Publication(self, records, facts, resolve_seed(seed), window, progress)
+
+    def _released(self, records: np.ndarray, facts: dict[str, Any],
+                  revealed: int) -> dict[str, Any]:
+        """The release's parameters: n (and the bound it gives) for the records published."""
+        facts = facts | {"distinct_tuples": len(distinct_sorted(records)),
+                         "revealed_in_view": revealed}
+        return self.with_records(len(records), facts).parameters()
 
     def with_records(self, n: int, records: Mapping[str, Any]) -> AlphaBeta:
         """This mechanism as stated for the ``n`` records published (a release's)."""
@@ -478,38 +522,41 @@ class AlphaBeta:
 WINDOW_SEGMENTS = 64
 
 
-class _Publication:
-    """One run of Algorithm 1 over sorted records, drawn window by window.
+class _Draw:
+    """Algorithm 1 over sorted records, the β-step drawn window by window.
 
-    The α-step mask is drawn for all records at once (they are in memory); the
-    β-step is drawn over code space one window of segments at a time, each
-    window merged with the kept records of its code range. A window's codes
-    depend only on its segments (rust/src/sample.rs), so any window size gives
-    the same view; ``window=None`` draws it whole.
+    The α-step mask is drawn for all the records at once (they are in memory),
+    record i from stream element ``start`` + i; the β-step is drawn over the
+    segments [a, b) (all by default), ``window`` segments at a time (all at
+    once by default), each window merged with the kept records of its code
+    range. A window's codes depend only on its segments (rust/src/sample.rs),
+    so any window gives the same view.
     """
 
-    def __init__(self, mech: AlphaBeta, records: np.ndarray, facts: dict[str, Any],
-                 rand: RandomSource, window: int | None,
-                 progress: Callable[[int, int], None] | None):
-        self.mech, self.records, self.facts, self.rand = mech, records, facts, rand
+    def __init__(self, mech: AlphaBeta, rand: RandomSource, records: np.ndarray, *,
+                 start: int = 0, segments: tuple[int, int] | None = None,
+                 window: int | None = None,
+                 progress: Callable[[int, int], None] | None = None):
+        self.mech, self.rand, self.segments = mech, rand, segments
         self.window, self.progress = window, progress
         first = mech.alpha + mech.beta * (np.ones(1) if mech.source is None
                                           else mech.source.weight_of(records))
-        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, mech.alpha)
+        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, mech.alpha,
+                                  start=start)
         self.kept = np.ascontiguousarray(records[keep])
         self.distinct = distinct_sorted(records)
-        self.revealed = 0
 
     def chunks(self) -> Iterator[np.ndarray]:
         """The view's sorted (rows, limbs) codes, one array per window."""
         mech, m = self.mech, self.mech.schema.size
-        seg_len, segments = _core.beta_step_layout(m, mech.beta_max)
-        window = max(segments, 1) if self.window is None else self.window
+        seg_len, count = _core.beta_step_layout(m, mech.beta_max)
+        begin, end = (0, count) if self.segments is None else self.segments
+        window = max(end - begin, 1) if self.window is None else self.window
         key = self.rand.derive("beta-step").key
         thinning, candidates = self.rand.derive("thinning").key, 0
-        for first in range(0, max(segments, 1), window):
-            stop = min(first + window, segments)
-            lo, hi = first * seg_len, m if stop == segments else stop * seg_len
+        for first in range(begin, max(end, begin + 1), window):
+            stop = min(first + window, end)
+            lo, hi = first * seg_len, m if stop == count else stop * seg_len
             kept = self.kept[code_range(self.kept, lo, hi)]
             noise = _core.beta_step(key, m, mech.beta_max,
                                     self.distinct[code_range(self.distinct, lo, hi)],
@@ -519,16 +566,6 @@ class _Publication:
                                             mech.source.ratios(), start=candidates)
                 candidates += len(noise)
                 noise = np.ascontiguousarray(noise[accept])
-            chunk = _core.merge_sorted(kept, noise)
-            # Codes of one tuple fall in one window: repeats are counted per window.
-            self.revealed += repeated_rows(chunk)
             if self.progress is not None:
-                self.progress(stop, segments)
-            yield chunk
-
-    def parameters(self) -> dict[str, Any]:
-        """The release's parameters, once every chunk has been drawn."""
-        facts = self.facts | {"distinct_tuples": len(self.distinct),
-                              "revealed_in_view": self.revealed}
-        # The release states n (and the bound it gives) for the records published.
-        return self.mech.with_records(len(self.records), facts).parameters()
+                self.progress(stop - begin, end - begin)
+            yield _core.merge_sorted(kept, noise)

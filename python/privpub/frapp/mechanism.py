@@ -30,7 +30,7 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
-from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.frapp.accounting import (
     frapp_copies_ratio,
     frapp_exclusive_ratio,
@@ -39,6 +39,7 @@ from privpub.frapp.accounting import (
     posterior_from_ratio,
     rho_frapp,
 )
+from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
@@ -213,17 +214,33 @@ class FRAPP:
         return value, variance
 
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
-                duplicates: str | None = None) -> PublishedView:
+                duplicates: str | None = None,
+                npartitions: int | None = None) -> PublishedView | DaskRelease:
         """Perturb every record; the view holds the n perturbed records, sorted.
         ``data`` must hold the n records the mechanism was built for;
-        ``duplicates`` ("set" or "records") must be given when it repeats a tuple."""
+        ``duplicates`` ("set" or "records") must be given when it repeats a tuple.
+        A dask DataFrame gives a lazy :class:`~privpub.tables.distributed.DaskRelease`
+        (:func:`privpub.frapp.distributed.publish_dask`) equal to this view for
+        the same seed."""
+        if is_dask(data):
+            from privpub.frapp.distributed import publish_dask
+            return publish_dask(self, data, resolve_seed(seed), duplicates, npartitions)
         codes, facts = prepare_records(self.schema, data, self.n, duplicates)
         source = resolve_seed(seed)
-        out = _core.frapp_perturb(source.derive("frapp").key, codes, self.schema.size,
-                                  self.gamma_frapp)
-        view = sorted_rows(as_schema_codes(self.schema, out))
+        view = sorted_rows(as_schema_codes(self.schema, self.perturb(source, codes)))
         facts |= {"distinct_tuples": len(distinct_sorted(codes)), "revealed_in_view": 0}
-        released = FRAPP(self.schema, self.gamma_frapp, n=len(codes), d=self.d,
-                         gamma=self.gamma, epsilon=self.epsilon, records=facts)
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             released.parameters(), source.policy)
+                             self.with_records(len(codes), facts).parameters(),
+                             source.policy)
+
+    def perturb(self, source: RandomSource, records: np.ndarray, start: int = 0) -> np.ndarray:
+        """The perturbed (n, limbs) ``records`` (sorted, as published), in their
+        order: record i draws as position ``start`` + i of the whole sorted list,
+        so a Dask range of it draws its share of the single-machine result."""
+        return _core.frapp_perturb(source.derive("frapp").key, records, self.schema.size,
+                                   self.gamma_frapp, start=start)
+
+    def with_records(self, n: int, records: Mapping[str, Any]) -> FRAPP:
+        """This mechanism as stated for the ``n`` records published (a release's)."""
+        return FRAPP(self.schema, self.gamma_frapp, n=n, d=self.d, gamma=self.gamma,
+                     epsilon=self.epsilon, records=records)

@@ -37,9 +37,10 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
-from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
+from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
@@ -193,23 +194,25 @@ class SPLUGen:
         """The decoy groups of ``data`` (deterministic) and the rows in none, for the
         data owner: the same partition :meth:`publish` uses; never published."""
         schema, digits = self._digits(data, schema)
-        return self._partition(schema, digits)
+        return self._partition(schema, self._sensitive_of(schema, digits))
 
-    def _partition(self, schema: Schema, digits: list[np.ndarray]) -> Partition:
-        rows = np.arange(len(digits[0]), dtype=np.int64)
+    def _sensitive_of(self, schema: Schema, digits: list[np.ndarray]) -> dict[str, np.ndarray]:
+        return {s: digits[schema.names.index(s)] for s in self.sensitive}
+
+    def _partition(self, schema: Schema, sensitive: Mapping[str, np.ndarray]) -> Partition:
+        rows = np.arange(len(sensitive[self.sensitive[0]]), dtype=np.int64)
         dropped: list[np.ndarray] = []
         while True:
             groups = {}
             for s in self.sensitive:
-                j = schema.names.index(s)
                 attr = schema[s]
                 note = "" if not dropped else (
                     f" after {sum(map(len, dropped))} records in no group of another sensitive "
                     "attribute were left out")
                 labels = getattr(attr, "values", None) or range(attr.offset,
                                                                 attr.offset + attr.size)
-                check_eligible(s, digits[j][rows], labels, self.gamma, note)
-                part = decoy_groups(digits[j][rows], attr.size, self.gamma)
+                check_eligible(s, sensitive[s][rows], labels, self.gamma, note)
+                part = decoy_groups(sensitive[s][rows], attr.size, self.gamma)
                 groups[s] = DecoyGroups(rows[part.members], rows[part.residue])
             residue = np.unique(np.concatenate([g.residue for g in groups.values()]))
             # Done when no group holds a record left out by another attribute (always
@@ -230,24 +233,44 @@ class SPLUGen:
                 raise ParameterError("no records are left in complete decoy groups")
         return Partition(groups, np.sort(np.concatenate(dropped)))
 
-    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
-                schema: Schema | None = None) -> PublishedView:
-        """Randomise every sensitive attribute over each record's decoy group and
-        return the release (rows sorted by code; see the module docstring).
-        Warns with the count and row ids of records in no group."""
-        schema, digits = self._digits(data, schema)
-        part = self._partition(schema, digits)
-        source = resolve_seed(seed)
-        keep = np.ones(len(digits[0]), dtype=bool)
+    def randomise(self, schema: Schema, sensitive: Mapping[str, np.ndarray],
+                  source: RandomSource) -> tuple[dict[str, np.ndarray], np.ndarray, Partition]:
+        """Steps 2–3 on the sensitive columns alone (domain indices, in row
+        order): each one's published indices, which rows are published (those
+        in a group) and the partition. One machine and Dask both call this."""
+        part = self._partition(schema, sensitive)
+        keep = np.ones(len(sensitive[self.sensitive[0]]), dtype=bool)
         keep[part.residue] = False
-        out = [d.copy() for d in digits]
+        published = {}
         for s, groups in part.groups.items():
-            j = schema.names.index(s)
-            values = np.ascontiguousarray(digits[j], dtype=np.uint32)
+            values = np.ascontiguousarray(sensitive[s], dtype=np.uint32)
             members = np.ascontiguousarray(groups.members.reshape(-1), dtype=np.uint32)
             drawn = _core.decoy_draw(source.derive(f"splu:{s}").key, members, values,
                                      self.gamma)
-            out[j][members] = drawn.astype(out[j].dtype)
+            published[s] = sensitive[s].copy()
+            published[s][members] = drawn.astype(published[s].dtype)
+        return published, keep, part
+
+    def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
+                schema: Schema | None = None,
+                npartitions: int | None = None) -> PublishedView | DaskRelease:
+        """Randomise every sensitive attribute over each record's decoy group and
+        return the release (rows sorted by code; see the module docstring).
+        Warns with the count and row ids of records in no group.
+
+        A dask DataFrame (with a declared schema) gives a lazy
+        :class:`~privpub.tables.distributed.DaskRelease`
+        (:func:`privpub.splu.distributed.publish_dask`) equal to this release
+        for the same seed and row order; its residue count is in the release's
+        parameters and guarantee."""
+        if is_dask(data):
+            from privpub.splu.distributed import publish_dask
+            return publish_dask(self, data, schema or self.schema, resolve_seed(seed),
+                                npartitions)
+        schema, digits = self._digits(data, schema)
+        source = resolve_seed(seed)
+        published, keep, part = self.randomise(schema, self._sensitive_of(schema, digits),
+                                               source)
         if len(part.residue):
             shown = ", ".join(map(str, part.residue[:20])) + (
                 ", …" if len(part.residue) > 20 else "")
@@ -255,10 +278,14 @@ class SPLUGen:
                           f"decoy group (N mod γ = {len(keep) % self.gamma}) and are not "
                           f"published; row positions: {shown} (SPLUGen.partition lists them)",
                           UserWarning, stacklevel=2)
-        published = {n: d[keep] for n, d in zip(schema.names, out, strict=True)}
-        codes = sorted_rows(codes_of(schema, published).reshape(len(published[schema.names[0]]),
-                                                                 -1))
-        released = SPLUGen(self.gamma, self.sensitive, schema=schema, n=int(keep.sum()),
-                           records_given=len(keep), residue=len(part.residue))
+        rows = {n: published.get(n, d)[keep] for n, d in zip(schema.names, digits, strict=True)}
+        codes = sorted_rows(codes_of(schema, rows).reshape(int(keep.sum()), -1))
         return PublishedView(as_schema_codes(schema, codes), schema, self.name,
-                             released.parameters(), source.policy)
+                             self.released(schema, len(keep), len(part.residue)).parameters(),
+                             source.policy)
+
+    def released(self, schema: Schema, records_given: int, residue: int) -> SPLUGen:
+        """This mechanism as stated for a release of ``records_given`` rows less
+        the ``residue``."""
+        return SPLUGen(self.gamma, self.sensitive, schema=schema, n=records_given - residue,
+                       records_given=records_given, residue=residue)

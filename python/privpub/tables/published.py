@@ -56,6 +56,7 @@ from privpub.tables.view import (
     arrow_batch,
     codes_of,
     digits_of,
+    metadata_file,
 )
 
 #: Most value combinations estimate_marginals handles in one call.
@@ -198,9 +199,10 @@ class PublishedView(Release):
         domain indices: dictionary indices mapped without Python objects)."""
         view = cls.open(path)
         names = list(view.schema.names)
+        columns = names + ([SET_COLUMN] if view.context else [])
         try:
-            table = pq.read_table(view.rows.path, columns=names
-                                  + ([SET_COLUMN] if view.context else []))
+            table = pa.concat_tables([pq.read_table(f, columns=columns)
+                                      for f in view.rows.files])
         except (OSError, pa.ArrowException) as exc:
             raise ArtifactError(f"{os.fspath(path)!r}: its rows cannot be read: "
                                 f"{str(exc).splitlines()[0]}") from None
@@ -220,8 +222,10 @@ class PublishedView(Release):
     def open(cls, path: str | os.PathLike) -> PublishedView:
         """A view backed by its Parquet file: counts and estimates stream the
         file's row groups in bounded memory (context sets, small, are read).
-        The metadata is checked now; each column's rows when first read in full."""
-        meta = read_metadata(path, VIEW_FORMAT)
+        The metadata is checked now; each column's rows when first read in full.
+        ``path`` may also be the directory a Dask release wrote (its metadata in
+        ``_common_metadata``, its rows in the part files, read in order)."""
+        meta = read_metadata(metadata_file(path), VIEW_FORMAT)
         where = os.fspath(path)
         envelope = Release.read_envelope(meta, KIND)
         try:
@@ -238,14 +242,17 @@ class PublishedView(Release):
         if not isinstance(expected, dict) or not isinstance(context_sizes, dict):
             raise ArtifactError(f"{where!r}: fields 'fingerprint' and 'context' must be JSON "
                                 "objects")
-        file_rows = pq.ParquetFile(where).metadata.num_rows
+        view_rows = FileView(schema, where, rows, expected, "" if context_sizes else None)
+        try:
+            file_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in view_rows.files)
+        except (OSError, pa.ArrowException) as exc:
+            raise ArtifactError(f"{where!r}: a part file cannot be read: "
+                                f"{str(exc).splitlines()[0]}") from None
         total = rows + sum(check_count(f"context size {k!r}", v) for k, v in
                            context_sizes.items())
         if file_rows != total:
             raise ArtifactError(f"{where!r} holds {file_rows:,} rows but its metadata says "
                                 f"{total:,}")
-        label = "" if context_sizes else None
-        view_rows = FileView(schema, where, rows, expected, label)
         context = {}
         for name in context_sizes:
             codes = FileView(schema, where, context_sizes[name], None, name).codes()
@@ -385,6 +392,8 @@ class PublishedView(Release):
     def _count(self, cond: Condition, within: np.ndarray | None = None) -> int:
         if not cond.attributes:  # TRUE or FALSE: no column to read
             return int(cond.mask_digits({}, self._rows_in(within)).sum())
+        if within is None:
+            return self.rows.count(cond)
         total = 0
         for batch in self._batches(cond.attributes, within):
             total += cond.count_digits(batch, len(batch[cond.attributes[0]]))

@@ -51,19 +51,41 @@ def prepare_records(schema: Schema, data: TableLike | np.ndarray, n: int | None,
     ``"set"``) and the facts ``duplicates``, ``records_given``,
     ``repeated_tuples`` (tuples with several records among those published).
     """
+    check_duplicates(duplicates)
+    records = sorted_rows(records_as_codes(schema, data))
+    facts = record_facts(record_stats(records), n, duplicates)
+    if facts["duplicates"] == "set":
+        records = distinct_sorted(records)
+    return records, facts
+
+
+def check_duplicates(duplicates: str | None) -> None:
+    """``duplicates`` must be None, "set" or "records"."""
     if duplicates not in (None, "set", "records"):
         raise ParameterError(f"duplicates must be 'set' or 'records', got {duplicates!r}")
-    records = sorted_rows(records_as_codes(schema, data))
-    if len(records) == 0:
+
+
+def record_stats(records: np.ndarray) -> dict[str, int]:
+    """Records, distinct tuples and repeated tuples of sorted (n, limbs) records.
+    Sums over pieces that split no tuple (ranges of code space) give the whole's."""
+    return {"records": len(records), "distinct": len(distinct_sorted(records)),
+            "repeated": repeated_rows(records)}
+
+
+def record_facts(stats: dict[str, int], n: int | None,
+                 duplicates: str | None) -> dict[str, Any]:
+    """The checks and facts of :func:`prepare_records` from the :func:`record_stats`
+    of all the records (summed over ranges when the records are distributed)."""
+    total, repeated = stats["records"], stats["repeated"]
+    if total == 0:
         raise ParameterError("the data hold no records; there is nothing to publish (a view "
                              "of noise alone would estimate counts of an empty table)")
-    if n is not None and len(records) != n:
+    if n is not None and total != n:
         raise ParameterError(f"this mechanism was built for n = {n:,} records but the data "
-                             f"hold {len(records):,}: its d and error bound are for another "
-                             f"table; build it for this one (n={len(records)})")
-    repeated = repeated_rows(records)
+                             f"hold {total:,}: its d and error bound are for another "
+                             f"table; build it for this one (n={total})")
     if repeated and duplicates is None:
-        extra = len(records) - len(distinct_sorted(records))
+        extra = total - stats["distinct"]
         raise ParameterError(
             f"the data repeat {repeated:,} tuples ({extra:,} records beyond their first "
             "copies); the privacy analysis is for sets of tuples. Pass duplicates='set' to "
@@ -71,11 +93,8 @@ def prepare_records(schema: Schema, data: TableLike | np.ndarray, n: int | None,
             "distinct tuples), or duplicates='records' to keep every record (estimates "
             f"count records; the guarantee does not cover the {repeated:,} repeated tuples)")
     mode = "none" if not repeated else duplicates
-    facts = {"duplicates": mode, "records_given": len(records),
-             "repeated_tuples": repeated if mode == "records" else 0}
-    if mode == "set":
-        records = distinct_sorted(records)
-    return records, facts
+    return {"duplicates": mode, "records_given": total,
+            "repeated_tuples": repeated if mode == "records" else 0}
 
 
 def check_record_facts(records: Mapping[str, Any], n: int | None) -> dict[str, Any]:

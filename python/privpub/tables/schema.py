@@ -554,7 +554,8 @@ class Schema:
         """
         table = tabular(data)
         columns = [_Column.of(table, a) for a in self.attributes]
-        raws = [np.ascontiguousarray(c.raw) for c in columns]
+        # Aligned too: a frame deserialised from a buffer (a Dask partition) may not be.
+        raws = [np.require(c.raw, requirements=["C", "A"]) for c in columns]
         radices = list(self.radices)
         offsets = [c.offset for c in columns]
         remaps = [c.remap for c in columns]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,26 @@ CHUNK_ROWS = 1 << 20
 #: ("" for the view's own rows). Absent when there is no context.
 SET_COLUMN = "__privpub_set"
 
+#: A release written as a directory (by Dask, one file per partition): the file
+#: holding the metadata (an empty Parquet file); the rows are in ``part.*.parquet``.
+METADATA_FILE = "_common_metadata"
+
 Digits = dict[str, np.ndarray]
+
+
+def part_files(path: str | os.PathLike) -> list[str]:
+    """The files holding a view's rows: the file itself, or a directory's
+    ``part.<i>.parquet`` files in partition order."""
+    if not os.path.isdir(path):
+        return [os.fspath(path)]
+    parts = sorted(Path(path).glob("part.*.parquet"),
+                   key=lambda p: (len(p.name), p.name))
+    return [str(p) for p in parts]
+
+
+def metadata_file(path: str | os.PathLike) -> str:
+    """Where a view's metadata is: the file itself, or a directory's METADATA_FILE."""
+    return os.path.join(path, METADATA_FILE) if os.path.isdir(path) else os.fspath(path)
 
 
 # ---- columns: digits ↔ Arrow ↔ pandas ---------------------------------------------------------
@@ -190,6 +210,13 @@ class TableView:
         names = list(self.schema.names if names is None else names)
         return fingerprint(self.batches(names), names)
 
+    def count(self, condition: Any) -> int:
+        """Rows satisfying ``condition`` (a :class:`~privpub.tables.query.Condition`
+        over at least one attribute), counted batch by batch."""
+        names = list(condition.attributes)
+        return sum(condition.count_digits(batch, len(batch[names[0]]))
+                   for batch in self.batches(names))
+
 
 class MemoryView(TableView):
     """Rows held in memory as a code array (uint64 (n,), or (n, limbs) when
@@ -241,7 +268,8 @@ def _reading(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
 
 
 class FileView(TableView):
-    """Rows in a Parquet file, read row group by row group (bounded memory).
+    """Rows in a Parquet file, or in the part files of a directory
+    (:func:`part_files`), read row group by row group (bounded memory).
 
     ``label`` selects the rows of one set when the file also holds context
     sets (the column ``SET_COLUMN``); ``expected`` is the stored fingerprint,
@@ -253,6 +281,7 @@ class FileView(TableView):
                  batch_rows: int = CHUNK_ROWS):
         self.schema, self.path, self.rows = schema, os.fspath(path), rows
         self.expected, self.label, self.batch_rows = expected, label, batch_rows
+        self.files = part_files(self.path)
 
     def __len__(self) -> int:
         return self.rows
@@ -261,15 +290,16 @@ class FileView(TableView):
         names = list(self.schema.names if attributes is None else attributes)
         columns = names + ([SET_COLUMN] if self.label is not None else [])
         seen = Fingerprint(names)
-        with pq.ParquetFile(self.path) as file:
-            for record_batch in _reading(self.path, file.iter_batches(
-                    batch_size=self.batch_rows, columns=columns, use_threads=True)):
-                table = pa.Table.from_batches([record_batch])
-                if self.label is not None:
-                    keep = np.asarray(table.column(SET_COLUMN).to_numpy(
-                        zero_copy_only=False) == self.label)
-                    table = table.filter(pa.array(keep))
-                yield seen.add(digits_of(self.schema, table, names))
+        for path in self.files:
+            with pq.ParquetFile(path) as file:
+                for record_batch in _reading(path, file.iter_batches(
+                        batch_size=self.batch_rows, columns=columns, use_threads=True)):
+                    table = pa.Table.from_batches([record_batch])
+                    if self.label is not None:
+                        keep = np.asarray(table.column(SET_COLUMN).to_numpy(
+                            zero_copy_only=False) == self.label)
+                        table = table.filter(pa.array(keep))
+                    yield seen.add(digits_of(self.schema, table, names))
         for n, found in seen.result().items():  # a full pass: they must be the stored ones
             if self.expected is not None and found != list(self.expected.get(n, [])):
                 raise ArtifactError(f"{self.path!r}: column {n!r} does not match the "

@@ -175,14 +175,17 @@ pub(crate) fn merge_sorted<'py>(
     out.into_pyarray(py).reshape([n, limbs])
 }
 
-/// FRAPP: each (n, limbs) code kept with probability `keep`, else a uniform other tuple.
+/// FRAPP: each (n, limbs) code kept with probability `keep`, else a uniform other tuple;
+/// the records are positions `start ..` of the whole list.
 #[pyfunction]
+#[pyo3(signature = (key, codes, m, keep, start = 0))]
 pub(crate) fn frapp_perturb<'py>(
     py: Python<'py>,
     key: &Bound<'py, PyBytes>,
     codes: PyReadonlyArray2<'py, u64>,
     m: u128,
     keep: f64,
+    start: u64,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let key = key_from(key)?;
     let (words, limbs) = code_rows(py, &codes)?;
@@ -190,7 +193,7 @@ pub(crate) fn frapp_perturb<'py>(
         .detach(|| {
             let codes = sample::to_u128(words, limbs)?;
             check_m_fits(m, limbs)?;
-            let perturbed = frapp::perturb(&key, &codes, m, keep)?;
+            let perturbed = frapp::perturb(&key, start, &codes, m, keep)?;
             Ok(sample::from_u128(&perturbed, limbs))
         })
         .map_err(|e| to_py(py, e))?;

@@ -1,0 +1,439 @@
+"""Dask DataFrames in, Dask releases out: the parts of distributed publishing
+every table mechanism shares (dask is an optional extra, imported here only
+inside functions).
+
+A family publishes a dask DataFrame in these steps (docs/scaling.md):
+
+1. :func:`encoded`: each partition to tuple codes (the schema's checks, the
+   same errors as one machine);
+2. :func:`code_sample` and :func:`split_points`: one pass reads a sample of
+   each partition's codes and the driver cuts code space into ranges of
+   about equal work, each boundary on a multiple of ``align`` (the αβ
+   β-step's segment length, so no segment is split);
+3. :func:`by_range`: a Dask shuffle sends every code to its range's task and
+   sorts it there, so range i holds the i-th slice of the globally sorted
+   records and every copy of a tuple lands in one task;
+4. :func:`ranged_records`: the record facts one machine computes
+   (:func:`~privpub.tables.records.record_stats` sums over ranges) and each
+   range's global start position, the only values that cross ranges;
+5. the family's own per-range work, and a :class:`DaskRelease` that writes the
+   ranges as the part files of one release (:meth:`DaskRelease.to_parquet`).
+
+:func:`open_dask` reopens such a release (or any view file) with counts
+computed by Dask, one task per part file.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from privpub.core.artifacts import encode_metadata
+from privpub.core.errors import ArtifactError, ParameterError
+from privpub.core.guarantee import Guarantee
+from privpub.core.release import mechanism_class
+from privpub.tables.published import PublishedView
+from privpub.tables.records import (
+    _comparable,
+    as_schema_codes,
+    check_duplicates,
+    distinct_sorted,
+    record_facts,
+    record_stats,
+    sorted_rows,
+)
+from privpub.tables.schema import Schema
+from privpub.tables.view import (
+    CHUNK_ROWS,
+    METADATA_FILE,
+    FileView,
+    Fingerprint,
+    MemoryView,
+    arrow_batch,
+)
+
+#: Codes each partition contributes to the sample that places range boundaries.
+SAMPLE_PER_PARTITION = 1024
+#: The column a shuffle routes rows by (the index of their range).
+RANGE_COLUMN = "__privpub_range"
+
+
+def is_dask(data: Any) -> bool:
+    """Whether ``data`` is a dask DataFrame (checked without importing dask)."""
+    return (type(data).__module__.split(".")[0] == "dask"
+            and hasattr(data, "map_partitions") and hasattr(data, "npartitions"))
+
+
+def _names(limbs: int) -> list[str]:
+    return [f"code{j}" for j in range(limbs)]
+
+
+def _frame(rows: np.ndarray) -> pd.DataFrame:
+    """(n, limbs) code rows as a frame of uint64 columns, most significant first."""
+    return pd.DataFrame({name: rows[:, j] for j, name in enumerate(_names(rows.shape[1]))})
+
+
+def rows_of(frame: pd.DataFrame, limbs: int) -> np.ndarray:
+    """The (n, limbs) code rows of a frame of code columns."""
+    if len(frame) == 0:
+        return np.zeros((0, limbs), dtype=np.uint64)
+    return np.ascontiguousarray(np.stack([frame[n].to_numpy(dtype=np.uint64)
+                                          for n in _names(limbs)], axis=1))
+
+
+def aligned(rows: np.ndarray) -> np.ndarray:
+    """An array received from another task as the kernels take it: C-contiguous
+    and aligned (a deserialised buffer may be neither), copied only if needed."""
+    return np.require(rows, requirements=["C", "A"])
+
+
+def _ints(rows: np.ndarray) -> list[int]:
+    """(n, limbs) code rows as exact Python ints."""
+    if rows.shape[1] == 1:
+        return [int(c) for c in rows[:, 0]]
+    return [int(hi) << 64 | int(lo) for hi, lo in rows]
+
+
+def _int_rows(values: Sequence[int], limbs: int) -> np.ndarray:
+    """Python ints as (n, limbs) code rows."""
+    mask = (1 << 64) - 1
+    return np.array([[(v >> (64 * (limbs - 1 - j))) & mask for j in range(limbs)]
+                     for v in values], dtype=np.uint64).reshape(-1, limbs)
+
+
+# ---- 1. codes -----------------------------------------------------------------------------------
+
+
+def _encode_part(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    codes = schema.encode(frame)
+    return _frame(codes.reshape(len(frame), schema.limbs))
+
+
+def encoded(schema: Schema, data: Any) -> Any:
+    """The dask frame of ``data``'s tuple codes (columns code0[, code1], uint64,
+    most significant first). A column not in the schema is refused now, as
+    one machine refuses it; the columns and dtypes are checked now against the
+    frame's metadata, each value when its partition is encoded."""
+    extra = [str(c) for c in data.columns if c not in schema.names]
+    if extra:
+        raise ParameterError(f"the table has columns not in the schema: {extra}; publishing "
+                             "would drop them, select the schema's columns explicitly")
+    schema.encode(data._meta)  # missing columns and wrong kinds, before any work
+    empty = np.zeros((0, schema.limbs), dtype=np.uint64)
+    return data.map_partitions(_encode_part, schema, meta=_frame(empty))
+
+
+# ---- 2. ranges of code space ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CodeSample:
+    """Sampled codes (sorted Python ints), the records each stands for, and the
+    exact number of records."""
+
+    codes: list[int]
+    cumulative: list[int]
+    total: int
+
+    def below(self, x: int) -> int:
+        """About how many records have a code below ``x``."""
+        i = bisect.bisect_left(self.codes, x)
+        return self.cumulative[i - 1] if i else 0
+
+
+def _sample_part(frame: pd.DataFrame, limbs: int) -> pd.DataFrame:
+    """Evenly spaced rows of a partition, each with the records it stands for
+    (shares summing to the partition's length exactly)."""
+    n = len(frame)
+    k = min(n, SAMPLE_PER_PARTITION)
+    if k == 0:
+        return frame.assign(records=np.zeros(0, dtype=np.int64))
+    cuts = np.arange(k + 1, dtype=np.int64) * n // k
+    picked = frame.iloc[cuts[:-1]]
+    return picked.assign(records=np.diff(cuts))
+
+
+def code_sample(codes: Any, limbs: int) -> CodeSample:
+    """One pass over the encoded partitions (computed now): a sample of codes
+    for :func:`split_points` and the number of records."""
+    meta = _frame(np.zeros((0, limbs), dtype=np.uint64)).assign(
+        records=np.zeros(0, dtype=np.int64))
+    sample = codes.map_partitions(_sample_part, limbs, meta=meta).compute()
+    pairs = sorted(zip(_ints(rows_of(sample, limbs)), sample["records"].tolist(), strict=True))
+    cumulative = np.cumsum([r for _, r in pairs], dtype=np.int64).tolist()
+    return CodeSample([c for c, _ in pairs], cumulative, cumulative[-1] if cumulative else 0)
+
+
+def split_points(sample: CodeSample, m: int, parts: int, align: int = 1,
+                 record_weight: float = 1.0, rate: float = 0.0) -> list[int]:
+    """Boundaries cutting [0, m) into at most ``parts`` ranges of about equal
+    work, each a multiple of ``align``. The work below x is
+    ``record_weight`` × (records below x) + ``rate`` × x (noise drawn per code).
+    Where the boundaries fall changes only the balance, never the result."""
+    if not isinstance(parts, int) or parts < 1:
+        raise ParameterError(f"npartitions must be a positive int, got {parts!r}")
+    segments = -(-m // align)
+
+    def work(x: int) -> float:
+        return record_weight * sample.below(x) + rate * x
+
+    total = work(m)
+    bounds: list[int] = []
+    for j in range(1, parts):
+        target = total * j / parts
+        lo, hi = 1, segments  # the least s with work(s·align) ≥ target
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if work(mid * align) >= target:
+                hi = mid
+            else:
+                lo = mid + 1
+        edge = lo * align
+        if edge < m and (not bounds or edge > bounds[-1]):
+            bounds.append(edge)
+    return bounds
+
+
+def _tag(frame: pd.DataFrame, edges: np.ndarray, limbs: int) -> pd.DataFrame:
+    keys = _comparable(rows_of(frame, limbs))
+    return frame.assign(**{RANGE_COLUMN: np.searchsorted(_comparable(edges), keys,
+                                                         side="right").astype(np.int64)})
+
+
+def _sorted(frames: Sequence[pd.DataFrame], limbs: int) -> np.ndarray:
+    return sorted_rows(np.concatenate([rows_of(f, limbs) for f in frames]))
+
+
+def by_range(codes: Any, bounds: Sequence[int], limbs: int) -> list[Any]:
+    """The codes of each range [bounds[i−1], bounds[i]) (with 0 and ∞ at the
+    ends), sorted, as one Dask Delayed (n_i, limbs) array per range: a shuffle
+    (``set_index`` on the range index with fixed divisions, so range i is
+    partition i even when it is empty)."""
+    import dask
+
+    if not bounds:
+        return [dask.delayed(_sorted)(codes.to_delayed(), limbs)]
+    tagged = codes.map_partitions(_tag, _int_rows(bounds, limbs), limbs,
+                                  meta=codes._meta.assign(**{RANGE_COLUMN: np.int64(0)}))
+    ranges = tagged.set_index(RANGE_COLUMN, divisions=list(range(len(bounds) + 2)))
+    return [dask.delayed(_sorted)([part], limbs) for part in ranges.to_delayed()]
+
+
+def rows_frame(rows: Sequence[Any], limbs: int) -> Any:
+    """A dask frame of code columns from Delayed (n_i, limbs) arrays (to shuffle
+    a mechanism's output back into sorted ranges with :func:`by_range`)."""
+    import dask
+    import dask.dataframe as dd
+
+    empty = _frame(np.zeros((0, limbs), dtype=np.uint64))
+    return dd.from_delayed([dask.delayed(_frame)(r) for r in rows], meta=empty,
+                           verify_meta=False)
+
+
+# ---- 4. the records of each range ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RangedRecords:
+    """The records to publish, by range of code space (all Dask Delayed):
+    ``records[i]`` sorted (distinct under duplicates="set"); ``plan`` is
+    (facts, starts): :func:`~privpub.tables.records.prepare_records`' facts
+    plus ``distinct_tuples``, checked as one machine checks them, and each
+    range's first position in the globally sorted records."""
+
+    records: list[Any]
+    plan: Any
+    sample: CodeSample
+    bounds: list[int]
+
+
+def _plan(stats: Sequence[dict[str, int]], n: int | None,
+          duplicates: str | None) -> tuple[dict[str, Any], list[int]]:
+    totals = {k: sum(s[k] for s in stats) for k in ("records", "distinct", "repeated")}
+    facts = record_facts(totals, n, duplicates)
+    kept = [s["distinct" if facts["duplicates"] == "set" else "records"] for s in stats]
+    starts = np.concatenate([[0], np.cumsum(kept[:-1], dtype=np.int64)]).tolist()
+    return facts | {"distinct_tuples": totals["distinct"]}, starts
+
+
+def _published(rows: np.ndarray, plan: tuple[dict[str, Any], list[int]]) -> np.ndarray:
+    rows = aligned(rows)
+    return distinct_sorted(rows) if plan[0]["duplicates"] == "set" else rows
+
+
+def ranged_records(schema: Schema, data: Any, n: int | None, duplicates: str | None,
+                   parts: int | None = None, align: int = 1, record_weight: float = 1.0,
+                   rate: float = 0.0) -> RangedRecords:
+    """``data`` (a dask DataFrame) as sorted records by range of code space
+    (steps 1–4 of the module docstring; the sample pass runs now, the rest is
+    lazy). ``parts`` defaults to the frame's partition count."""
+    import dask
+
+    check_duplicates(duplicates)
+    codes = encoded(schema, data)
+    sample = code_sample(codes, schema.limbs)
+    bounds = split_points(sample, schema.size, parts or data.npartitions, align,
+                          record_weight, rate)
+    ranges = by_range(codes, bounds, schema.limbs)
+    plan = dask.delayed(_plan, nout=2)([dask.delayed(record_stats)(r) for r in ranges], n,
+                                       duplicates)
+    records = [dask.delayed(_published)(r, plan) for r in ranges]
+    return RangedRecords(records, plan, sample, bounds)
+
+
+# ---- 5. the release ---------------------------------------------------------------------------
+
+
+def _write_part(schema: Schema, rows: np.ndarray, path: str) -> tuple[int, dict[str, list[int]]]:
+    """One part file of a release (dictionary-encoded columns, as one machine
+    writes them); its row count and fingerprint."""
+    view = MemoryView(schema, as_schema_codes(schema, aligned(rows)))
+    prints = Fingerprint(schema.names)
+    with pq.ParquetWriter(path, view.arrow_schema()) as writer:
+        for digits in view.batches():
+            writer.write_batch(arrow_batch(schema, prints.add(digits)),
+                               row_group_size=CHUNK_ROWS)
+    return len(rows), prints.result()
+
+
+def _decoded(schema: Schema, rows: np.ndarray) -> pd.DataFrame:
+    return schema.decode(as_schema_codes(schema, aligned(rows)))
+
+
+class DaskRelease:
+    """A table release computed by Dask: the view's rows as sorted ranges of
+    code space (``rows``, Dask Delayed (n_i, limbs) arrays in code order) and
+    its parameters (Delayed: some, such as how many tuples the view shows
+    twice, are known only once the rows are). Nothing runs until
+    :meth:`to_parquet`, :meth:`compute` or :meth:`guarantee`.
+    """
+
+    def __init__(self, schema: Schema, mechanism: str, rows: Sequence[Any], parameters: Any,
+                 seed_policy: str):
+        self.schema, self.mechanism = schema, mechanism
+        self.rows, self.parameters, self.seed_policy = list(rows), parameters, seed_policy
+
+    def __repr__(self) -> str:
+        return (f"DaskRelease({self.mechanism}: {len(self.rows)} ranges over m = "
+                f"{self.schema.size:,}; randomness: {self.seed_policy})")
+
+    def to_parquet(self, path: str | os.PathLike) -> PublishedView:
+        """Compute the release and write it as a directory: one part file per
+        range (written by the worker that computed it) and ``_common_metadata``
+        holding the metadata one machine's file holds (the fingerprint summed
+        over the parts). The directory must be new or empty and visible to every
+        worker. Returns the release opened from the directory (re-validated)."""
+        import dask
+
+        path = os.fspath(path)
+        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+            raise ParameterError(f"{path!r} exists and is not an empty directory; a release "
+                                 "is written to a new one")
+        os.makedirs(path, exist_ok=True)
+        files = [os.path.join(path, f"part.{i}.parquet") for i in range(len(self.rows))]
+        written = [dask.delayed(_write_part)(self.schema, r, f)
+                   for r, f in zip(self.rows, files, strict=True)]
+        parts, parameters = dask.compute(written, self.parameters)
+        prints = {name: np.zeros(3, dtype=np.uint64) for name in self.schema.names}
+        for _, found in parts:
+            for name, value in found.items():
+                prints[name] += np.array(value, dtype=np.uint64)  # mod 2^64, as the sums are
+        fingerprint = {name: [int(x) for x in v] for name, v in prints.items()}
+        rows = FileView(self.schema, path, sum(count for count, _ in parts), fingerprint)
+        view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
+        with pq.ParquetWriter(os.path.join(path, METADATA_FILE), rows.arrow_schema()) as w:
+            w.add_key_value_metadata({"privpub": encode_metadata(view.metadata(fingerprint))})
+        return PublishedView.open(path)
+
+    def compute(self) -> PublishedView:
+        """The release in memory (the ranges concatenated: they are in code order)."""
+        import dask
+
+        rows, parameters = dask.compute(self.rows, self.parameters)
+        codes = np.concatenate([aligned(r) for r in rows])
+        return PublishedView(as_schema_codes(self.schema, codes), self.schema, self.mechanism,
+                             parameters, self.seed_policy)
+
+    def to_dask(self) -> Any:
+        """The view's rows as a lazy dask DataFrame of the schema's values (one
+        partition per range, in code order)."""
+        import dask
+        import dask.dataframe as dd
+
+        empty = self.schema.decode(np.zeros((0, self.schema.limbs) if self.schema.is_wide
+                                            else 0, dtype=np.uint64))
+        return dd.from_delayed([dask.delayed(_decoded)(self.schema, r) for r in self.rows],
+                               meta=empty, verify_meta=False)
+
+    def guarantee(self) -> Guarantee:
+        """The release's guarantee (computes its parameters, and so its rows)."""
+        import dask
+
+        (parameters,) = dask.compute(self.parameters)
+        return mechanism_class(self.mechanism).from_parameters(self.schema,
+                                                               parameters).guarantee()
+
+
+# ---- reading a view with Dask -----------------------------------------------------------------
+
+
+def _count_file(schema: Schema, path: str, condition: Any
+                ) -> tuple[int, dict[str, list[int]]]:
+    names = list(condition.attributes)
+    prints, total = Fingerprint(names), 0
+    for batch in FileView(schema, path, 0, None).batches(names):
+        total += condition.count_digits(prints.add(batch), len(batch[names[0]]))
+    return total, prints.result()
+
+
+class DaskView(FileView):
+    """A view file, or a Dask release's directory, whose counts run as Dask
+    tasks (one per part file; the client in use, if any, schedules them). Each
+    count also fingerprints the columns it read; the sums must match the
+    stored fingerprint, as a full pass of a :class:`FileView` must."""
+
+    def count(self, condition: Any) -> int:
+        import dask
+
+        found = dask.compute(*[dask.delayed(_count_file)(self.schema, f, condition)
+                               for f in self.files])
+        for name in condition.attributes:
+            total = np.zeros(3, dtype=np.uint64)
+            for _, prints in found:
+                total += np.array(prints[name], dtype=np.uint64)
+            if self.expected is not None and \
+                    [int(x) for x in total] != list(self.expected.get(name, [])):
+                raise ArtifactError(f"{self.path!r}: column {name!r} does not match the "
+                                    "fingerprint in its metadata; the rows were altered or "
+                                    "come from another file")
+        return sum(count for count, _ in found)
+
+    def to_dask(self) -> Any:
+        """The rows as a lazy dask DataFrame of the schema's values, one
+        partition per part file."""
+        import dask.dataframe as dd
+
+        return dd.from_map(lambda f: FileView(self.schema, f, 0, None).to_pandas(),
+                           self.files, meta=self.schema.decode(
+                               np.zeros((0, self.schema.limbs) if self.schema.is_wide else 0,
+                                        dtype=np.uint64)))
+
+
+def open_dask(path: str | os.PathLike) -> PublishedView:
+    """:meth:`PublishedView.open` with counts (and so ``estimate``) computed by
+    Dask over the part files; ``view.rows.to_dask()`` gives the rows."""
+    view = PublishedView.open(path)
+    if view.context:
+        raise ParameterError(f"{os.fspath(path)!r} holds context sets (a later view of "
+                             "several); open it with PublishedView.open")
+    stored = view.rows
+    view.rows = DaskView(view.schema, stored.path, len(stored), stored.expected)
+    return view
+
