@@ -38,6 +38,16 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                              "the values that occur; the command says so)")
 
 
+def add_privacy_arguments(parser: argparse.ArgumentParser) -> None:
+    """--k, --gamma, --epsilon: the (d, γ)-privacy request and the error bound's ε."""
+    parser.add_argument("--k", type=float, default=10.0,
+                        help="the adversary's prior bound d = k·n/m (default 10, as in the paper)")
+    parser.add_argument("--gamma", type=float, default=0.2,
+                        help="the posterior bound γ (default 0.2, as in the paper)")
+    parser.add_argument("--epsilon", type=float, default=0.05,
+                        help="failure probability ε of the (ρ, ε) error bound (default 0.05)")
+
+
 def add_seed_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None,
                         help="seed for a reproducible run; anyone who knows it can undo the "

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from privpub.alphabeta.accounting import CALIBRATIONS
-from privpub.cli.common import ExampleFormatter, add_seed_argument
+from privpub.cli.common import ExampleFormatter, add_privacy_arguments, add_seed_argument
 from privpub.cli.publish import CALIBRATION_HELP
 
 DEMO_QUERIES = (
@@ -80,12 +80,7 @@ def add_parser(sub: Any) -> None:
         formatter_class=ExampleFormatter)
     demo.add_argument("--split", choices=["train", "test"], default="train",
                       help="which Adult file to use (default: train = adult.data)")
-    demo.add_argument("--k", type=float, default=10.0,
-                      help="adversary prior bound d = k·n/m (default 10, as in the paper)")
-    demo.add_argument("--gamma", type=float, default=0.2,
-                      help="posterior bound γ (default 0.2, as in the paper)")
-    demo.add_argument("--epsilon", type=float, default=0.05,
-                      help="failure probability of the error bound (default 0.05)")
+    add_privacy_arguments(demo)
     add_seed_argument(demo)
     demo.add_argument("--calibration", choices=CALIBRATIONS, default="exclusive",
                       help=CALIBRATION_HELP)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, add_seed_argument
+from privpub.cli.common import ExampleFormatter, add_privacy_arguments, add_seed_argument
 
 EXPERIMENTS = {
     "adult-alphabeta": "αβ vs FRAPP on Adult at (10n/m, 0.2)-privacy: Fig. 2, Fig. 3 "
@@ -75,9 +75,7 @@ def add_parser(sub: Any) -> None:
     exp.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment")
     exp.add_argument("--out", metavar="DIR", required=True, help="directory for the outputs")
     add_seed_argument(exp)
-    exp.add_argument("--k", type=float, default=10.0, help="d = k·n/m (default 10)")
-    exp.add_argument("--gamma", type=float, default=0.2, help="posterior bound γ (default 0.2)")
-    exp.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
+    add_privacy_arguments(exp)
     exp.add_argument("--privacy-epsilon", type=float, default=1.0,
                      help="relationship: ε of Algorithm 2.1 and of Laplace (default 1); γ is "
                           "--gamma")

@@ -12,6 +12,7 @@ from privpub.alphabeta.accounting import CALIBRATIONS
 from privpub.cli.common import (
     ExampleFormatter,
     add_input_arguments,
+    add_privacy_arguments,
     add_seed_argument,
     confirm,
     note,
@@ -57,14 +58,9 @@ def add_parser(sub: Any) -> None:
                     "progress bar on a terminal. Views expected past "
                     f"{CONFIRM_ROWS:,} rows are written only after a yes (--yes).\n\n"
                     + EXAMPLES, formatter_class=ExampleFormatter)
-    _common(ab)
-    ab.add_argument("--k", type=float, default=10.0, help="d = k·n/m (default 10)")
-    ab.add_argument("--gamma", type=float, default=0.2, help="posterior bound γ (default 0.2)")
-    ab.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
+    _common(ab, privacy=True)
     ab.add_argument("--calibration", choices=CALIBRATIONS, default="exclusive",
                     help=CALIBRATION_HELP)
-    ab.add_argument("--duplicates", choices=["set", "records"], default=None,
-                    help=DUPLICATES_HELP)
     ab.add_argument("--yes", action="store_true",
                     help=f"write views expected past {CONFIRM_ROWS:,} rows without asking")
     ab.set_defaults(run=_alphabeta)
@@ -74,12 +70,7 @@ def add_parser(sub: Any) -> None:
         description="Publish with FRAPP (gamma-diagonal perturbation), calibrated at "
                     "Definition 2.3's posterior for the same (d, γ) as αβ.\n\n" + EXAMPLES,
         formatter_class=ExampleFormatter)
-    _common(fr)
-    fr.add_argument("--k", type=float, default=10.0, help="d = k·n/m (default 10)")
-    fr.add_argument("--gamma", type=float, default=0.2, help="posterior bound γ (default 0.2)")
-    fr.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
-    fr.add_argument("--duplicates", choices=["set", "records"], default=None,
-                    help=DUPLICATES_HELP)
+    _common(fr, privacy=True)
     fr.set_defaults(run=_frapp)
 
     sp = kinds.add_parser(
@@ -95,11 +86,16 @@ def add_parser(sub: Any) -> None:
     sp.set_defaults(run=_splu)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _common(parser: argparse.ArgumentParser, privacy: bool = False) -> None:
+    """Input, output and seed; with ``privacy``, the (k, γ, ε) request and --duplicates."""
     add_input_arguments(parser)
     parser.add_argument("--output", required=True, metavar="FILE.parquet",
                         help="the release's Parquet file")
     add_seed_argument(parser)
+    if privacy:
+        add_privacy_arguments(parser)
+        parser.add_argument("--duplicates", choices=["set", "records"], default=None,
+                            help=DUPLICATES_HELP)
 
 
 def _alphabeta(args: argparse.Namespace) -> int:
