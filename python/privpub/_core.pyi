@@ -120,6 +120,13 @@ def graph_four_cycles(m: int, out_offsets: npt.NDArray[np.uint64],
     """Assignments of x1 → x2 → x3 → x4 → x1 with pairwise distinct nodes (two-path
     counters per start node)."""
 
+def graph_triangle_pairs(m: int, out_offsets: npt.NDArray[np.uint64],
+                         out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
+                         in_sources: npt.NDArray[np.uint32]) -> npt.NDArray[np.int64]:
+    """For a symmetric relation: best[a] = the largest b_ij (nodes other than i, j adjacent
+    to exactly one of them) over pairs i ≠ j with a_ij = a common neighbours, −1 where no
+    pair has a_ij = a; length max a_ij + 1 (empty when m < 2). Self-loops ignored."""
+
 def graph_local_sensitivity(m: int, out_offsets: npt.NDArray[np.uint64],
                             out_targets: npt.NDArray[np.uint32],
                             in_offsets: npt.NDArray[np.uint64],

@@ -4,7 +4,7 @@
 
 use super::{shape_err, to_py};
 use crate::graph::join::{Query, Term};
-use crate::graph::{csr, join, patterns, sensitivity, Csr};
+use crate::graph::{csr, join, patterns, sensitivity, smooth, Csr};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
@@ -147,6 +147,24 @@ pub(crate) fn graph_four_cycles(
 ) -> PyResult<u128> {
     let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
     Ok(py.detach(|| patterns::four_cycles(&g)))
+}
+
+/// For each a = 0..max a_ij, the largest b_ij over node pairs with a_ij = a
+/// common neighbours (−1: no such pair) of a symmetric relation.
+#[pyfunction]
+pub(crate) fn graph_triangle_pairs<'py>(
+    py: Python<'py>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'py, u64>,
+    out_targets: PyReadonlyArray1<'py, u32>,
+    in_offsets: PyReadonlyArray1<'py, u64>,
+    in_sources: PyReadonlyArray1<'py, u32>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    let best = py
+        .detach(|| smooth::pair_frontier(&g))
+        .map_err(|e| to_py(py, e))?;
+    Ok(best.into_pyarray(py))
 }
 
 /// (gain, its tuple, loss, its tuple); a tuple is (-1, -1) for a zero change.
