@@ -112,8 +112,9 @@ def smooth_sensitivity(graph: Graph, beta: float) -> SmoothSensitivity:
     --------
     >>> import numpy as np
     >>> g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0], [2, 3]]), directed=False)
-    >>> smooth_sensitivity(g, 0.5)        # LS = 1 (edge {0, 1} closes one triangle)
-    SmoothSensitivity(value=1.0, at_distance=0, local=1)
+    >>> s = smooth_sensitivity(g, 0.5)    # LS = 1; one edge away (add {0, 3}) LS = 2 = m − 2
+    >>> s.local, s.at_distance, f"{s.value:.4f}"    # S* = e^{-0.5}·2
+    (1, 1, '1.2131')
     """
     beta = validate.real("beta", beta)
     if beta <= 0:
