@@ -223,3 +223,15 @@ def test_guarantee_is_edge_level_dp_and_not_adversarial_privacy():
 
 def test_module_examples():
     assert doctest.testmod(smooth).failed == 0
+
+
+@pytest.mark.parametrize("m, beta", [(2000, 0.001), (100, 0.001), (3, 5.0)])
+def test_smooth_sensitivity_searches_far_enough(m, beta):
+    # The empty graph: every a_ij = b_ij = 0, so LS^(s) = min(⌊s/2⌋, m − 2). At β = 0.001
+    # and m = 2000 the maximum is near s = 1/β = 1000; at m = 100 it is at the cap s = 196.
+    g = Graph.from_edges(np.zeros((0, 2), dtype=np.int64), directed=False, m=m)
+    s = np.arange(4 * m + 1)
+    values = np.exp(-beta * s) * np.minimum(s // 2, m - 2)
+    got = smooth_sensitivity(g, beta)
+    assert got.value == pytest.approx(values.max(), rel=1e-12)
+    assert got.at_distance == int(np.argmax(values)) and got.local == 0
