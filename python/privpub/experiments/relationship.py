@@ -196,7 +196,8 @@ def _plot(path: Path, rows: list[dict[str, Any]]) -> None:
                label="Alg. 2.1 median error")
         ax.bar(x + 0.5 * w, [max(r["laplace_median"], 1) for r in sub], w,
                label="Laplace (GS) median error")
-        ax.bar(x + 1.5 * w, [max(r["smooth_median"] or 0, 1) for r in sub], w,
+        has = [i for i, r in enumerate(sub) if r["smooth_median"] is not None]
+        ax.bar(x[has] + 1.5 * w, [max(sub[i]["smooth_median"], 1) for i in has], w,
                label="smooth sensitivity (ε, δ = 1/m²) median error, Δ only")
         ax.set_yscale("log")
         ax.set_xticks(x, [r["query"].split(" (")[0] for r in sub], rotation=30)
