@@ -251,3 +251,36 @@ def test_a_graph_and_a_query_are_checked_by_name():
         with pytest.raises(ParameterError, match="query must be a CQ or its text, got int"):
             call(5)
     assert count(g, "q(x,y) :- R(x,y)") == 12  # text is parsed
+
+
+def test_counting_in_parts_with_progress_gives_the_same_count(capsys):
+    rng = np.random.default_rng(21)
+    seen = 0
+    for trial in range(60):
+        m = int(rng.integers(2, 6))
+        edges = rng.integers(0, m, size=(int(rng.integers(1, 3 * m)), 2))
+        g = Graph.from_edges(edges, directed=trial % 2 == 0, m=m, duplicates="merge")
+        q = random_query(rng, m)  # head of any size, Boolean queries included
+        if any(c.value not in set(g.labels.tolist()) for c in q.constants):
+            continue
+        calls: list[tuple[int, int]] = []
+        got = count(g, q, method="join",
+                    progress=lambda done, total, calls=calls: calls.append((done, total)))
+        assert got == count(g, q, method="join"), str(q)
+        assert [d for d, _ in calls] == list(range(1, m + 1)) and {t for _, t in calls} == {m}
+        assert count(g, q, method="join", progress=True) == got
+        seen += 1
+    assert seen > 30
+    # A constants-only query has no variable to split on: every part is the whole answer.
+    g = Graph.from_edges(np.array([[0, 1], [1, 2]]), m=3)
+    assert count(g, "q() :- R(0, 1)", progress=True) == 1
+    assert count(g, "q() :- R(1, 0)", progress=True) == 0
+    # The bar is silent off a terminal (pytest captures stderr).
+    assert capsys.readouterr().err == ""
+    fb = Graph.from_edges(datasets.load_graph("ca-grqc"), directed=False)
+    parts: list[int] = []
+    assert (count(fb, cycle(4), method="join", progress=lambda d, t: parts.append(d))
+            == count(fb, cycle(4)))
+    assert len(parts) == 64 and parts[-1] == fb.m
+    with pytest.raises(ParameterError, match="progress must be True, False or a callable"):
+        count(g, triangle(), progress="yes")

@@ -80,7 +80,8 @@ fn terms(py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> 
         .collect()
 }
 
-/// Distinct head assignments of a CQ(≠) query (variables 0..n_head are the head).
+/// Distinct head assignments of a CQ(≠) query (variables 0..n_head are the
+/// head) whose first-bound variable lies in [first_lo, first_hi).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn graph_count(
@@ -94,6 +95,8 @@ pub(crate) fn graph_count(
     n_head: usize,
     atoms: Vec<(i64, i64)>,
     neq: Vec<(i64, i64)>,
+    first_lo: u32,
+    first_hi: u32,
 ) -> PyResult<u128> {
     let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
     let q = Query {
@@ -102,7 +105,8 @@ pub(crate) fn graph_count(
         atoms: terms(py, atoms)?,
         neq: terms(py, neq)?,
     };
-    py.detach(|| join::count(&g, &q)).map_err(|e| to_py(py, e))
+    py.detach(|| join::count_part(&g, &q, first_lo..first_hi))
+        .map_err(|e| to_py(py, e))
 }
 
 /// k! × the number of k-cliques of a symmetric relation.

@@ -23,6 +23,7 @@
 use super::Csr;
 use crate::error::KernelError;
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// A subgoal argument: variable index or constant node id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -524,6 +525,15 @@ fn common(a: &[u32], b: &[u32]) -> u128 {
 /// * Rastogi et al., PODS 2009, Sec. 2.1 (value of a CQ(≠) query).
 /// * Ngo, Ré, Rudra, "Skew strikes back" (2013): generic join.
 pub fn count(csr: &Csr, q: &Query) -> Result<u128, KernelError> {
+    count_part(csr, q, 0..csr.m as u32)
+}
+
+/// The part of `count` whose first-bound variable takes its value in
+/// `first` (node ids): the parts of a partition of [0, m) sum to the count,
+/// except for a query without head variables (Boolean, 0 or 1), whose count
+/// is the largest part. Counting in parts lets a caller report progress
+/// between them.
+pub fn count_part(csr: &Csr, q: &Query, first: Range<u32>) -> Result<u128, KernelError> {
     let plan = match Plan::new(csr, q)? {
         None => return Ok(0),
         Some(p) => p,
@@ -534,8 +544,10 @@ pub fn count(csr: &Csr, q: &Query) -> Result<u128, KernelError> {
     let mut firsts = Vec::new();
     let val0 = vec![0u32; q.n_vars];
     plan.candidates(0, &val0, |c| {
-        firsts.push(c);
-        true
+        if first.contains(&c) {
+            firsts.push(c);
+        }
+        c < first.end
     });
     let var0 = plan.levels[0].var;
     if plan.n_head == 0 {
