@@ -5,7 +5,9 @@ scipy / networkx versions a capable user would write, same run.
   adjacency: T = sum((L @ L) ∘ L), one product, no trace; Δ = 6T ordered
   assignments. Also networkx's ``triangles``.
 - c_4: the closed formula from a sparse A² (for each unordered pair the
-  common neighbours k, Σ C(k, 2) / 2 cycles), Δ-style ×8 for assignments.
+  common neighbours k, Σ C(k, 2) / 2 cycles), Δ-style ×8 for assignments;
+  and privpub's generic join (``method="join"``) against its own closed
+  formula (two-path counters, the special path).
 - K_4: per-edge set intersections in Python (networkx has no k-clique count;
   ``enumerate_all_cliques`` lists every clique of every size).
 - LS_Δ (local sensitivity, privpub.graphs.local_sensitivity): on a symmetric
@@ -151,6 +153,22 @@ def test_four_cycles_scipy(benchmark, request):
     edges = edges_for("facebook", request)
     benchmark.extra_info["role"] = "baseline"
     benchmark(lambda: scipy_four_cycles(edges))
+
+
+@pytest.mark.benchmark(group="c_4 generic join vs closed formula (two-path counters): facebook")
+def test_four_cycles_generic_join(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "privpub"
+    g = Graph.from_edges(edges, directed=False)
+    assert benchmark(lambda: count(g, cycle(4), method="join")) == count(g, cycle(4))
+
+
+@pytest.mark.benchmark(group="c_4 generic join vs closed formula (two-path counters): facebook")
+def test_four_cycles_closed_formula(benchmark, request):
+    edges = edges_for("facebook", request)
+    benchmark.extra_info["role"] = "baseline"
+    g = Graph.from_edges(edges, directed=False)
+    benchmark(lambda: count(g, cycle(4)))
 
 
 @pytest.mark.benchmark(group="K_4 vs per-edge set intersections: facebook")
