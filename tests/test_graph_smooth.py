@@ -119,7 +119,7 @@ def test_facebook_local_sensitivity_is_the_largest_common_neighbourhood():
     want = int(square.data[square.row != square.col].max())
     s = smooth_sensitivity(g, SmoothTriangleMechanism(1.0, 1 / n**2, n).beta)
     assert s.local == want == 293
-    # Here LS^(s) grows by about 1/2 per step and β ≈ 0.029 > 1/(2·293): S* = LS.
+    # LS^(s) grows by at most 1 per step and β ≈ 0.029 > 1/293, so S* = LS.
     assert s.value == 293 and s.at_distance == 0
 
 
