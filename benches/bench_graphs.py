@@ -9,7 +9,8 @@ scipy / networkx versions a capable user would write, same run.
   and privpub's generic join (``method="join"``) against its own closed
   formula (two-path counters, the special path).
 - K_4: per-edge set intersections in Python (networkx has no k-clique count;
-  ``enumerate_all_cliques`` lists every clique of every size).
+  ``enumerate_all_cliques`` lists every clique of every size, so no networkx
+  K_4 baseline).
 - LS_Δ (local sensitivity, privpub.graphs.local_sensitivity): on a symmetric
   R the tuple (a, b) fills one subgoal of 3·(A²)[b, a] assignments, so the
   scipy version is 3 × the largest off-diagonal entry of the sparse A².
@@ -123,17 +124,19 @@ def test_triangles_scipy(benchmark, request, name):
     assert benchmark(lambda: scipy_triangles(edges)) > 0
 
 
-@pytest.mark.benchmark(group="triangles vs networkx: facebook")
-def test_triangles_privpub_vs_networkx(benchmark, request):
-    edges = edges_for("facebook", request)
+@pytest.mark.parametrize("name", ["facebook", "random-300k"])
+def test_triangles_privpub_vs_networkx(benchmark, request, name):
+    edges = edges_for(name, request)
+    benchmark.group = f"triangles vs networkx: {name}"
     benchmark.extra_info["role"] = "privpub"
     g = Graph.from_edges(edges, directed=False)
     benchmark(lambda: count(g, triangle()))
 
 
-@pytest.mark.benchmark(group="triangles vs networkx: facebook")
-def test_triangles_networkx(benchmark, request):
-    edges = edges_for("facebook", request)
+@pytest.mark.parametrize("name", ["facebook", "random-300k"])
+def test_triangles_networkx(benchmark, request, name):
+    edges = edges_for(name, request)
+    benchmark.group = f"triangles vs networkx: {name}"
     benchmark.extra_info["role"] = "baseline"
     nxg = nx.Graph(edges.tolist())
     n = benchmark(lambda: sum(nx.triangles(nxg).values()) // 3)
