@@ -79,6 +79,14 @@ def test_relationship_table1_from_the_cli(tmp_path, capsys):
     assert rows["Δ"]["min_branch"] == "global sensitivity"
     assert rows["Δ"]["alg21_min_median"] < rows["Δ"]["alg21_median"] / 10
     assert rows["∨"]["min_branch"] == "lambda"
-    assert "| ca-grqc | 5,241 | Δ |" in (out / "table1.md").read_text()
+    # Smooth sensitivity for Δ at δ = 1/m²: S* = LS = 61 triangles on one edge of ca-GrQc,
+    # so the noise on Δ = 6T is round(12·61/ε · L), median ≈ 732 ln 2 (within 15% at 200
+    # runs); far below Laplace's GS-scaled noise. The other queries have no such column.
+    assert rows["Δ"]["smooth_delta"] == pytest.approx(1 / 5241**2)
+    assert abs(rows["Δ"]["smooth_median"] / (12 * 61 * np.log(2)) - 1) < 0.15
+    assert rows["Δ"]["smooth_p95"] < rows["Δ"]["laplace_median"]
+    assert all(r["smooth_median"] is None for q, r in rows.items() if q != "Δ")
+    table = (out / "table1.md").read_text()
+    assert "| ca-grqc | 5,241 | Δ |" in table and "(δ = 3.6e-08)" in table
     assert (out / "relationship.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "table1.md" in capsys.readouterr().out

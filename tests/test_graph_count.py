@@ -102,6 +102,50 @@ def test_random_queries_agree_with_brute_force(directed):
     assert checked > 60
 
 
+def full_head_query(rng: np.random.Generator, m: int) -> CQ:
+    """Every variable in the head (so the join counts the last variable's candidates
+    instead of visiting them), with constants, ≠ against variables and constants
+    (several of which may take one value), and now and then a self-loop R(x, x)."""
+    n = int(rng.integers(2, 5))
+    xs = [f"x{i}" for i in range(n)]
+    terms = xs + [str(int(c)) for c in rng.integers(0, m, size=2)]
+    atoms = [f"R({rng.choice(terms)}, {rng.choice(terms)})" for _ in range(rng.integers(1, 5))]
+    atoms += [f"R({x}, {rng.choice(terms)})" if rng.random() < 0.5 else
+              f"R({rng.choice(terms)}, {x})" for x in xs]
+    neq = [f"{a} != {b}" for a, b in itertools.combinations(terms, 2)
+           if a != b and rng.random() < 0.4]
+    return CQ.parse(f"q({', '.join(xs)}) :- {', '.join(atoms + neq)}")
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_counting_the_last_variable_agrees_with_brute_force(directed):
+    rng = np.random.default_rng(15 if directed else 16)
+    checked = 0
+    for _ in range(200):
+        m = int(rng.integers(3, 6))
+        edges = rng.integers(0, m, size=(int(rng.integers(m, 4 * m)), 2))
+        g = Graph.from_edges(edges, directed=directed, m=m, duplicates="merge")
+        q = full_head_query(rng, m)
+        if any(c.value not in set(g.labels.tolist()) for c in q.constants):
+            continue
+        as_labels = {(int(g.labels[u]), int(g.labels[v])) for u, v in relation(g)}
+        assert count(g, q, method="join") == brute_count(q, as_labels, m), str(q)
+        checked += 1
+    assert checked > 100
+
+
+def test_counting_the_last_variable_from_many_lists():
+    # Five lists into x5 (past the four kept on the stack), ≠ terms that share values.
+    g = Graph.from_edges(np.array([[a, b] for a in range(5) for b in range(5)
+                                   if (a * 3 + b) % 4 != 0]), m=5)
+    labels = {(int(g.labels[u]), int(g.labels[v])) for u, v in relation(g)}
+    for text in ["q(x0, x1, x2, x3, x4, x5) :- R(x0, x5), R(x1, x5), R(x2, x5), R(x3, x5), "
+                 "R(x4, x5), x5 != x0, x5 != x1, x5 != 2",
+                 "q(x, y, z) :- R(x, y), R(y, z), R(z, x), z != 1, z != x, y != 1"]:
+        q = CQ.parse(text)
+        assert count(g, q, method="join") == brute_count(q, labels, 5), text
+
+
 @pytest.mark.parametrize("query", [triangle(), two_path(), cycle(3), cycle(4), clique(3),
                                    clique(4), path_from(0, 2), path_from(1, 3),
                                    pattern([(0, 1), (1, 2), (2, 3), (3, 1)])])
@@ -207,3 +251,36 @@ def test_a_graph_and_a_query_are_checked_by_name():
         with pytest.raises(ParameterError, match="query must be a CQ or its text, got int"):
             call(5)
     assert count(g, "q(x,y) :- R(x,y)") == 12  # text is parsed
+
+
+def test_counting_in_parts_with_progress_gives_the_same_count(capsys):
+    rng = np.random.default_rng(21)
+    seen = 0
+    for trial in range(60):
+        m = int(rng.integers(2, 6))
+        edges = rng.integers(0, m, size=(int(rng.integers(1, 3 * m)), 2))
+        g = Graph.from_edges(edges, directed=trial % 2 == 0, m=m, duplicates="merge")
+        q = random_query(rng, m)  # head of any size, Boolean queries included
+        if any(c.value not in set(g.labels.tolist()) for c in q.constants):
+            continue
+        calls: list[tuple[int, int]] = []
+        got = count(g, q, method="join",
+                    progress=lambda done, total, calls=calls: calls.append((done, total)))
+        assert got == count(g, q, method="join"), str(q)
+        assert [d for d, _ in calls] == list(range(1, m + 1)) and {t for _, t in calls} == {m}
+        assert count(g, q, method="join", progress=True) == got
+        seen += 1
+    assert seen > 30
+    # A constants-only query has no variable to split on: every part is the whole answer.
+    g = Graph.from_edges(np.array([[0, 1], [1, 2]]), m=3)
+    assert count(g, "q() :- R(0, 1)", progress=True) == 1
+    assert count(g, "q() :- R(1, 0)", progress=True) == 0
+    # The bar is silent off a terminal (pytest captures stderr).
+    assert capsys.readouterr().err == ""
+    fb = Graph.from_edges(datasets.load_graph("ca-grqc"), directed=False)
+    parts: list[int] = []
+    assert (count(fb, cycle(4), method="join", progress=lambda d, t: parts.append(d))
+            == count(fb, cycle(4)))
+    assert len(parts) == 64 and parts[-1] == fb.m
+    with pytest.raises(ParameterError, match="progress must be True, False or a callable"):
+        count(g, triangle(), progress="yes")

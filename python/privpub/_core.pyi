@@ -100,10 +100,13 @@ def graph_build(src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], m: int,
 def graph_count(m: int, out_offsets: npt.NDArray[np.uint64], out_targets: npt.NDArray[np.uint32],
                 in_offsets: npt.NDArray[np.uint64], in_sources: npt.NDArray[np.uint32],
                 n_vars: int, n_head: int, atoms: list[tuple[int, int]],
-                neq: list[tuple[int, int]]) -> int:
+                neq: list[tuple[int, int]], first_lo: int, first_hi: int) -> int:
     """Distinct assignments of the head variables 0..n_head of a CQ(≠) query over R by a
-    generic join (parallel over the first variable). Terms: variable index ≥ 0, or node
-    c as −(c + 1); ``atoms`` are subgoals R(a, b), ``neq`` the disequalities a ≠ b."""
+    generic join (parallel over the first variable), counting only those whose first-bound
+    variable is a node in [first_lo, first_hi): over a partition of [0, m) the parts sum to
+    the count (a query without head variables: the count is the largest part). Terms:
+    variable index ≥ 0, or node c as −(c + 1); ``atoms`` are subgoals R(a, b), ``neq`` the
+    disequalities a ≠ b."""
 
 def graph_cliques(m: int, out_offsets: npt.NDArray[np.uint64], out_targets: npt.NDArray[np.uint32],
                   in_offsets: npt.NDArray[np.uint64], in_sources: npt.NDArray[np.uint32],
@@ -120,6 +123,13 @@ def graph_four_cycles(m: int, out_offsets: npt.NDArray[np.uint64],
                       in_sources: npt.NDArray[np.uint32]) -> int:
     """Assignments of x1 → x2 → x3 → x4 → x1 with pairwise distinct nodes (two-path
     counters per start node)."""
+
+def graph_triangle_pairs(m: int, out_offsets: npt.NDArray[np.uint64],
+                         out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
+                         in_sources: npt.NDArray[np.uint32]) -> npt.NDArray[np.int64]:
+    """For a symmetric relation: best[a] = the largest b_ij (nodes other than i, j adjacent
+    to exactly one of them) over pairs i ≠ j with a_ij = a common neighbours, −1 where no
+    pair has a_ij = a; length max a_ij + 1 (empty when m < 2). Self-loops ignored."""
 
 def graph_local_sensitivity(m: int, out_offsets: npt.NDArray[np.uint64],
                             out_targets: npt.NDArray[np.uint32],

@@ -2,7 +2,8 @@
 Suciu, PODS 2009): graphs as a relation R, CQ(≠) queries and their exact
 counts, the stability analysis of Sec. 3.1, local and global sensitivity, and
 the mechanisms (Algorithm 2.1, its min(λ, GS), multiple-query and
-negative-leakage forms, and the Laplace baseline)."""
+negative-leakage forms, the Laplace baseline, and the smooth-sensitivity
+triangle mechanism)."""
 
 from privpub.graphs.analysis import dense, density, is_stable, stability
 from privpub.graphs.count import count
@@ -23,9 +24,11 @@ from privpub.graphs.query import (
     two_path,
 )
 from privpub.graphs.sensitivity import LocalSensitivity, global_sensitivity, local_sensitivity
+from privpub.graphs.smooth import SmoothSensitivity, SmoothTriangleMechanism, smooth_sensitivity
 
 __all__ = ["CQ", "Atom", "Const", "Graph", "GraphAnswer", "GraphAnswers", "LaplaceMechanism",
            "LocalSensitivity", "MultipleQueryMechanism", "NegativeLeakageMechanism",
-           "RelationshipMechanism", "Var", "clique", "count", "cycle", "dense", "density",
-           "global_sensitivity", "is_stable", "local_sensitivity", "path_from", "pattern",
-           "stability", "triangle", "two_path"]
+           "RelationshipMechanism", "SmoothSensitivity", "SmoothTriangleMechanism", "Var",
+           "clique", "count", "cycle", "dense", "density", "global_sensitivity", "is_stable",
+           "local_sensitivity", "path_from", "pattern", "smooth_sensitivity", "stability",
+           "triangle", "two_path"]

@@ -10,6 +10,10 @@ listing, c_4 from two-path counters, and ∨ from degrees (rust/src/graph/patter
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+
+import numpy as np
+from tqdm import tqdm
 
 from privpub import _core
 from privpub.core.errors import ParameterError, QueryError
@@ -17,6 +21,7 @@ from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.query import CQ, Const, Term, Var, as_query
 
 METHODS = ("auto", "join")
+PARTS = 64  # generic-join counts with progress: Rust calls over node-id ranges
 
 
 def _shape(query: CQ) -> tuple[int, set[tuple[int, int]]] | None:
@@ -84,7 +89,8 @@ def check_relation(query: CQ) -> None:
                          "relation")
 
 
-def count(graph: Graph, query: CQ | str, *, method: str = "auto") -> int:
+def count(graph: Graph, query: CQ | str, *, method: str = "auto",
+          progress: bool | Callable[[int, int], None] = False) -> int:
     """q(I): the number of distinct assignments of the query's head variables.
 
     Parameters
@@ -95,6 +101,12 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto") -> int:
     method : {"auto", "join"}
         ``"join"`` forces the generic join (for cross-checks); ``"auto"`` takes
         a special path where one applies (:func:`special_path`).
+    progress : bool or callable(done, total)
+        For a generic-join count: split the first-bound variable's nodes into
+        up to 64 ranges of ids, counted by separate Rust calls (each releases
+        the GIL and runs in parallel), and report after each: ``True`` shows a
+        tqdm bar (silent when stderr is not a terminal), a callable gets
+        (nodes done, m). The special paths are fast and ignore it.
 
     Examples
     --------
@@ -106,6 +118,9 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto") -> int:
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
+    if not (isinstance(progress, bool) or callable(progress)):
+        raise ParameterError(f"progress must be True, False or a callable(done, total), got "
+                             f"{progress!r}")
     query = checked_inputs(graph, query)
     arrays = graph.csr
     path = special_path(graph, query) if method == "auto" else None
@@ -127,4 +142,27 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto") -> int:
 
     atoms = [(code(a.terms[0]), code(a.terms[1])) for a in query.atoms]
     neq = [(code(a), code(b)) for a, b in query.neq_pairs()]
-    return int(_core.graph_count(graph.m, *arrays, len(order), len(query.head), atoms, neq))
+    args = (graph.m, *arrays, len(order), len(query.head), atoms, neq)
+    if progress is False:
+        return int(_core.graph_count(*args, 0, graph.m))
+    return _count_in_parts(args, graph.m, bool(query.head), progress)
+
+
+def _count_in_parts(args: tuple, m: int, has_head: bool,
+                    progress: bool | Callable[[int, int], None]) -> int:
+    """The count as parts over ranges of the first variable's node ids: their sum,
+    or for a query without head variables (0 or 1) their largest."""
+    bounds = np.linspace(0, m, min(PARTS, m) + 1).round().astype(int).tolist()
+    bar = tqdm(total=m, desc="count", unit="node", disable=None) if progress is True else None
+    parts = []
+    try:
+        for lo, hi in itertools.pairwise(bounds):
+            parts.append(int(_core.graph_count(*args, lo, hi)))
+            if bar is not None:
+                bar.update(hi - lo)
+            elif callable(progress):
+                progress(hi, m)
+    finally:
+        if bar is not None:
+            bar.close()
+    return sum(parts) if has_head else max(parts)

@@ -70,21 +70,41 @@ class Bits:
             k += 1
         return k % 2 == 1
 
-    def discrete_laplace(self, scale: Fraction) -> int:
-        """Z with Pr[Z = z] ∝ exp(−|z|/scale) (CKS Alg. 2, scale = t/s)."""
+    def geometric(self, scale: Fraction) -> int:
+        """Y ≥ 0 with Pr[Y = y] ∝ exp(−y/scale) (the magnitude step of CKS Alg. 2,
+        scale = t/s): ⌊X/s⌋ for X = u + t·v, u accepted with probability e^{−u/t}."""
         t, s = scale.numerator, scale.denominator
         while True:
             u = self.randbelow(t)
-            if not self.bernoulli_exp(Fraction(u, t)):
-                continue
-            v = 0
-            while self.bernoulli_exp(Fraction(1)):
-                v += 1
-            y = (u + t * v) // s
+            if self.bernoulli_exp(Fraction(u, t)):
+                break
+        v = 0
+        while self.bernoulli_exp(Fraction(1)):
+            v += 1
+        return (u + t * v) // s
+
+    def discrete_laplace(self, scale: Fraction) -> int:
+        """Z with Pr[Z = z] ∝ exp(−|z|/scale) (CKS Alg. 2)."""
+        while True:
+            y = self.geometric(scale)
             negative = self.randbits(1) == 1
             if negative and y == 0:
                 continue
             return -y if negative else y
+
+    def rounded_laplace(self, scale: Fraction) -> int:
+        """round(scale·L) for L ~ Laplace(1) (density e^{−|x|}/2), exactly.
+
+        |scale·L| is exponential with mean ``scale``: it is below 1/2 (rounds
+        to 0) with probability 1 − e^{−1/(2·scale)}; past 1/2 it is, by
+        memorylessness, 1/2 plus a fresh exponential, so it rounds to
+        1 + ⌊Exp(mean scale)⌋ = 1 + :meth:`geometric`. The sign is a fair bit.
+        Pr[|Z| ≥ k] = e^{−(k − 1/2)/scale} for k ≥ 1.
+        """
+        if not self.bernoulli_exp(1 / (2 * scale)):
+            return 0
+        y = 1 + self.geometric(scale)
+        return -y if self.randbits(1) == 1 else y
 
 
 def scale_up(value: float) -> Fraction:

@@ -4,7 +4,7 @@
 
 use super::{shape_err, to_py};
 use crate::graph::join::{Query, Term};
-use crate::graph::{csr, join, patterns, sensitivity, Csr};
+use crate::graph::{csr, join, patterns, sensitivity, smooth, Csr};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
@@ -80,7 +80,8 @@ fn terms(py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> 
         .collect()
 }
 
-/// Distinct head assignments of a CQ(≠) query (variables 0..n_head are the head).
+/// Distinct head assignments of a CQ(≠) query (variables 0..n_head are the
+/// head) whose first-bound variable lies in [first_lo, first_hi).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn graph_count(
@@ -94,6 +95,8 @@ pub(crate) fn graph_count(
     n_head: usize,
     atoms: Vec<(i64, i64)>,
     neq: Vec<(i64, i64)>,
+    first_lo: u32,
+    first_hi: u32,
 ) -> PyResult<u128> {
     let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
     let q = Query {
@@ -102,7 +105,8 @@ pub(crate) fn graph_count(
         atoms: terms(py, atoms)?,
         neq: terms(py, neq)?,
     };
-    py.detach(|| join::count(&g, &q)).map_err(|e| to_py(py, e))
+    py.detach(|| join::count_part(&g, &q, first_lo..first_hi))
+        .map_err(|e| to_py(py, e))
 }
 
 /// k! × the number of k-cliques of a symmetric relation.
@@ -147,6 +151,24 @@ pub(crate) fn graph_four_cycles(
 ) -> PyResult<u128> {
     let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
     Ok(py.detach(|| patterns::four_cycles(&g)))
+}
+
+/// For each a = 0..max a_ij, the largest b_ij over node pairs with a_ij = a
+/// common neighbours (−1: no such pair) of a symmetric relation.
+#[pyfunction]
+pub(crate) fn graph_triangle_pairs<'py>(
+    py: Python<'py>,
+    m: usize,
+    out_offsets: PyReadonlyArray1<'py, u64>,
+    out_targets: PyReadonlyArray1<'py, u32>,
+    in_offsets: PyReadonlyArray1<'py, u64>,
+    in_sources: PyReadonlyArray1<'py, u32>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    let best = py
+        .detach(|| smooth::pair_frontier(&g))
+        .map_err(|e| to_py(py, e))?;
+    Ok(best.into_pyarray(py))
 }
 
 /// (gain, its tuple, loss, its tuple); a tuple is (-1, -1) for a zero change.

@@ -109,8 +109,8 @@ impl Csr {
                 && off[0] == 0
                 && off.windows(2).all(|w| w[0] <= w[1])
                 && off[m] == adj.len() as u64
-                && adj.iter().all(|&x| (x as usize) < m)
-                && (0..m).all(|u| {
+                && adj.par_iter().all(|&x| (x as usize) < m)
+                && (0..m).into_par_iter().all(|u| {
                     adj[off[u] as usize..off[u + 1] as usize]
                         .windows(2)
                         .all(|w| w[0] < w[1])

@@ -9,10 +9,21 @@
 //! variables (Rastogi et al., PODS 2009, Sec. 2.1). Head variables are bound
 //! first; past them the search only asks whether some completion exists, so
 //! each head assignment is counted once without a hash set.
+//!
+//! The last variable, when it is a head variable, is counted instead of
+//! visited: its candidates are the intersection of sorted lists minus the
+//! values of the bound terms it must differ from, so their number is the
+//! size of the intersection (a merge, or galloping when one list is much
+//! shorter) less the distinct excluded values that lie in every list. The
+//! intersection size depends only on the values of the list sources, so each
+//! task caches it by the value of the last-bound source while the others keep
+//! theirs (for c_4, |out(x3) ∩ in(x1)| once per x3 for a given x1, instead of
+//! once per path x1 → x2 → x3).
 
 use super::Csr;
 use crate::error::KernelError;
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// A subgoal argument: variable index or constant node id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,9 +59,38 @@ struct Level {
     everywhere: bool,
 }
 
+/// Nodes up to which the last level's intersection sizes are cached (two
+/// m-long arrays per worker).
+const MEMO_MAX_M: usize = 1 << 21;
+
+/// Per-task cache of the last level's |∩ lists| by the value of `key` (the
+/// last-bound variable its lists come from), valid while the other list
+/// sources (`context`) keep the values they had when it was filled.
+pub(crate) struct Memo {
+    context: Vec<u32>,
+    epoch: u32,
+    stamp: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl Memo {
+    pub(crate) fn new(plan: &Plan<'_>) -> Memo {
+        let m = if plan.memo.is_some() { plan.csr.m } else { 0 };
+        Memo {
+            context: Vec::new(),
+            epoch: 0,
+            stamp: vec![0; m],
+            size: vec![0; m],
+        }
+    }
+}
+
 pub(crate) struct Plan<'a> {
     csr: &'a Csr,
     levels: Vec<Level>,
+    /// For the last level, when it is a head level without R(x, x): the key
+    /// variable and the other list sources of its cached intersection size.
+    memo: Option<(usize, Vec<Term>)>,
     n_head: usize,
     with_out: Vec<u32>,
     with_in: Vec<u32>,
@@ -215,6 +255,26 @@ impl<'a> Plan<'a> {
             }
             levels.push(level);
         }
+        let memo = levels.last().and_then(|last| {
+            let sources: Vec<Term> = last.extend.iter().map(|&(t, _)| t).collect();
+            let key = sources
+                .iter()
+                .filter_map(|&t| match t {
+                    Term::Var(v) => Some(v),
+                    Term::Const(_) => None,
+                })
+                .max_by_key(|&v| pos[v])?;
+            let useful = q.n_head == q.n_vars && !last.self_loop && m <= MEMO_MAX_M;
+            useful.then(|| {
+                (
+                    key,
+                    sources
+                        .into_iter()
+                        .filter(|&t| t != Term::Var(key))
+                        .collect(),
+                )
+            })
+        });
         let nonempty = |off: &[u64]| {
             (0..m as u32)
                 .filter(|&u| off[u as usize + 1] > off[u as usize])
@@ -223,6 +283,7 @@ impl<'a> Plan<'a> {
         Ok(Some(Plan {
             csr,
             levels,
+            memo,
             n_head: q.n_head,
             with_out: nonempty(&csr.out_offsets),
             with_in: nonempty(&csr.in_offsets),
@@ -257,9 +318,8 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Calls `f` on each value of level `k` consistent with `val`; stops when
-    /// `f` returns false.
-    pub(crate) fn candidates(&self, k: usize, val: &[u32], mut f: impl FnMut(u32) -> bool) {
+    /// The sorted lists whose intersection holds the candidates of level `k`.
+    fn lists(&self, k: usize, val: &[u32]) -> Vec<&[u32]> {
         let level = &self.levels[k];
         let mut lists: Vec<&[u32]> = level
             .extend
@@ -282,6 +342,101 @@ impl<'a> Plan<'a> {
                 &self.with_in
             });
         }
+        lists
+    }
+
+    /// The number of values of level `k` consistent with `val`, without
+    /// visiting them when the level has no self-loop subgoal: |∩ lists| less
+    /// the distinct values of the `differ` terms found in every list.
+    pub(crate) fn count_candidates(&self, k: usize, val: &[u32], memo: &mut Memo) -> u128 {
+        let level = &self.levels[k];
+        if level.self_loop {
+            let mut n = 0u128;
+            self.candidates(k, val, |_| {
+                n += 1;
+                true
+            });
+            return n;
+        }
+        // Up to four lists on the stack: this runs once per assignment of the
+        // other variables, so an allocation here would dominate.
+        let n = level.extend.len();
+        if (1..=4).contains(&n) {
+            let mut inline: [&[u32]; 4] = [&[]; 4];
+            for (slot, &(t, out)) in inline.iter_mut().zip(&level.extend) {
+                let u = Self::value(t, val);
+                *slot = if out {
+                    self.csr.out(u)
+                } else {
+                    self.csr.inn(u)
+                };
+            }
+            let lists = &mut inline[..n];
+            lists.sort_unstable_by_key(|l| l.len());
+            return self.count_sorted(k, val, lists, memo);
+        }
+        let mut lists = self.lists(k, val);
+        lists.sort_unstable_by_key(|l| l.len());
+        self.count_sorted(k, val, &lists, memo)
+    }
+
+    /// |∩ lists| (shortest first), from the memo when this level has one.
+    fn intersection_size(&self, k: usize, val: &[u32], lists: &[&[u32]], memo: &mut Memo) -> u128 {
+        let size = || match lists {
+            [one] => one.len() as u128,
+            [a, b] => common(a, b),
+            [first, rest @ ..] => first
+                .iter()
+                .filter(|&&c| rest.iter().all(|l| l.binary_search(&c).is_ok()))
+                .count() as u128,
+            [] => unreachable!("at least one list"),
+        };
+        let Some((key, context)) = self.memo.as_ref().filter(|_| k + 1 == self.levels.len()) else {
+            return size();
+        };
+        let same = memo.context.len() == context.len()
+            && context
+                .iter()
+                .zip(&memo.context)
+                .all(|(&t, &v)| Self::value(t, val) == v);
+        if !same || memo.epoch == 0 {
+            memo.context.clear();
+            memo.context
+                .extend(context.iter().map(|&t| Self::value(t, val)));
+            if memo.epoch == u32::MAX {
+                memo.stamp.fill(0);
+                memo.epoch = 0;
+            }
+            memo.epoch += 1;
+        }
+        let y = val[*key] as usize;
+        if memo.stamp[y] != memo.epoch {
+            memo.stamp[y] = memo.epoch;
+            // An intersection of lists of nodes has fewer than m < 2^32 values.
+            memo.size[y] = size() as u32;
+        }
+        u128::from(memo.size[y])
+    }
+
+    /// `count_candidates` for the lists of level `k`, shortest first.
+    fn count_sorted(&self, k: usize, val: &[u32], lists: &[&[u32]], memo: &mut Memo) -> u128 {
+        let mut n = self.intersection_size(k, val, lists, memo);
+        let differ = &self.levels[k].differ;
+        for (i, &t) in differ.iter().enumerate() {
+            let c = Self::value(t, val);
+            let repeated = differ[..i].iter().any(|&u| Self::value(u, val) == c);
+            if !repeated && lists.iter().all(|l| l.binary_search(&c).is_ok()) {
+                n -= 1;
+            }
+        }
+        n
+    }
+
+    /// Calls `f` on each value of level `k` consistent with `val`; stops when
+    /// `f` returns false.
+    pub(crate) fn candidates(&self, k: usize, val: &[u32], mut f: impl FnMut(u32) -> bool) {
+        let level = &self.levels[k];
+        let mut lists = self.lists(k, val);
         let (i, _) = lists
             .iter()
             .enumerate()
@@ -315,22 +470,53 @@ impl<'a> Plan<'a> {
 
     /// Assignments of levels `k..` extending `val`: every head assignment
     /// once, and past the head only whether one completion exists.
-    pub(crate) fn visit(&self, k: usize, val: &mut Vec<u32>) -> u128 {
+    pub(crate) fn visit(&self, k: usize, val: &mut Vec<u32>, memo: &mut Memo) -> u128 {
         if k == self.levels.len() {
             return 1;
         }
         let exists = k >= self.n_head;
+        if !exists && k + 1 == self.levels.len() {
+            return self.count_candidates(k, val, memo);
+        }
         let var = self.levels[k].var;
         let mut total = 0u128;
         // `val` is needed inside the callback while candidates borrow it.
         let snapshot = val.clone();
         self.candidates(k, &snapshot, |c| {
             val[var] = c;
-            total += self.visit(k + 1, val);
+            total += self.visit(k + 1, val, memo);
             !(exists && total > 0)
         });
         total
     }
+}
+
+/// |a ∩ b| for sorted lists without repeats, `a` the shorter: galloping
+/// (binary search past the last match) when `b` is much longer, else a merge.
+fn common(a: &[u32], b: &[u32]) -> u128 {
+    if a.is_empty() {
+        return 0;
+    }
+    if b.len() / a.len() >= 16 {
+        let mut rest = b;
+        let mut n = 0u128;
+        for &c in a {
+            let at = rest.partition_point(|&y| y < c);
+            rest = &rest[at..];
+            if rest.first() == Some(&c) {
+                n += 1;
+            }
+        }
+        return n;
+    }
+    let (mut i, mut j, mut n) = (0, 0, 0u128);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        n += u128::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    n
 }
 
 /// The number of distinct head assignments of `q` over `csr`.
@@ -339,6 +525,15 @@ impl<'a> Plan<'a> {
 /// * Rastogi et al., PODS 2009, Sec. 2.1 (value of a CQ(≠) query).
 /// * Ngo, Ré, Rudra, "Skew strikes back" (2013): generic join.
 pub fn count(csr: &Csr, q: &Query) -> Result<u128, KernelError> {
+    count_part(csr, q, 0..csr.m as u32)
+}
+
+/// The part of `count` whose first-bound variable takes its value in
+/// `first` (node ids): the parts of a partition of [0, m) sum to the count,
+/// except for a query without head variables (Boolean, 0 or 1), whose count
+/// is the largest part. Counting in parts lets a caller report progress
+/// between them.
+pub fn count_part(csr: &Csr, q: &Query, first: Range<u32>) -> Result<u128, KernelError> {
     let plan = match Plan::new(csr, q)? {
         None => return Ok(0),
         Some(p) => p,
@@ -349,8 +544,10 @@ pub fn count(csr: &Csr, q: &Query) -> Result<u128, KernelError> {
     let mut firsts = Vec::new();
     let val0 = vec![0u32; q.n_vars];
     plan.candidates(0, &val0, |c| {
-        firsts.push(c);
-        true
+        if first.contains(&c) {
+            firsts.push(c);
+        }
+        c < first.end
     });
     let var0 = plan.levels[0].var;
     if plan.n_head == 0 {
@@ -358,17 +555,20 @@ pub fn count(csr: &Csr, q: &Query) -> Result<u128, KernelError> {
         let found = firsts.par_iter().any(|&c| {
             let mut val = val0.clone();
             val[var0] = c;
-            plan.visit(1, &mut val) > 0
+            plan.visit(1, &mut val, &mut Memo::new(&plan)) > 0
         });
         return Ok(u128::from(found));
     }
     Ok(firsts
         .par_iter()
-        .map(|&c| {
-            let mut val = val0.clone();
-            val[var0] = c;
-            plan.visit(1, &mut val)
-        })
+        .map_init(
+            || Memo::new(&plan),
+            |memo, &c| {
+                let mut val = val0.clone();
+                val[var0] = c;
+                plan.visit(1, &mut val, memo)
+            },
+        )
         .sum())
 }
 
@@ -451,6 +651,18 @@ mod tests {
         }
         // Directed 3-cycles 0→1→2, 1→0→3, 1→2→3, three rotations each.
         assert_eq!(count(&g, &tri).unwrap(), 9);
+    }
+
+    #[test]
+    fn common_counts_by_merge_and_by_galloping() {
+        // Lists of multiples: |{k·a} ∩ {k·b}| = multiples of lcm(a, b).
+        for (a_step, a_len, b_step, b_len) in [(3, 10, 2, 400), (5, 40, 3, 60), (7, 1, 1, 100)] {
+            let a: Vec<u32> = (0..a_len).map(|k| k * a_step).collect();
+            let b: Vec<u32> = (0..b_len).map(|k| k * b_step).collect();
+            let want = a.iter().filter(|c| b.contains(c)).count() as u128;
+            assert_eq!(common(&a, &b), want, "{a_step} {b_step}");
+        }
+        assert_eq!(common(&[], &[1, 2]), 0);
     }
 
     #[test]

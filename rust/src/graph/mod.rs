@@ -11,5 +11,6 @@ pub mod csr;
 pub mod join;
 pub mod patterns;
 pub mod sensitivity;
+pub mod smooth;
 
 pub use csr::Csr;

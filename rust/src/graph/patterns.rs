@@ -16,24 +16,52 @@ use rayon::prelude::*;
 /// Forward adjacency: for each u, its neighbours ranked above it (by
 /// (degree, id)), sorted by id; self-loops dropped.
 fn forward(csr: &Csr) -> (Vec<u64>, Vec<u32>) {
-    let deg = |u: u32| csr.out(u).len();
-    let above = |u: u32, w: u32| (deg(w), w) > (deg(u), u);
-    let lists: Vec<Vec<u32>> = (0..csr.m as u32)
+    let m = csr.m;
+    // rank[u] = u's position in (degree, id) order, by a counting sort on
+    // degrees (stable, so ties go by id): one u32 read per test.
+    let deg = |u: usize| (csr.out_offsets[u + 1] - csr.out_offsets[u]) as usize;
+    let max_deg = (0..m).map(deg).max().unwrap_or(0);
+    let mut start = vec![0u32; max_deg + 2];
+    for u in 0..m {
+        start[deg(u) + 1] += 1;
+    }
+    for d in 0..=max_deg {
+        start[d + 1] += start[d];
+    }
+    let mut rank = vec![0u32; m];
+    for (u, r) in rank.iter_mut().enumerate() {
+        let slot = &mut start[deg(u)];
+        *r = *slot;
+        *slot += 1;
+    }
+    // Blocks of nodes in parallel, each writing its lists once; the blocks
+    // are then concatenated (one allocation per block, not per node).
+    const BLOCK: usize = 1024;
+    let blocks: Vec<(Vec<u64>, Vec<u32>)> = (0..m.div_ceil(BLOCK))
         .into_par_iter()
-        .map(|u| {
-            csr.out(u)
-                .iter()
-                .copied()
-                .filter(|&w| above(u, w))
-                .collect()
+        .map(|b| {
+            let (lo, hi) = (b * BLOCK, ((b + 1) * BLOCK).min(m));
+            let mut lengths = Vec::with_capacity(hi - lo);
+            let mut out = Vec::new();
+            for u in lo..hi {
+                let before = out.len();
+                let r = rank[u];
+                out.extend(csr.out(u as u32).iter().filter(|&&w| rank[w as usize] > r));
+                lengths.push((out.len() - before) as u64);
+            }
+            (lengths, out)
         })
         .collect();
-    let mut offsets = Vec::with_capacity(csr.m + 1);
+    let mut offsets = Vec::with_capacity(m + 1);
     offsets.push(0u64);
-    for l in &lists {
-        offsets.push(offsets.last().unwrap() + l.len() as u64);
+    let mut targets = Vec::with_capacity(blocks.iter().map(|(_, t)| t.len()).sum());
+    for (lengths, out) in &blocks {
+        for l in lengths {
+            offsets.push(offsets.last().unwrap() + l);
+        }
+        targets.extend_from_slice(out);
     }
-    (offsets, lists.concat())
+    (offsets, targets)
 }
 
 fn intersect(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
@@ -53,9 +81,34 @@ fn intersect(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
 }
 
 /// k-sets in `cand` that extend the current clique by `depth` more nodes.
-fn extend(off: &[u64], fwd: &[u32], cand: &[u32], depth: usize, scratch: &mut [Vec<u32>]) -> u128 {
+fn extend(
+    off: &[u64],
+    fwd: &[u32],
+    cand: &[u32],
+    depth: usize,
+    scratch: &mut [Vec<u32>],
+    mark: &mut [bool],
+) -> u128 {
     if depth == 1 {
         return cand.len() as u128;
+    }
+    if depth == 2 {
+        // The last level only counts: Σ_w |cand ∩ fwd(w)|, with cand marked
+        // in an m-long array so each fwd(w) is read once, without a merge.
+        for &c in cand {
+            mark[c as usize] = true;
+        }
+        let n: u128 = cand
+            .iter()
+            .map(|&w| {
+                let fw = &fwd[off[w as usize] as usize..off[w as usize + 1] as usize];
+                fw.iter().filter(|&&x| mark[x as usize]).count() as u128
+            })
+            .sum();
+        for &c in cand {
+            mark[c as usize] = false;
+        }
+        return n;
     }
     let (mine, rest) = scratch.split_first_mut().expect("scratch per level");
     let mut total = 0u128;
@@ -64,7 +117,7 @@ fn extend(off: &[u64], fwd: &[u32], cand: &[u32], depth: usize, scratch: &mut [V
         intersect(cand, fw, mine);
         if mine.len() + 1 >= depth {
             let next = std::mem::take(mine);
-            total += extend(off, fwd, &next, depth - 1, rest);
+            total += extend(off, fwd, &next, depth - 1, rest, mark);
             *mine = next;
         }
     }
@@ -90,11 +143,17 @@ pub fn cliques_symmetric(csr: &Csr, k: usize) -> Result<u128, KernelError> {
     let (off, fwd) = forward(csr);
     let sets: u128 = (0..csr.m as u32)
         .into_par_iter()
+        .with_min_len(256)
         .map_init(
-            || vec![Vec::new(); k],
-            |scratch, u| {
+            || {
+                (
+                    vec![Vec::new(); k],
+                    vec![false; if k >= 3 { csr.m } else { 0 }],
+                )
+            },
+            |(scratch, mark), u| {
                 let cand = &fwd[off[u as usize] as usize..off[u as usize + 1] as usize];
-                extend(&off, &fwd, cand, k - 1, scratch)
+                extend(&off, &fwd, cand, k - 1, scratch, mark)
             },
         )
         .sum();

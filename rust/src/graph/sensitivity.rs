@@ -23,7 +23,7 @@
 //! counted by N_σ(j)(a, b)), so one subgoal per orbit is counted, times the
 //! orbit's size: K_4 on a symmetric R has 12 subgoals and one orbit.
 
-use super::join::{Plan, Query, Term};
+use super::join::{Memo, Plan, Query, Term};
 use super::Csr;
 use crate::error::KernelError;
 use rayon::prelude::*;
@@ -154,6 +154,7 @@ fn root(parent: &mut [usize], mut j: usize) -> usize {
 
 /// Binds levels `k..=stop` (stop = y_j's level) and adds, for each value b
 /// of y_j, the number of completions to `acc[b]`.
+#[allow(clippy::too_many_arguments)]
 fn spread(
     plan: &Plan<'_>,
     k: usize,
@@ -162,13 +163,14 @@ fn spread(
     weight: u128,
     acc: &mut [u128],
     touched: &mut Vec<u32>,
+    memo: &mut Memo,
 ) {
     let var = plan.var(k);
     let snapshot = val.clone();
     plan.candidates(k, &snapshot, |c| {
         val[var] = c;
         if k == stop {
-            let n = weight * plan.visit(k + 1, val);
+            let n = weight * plan.visit(k + 1, val, memo);
             if n > 0 {
                 let slot = &mut acc[c as usize];
                 if *slot == 0 {
@@ -177,7 +179,7 @@ fn spread(
                 *slot += n;
             }
         } else {
-            spread(plan, k + 1, stop, val, weight, acc, touched);
+            spread(plan, k + 1, stop, val, weight, acc, touched, memo);
         }
         true
     });
@@ -250,12 +252,15 @@ pub fn pattern_local_sensitivity(
     Ok((0..m as u32)
         .into_par_iter()
         .map_init(
-            || (vec![0u128; m], Vec::<u32>::new(), vec![0u32; n_vars]),
-            |(acc, touched, val), a| {
-                for (plan, stop, weight) in &plans {
+            || {
+                let memos: Vec<Memo> = plans.iter().map(|(p, _, _)| Memo::new(p)).collect();
+                (vec![0u128; m], Vec::<u32>::new(), vec![0u32; n_vars], memos)
+            },
+            |(acc, touched, val, memos), a| {
+                for ((plan, stop, weight), memo) in plans.iter().zip(memos.iter_mut()) {
                     if plan.admits_first(a) {
                         val[plan.var(0)] = a;
-                        spread(plan, 1, *stop, val, *weight, acc, touched);
+                        spread(plan, 1, *stop, val, *weight, acc, touched, memo);
                     }
                 }
                 let mut best = Local::default();
