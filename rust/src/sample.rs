@@ -262,7 +262,9 @@ impl BetaStep {
             )));
         }
         // Refuse an output no memory can hold before drawing it (≈ β · its codes).
-        let span = (u128::from(stop - first) * self.seg_len).min(self.m) as f64;
+        let span = u128::from(stop - first)
+            .saturating_mul(self.seg_len)
+            .min(self.m) as f64;
         let expected = span * self.beta;
         if expected * (8 * limbs) as f64 > isize::MAX as f64 {
             return Err(KernelError::Shape(format!(
