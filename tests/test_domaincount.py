@@ -222,6 +222,15 @@ def test_limbs_carry_exactly_when_huge_factors_meet(monkeypatch, min_piece_bits)
     assert elimination.count_by_elimination(scopes, tables, [r] * k, order) == expected
 
 
+def test_many_small_factors_meeting_stay_exact():
+    """x0 < x_i for 60 attributes of 3 values: eliminating the x_i leaves 60
+    factors over x0 whose product reaches 2^60 (past float64's 2^53); the
+    count is 2^60 (x0 = 0) + 1 (x0 = 1), exactly."""
+    schema = privpub.Schema([privpub.IntRange(f"x{i}", 0, 2) for i in range(61)])
+    sql = " and ".join(f"x0 < x{i}" for i in range(1, 61))
+    assert count(schema, sql, method="cond").value == 2**60 + 1
+
+
 def test_limb_sums_are_exact_and_carried_below_2_40():
     """Terms 2^shift · t (t < 2^53, any shift) added into aligned limbs and
     carried: the limbs hold exactly the sum of the terms as Python ints, and

@@ -111,18 +111,22 @@ def _pieces(involved: list[Factor], radix: int) -> list[list[tuple[int, np.ndarr
     """Each factor as (shift, array) pieces whose product terms, summed over the
     eliminated variable, stay below 2^53; None when that needs pieces under
     MIN_PIECE_BITS bits."""
-    budget = EXACT_BITS - math.ceil(math.log2(radix))
-    small, large = [], []
+    # Every product term summed over the eliminated variable is at most
+    # radix · Π(small factors' maxima) · Π(large factors' pieces, each < 2^width).
+    small, large, bound = [], [], radix
     for index, (_, limbs) in enumerate(involved):
         if isinstance(limbs, np.ndarray):
             return None
-        bits = int(max(limb.max(initial=0) for limb in limbs)).bit_length()
-        if len(limbs) == 1 and bits <= 8:
-            small.append((index, bits))
+        top = int(max(limb.max(initial=0) for limb in limbs))
+        if len(limbs) == 1 and top < 1 << 8:
+            small.append(index)
+            bound *= max(top, 1)
         else:
             large.append(index)
-    free = budget - sum(bits for _, bits in small)
-    width = min(LIMB_BITS, free // len(large)) if large else free
+    free = EXACT_BITS - (bound - 1).bit_length()  # bits left: bound ≤ 2^(53 − free)
+    if not large:
+        return None if free < 0 else [[(0, limbs[0])] for _, limbs in involved]
+    width = min(LIMB_BITS, free // len(large))
     if width < MIN_PIECE_BITS:
         return None
     combinations = math.prod(sum(math.ceil(LIMB_BITS / width) for _ in involved[i][1])
@@ -130,7 +134,7 @@ def _pieces(involved: list[Factor], radix: int) -> list[list[tuple[int, np.ndarr
     if combinations > MAX_COMBINATIONS:
         return None
     result: list[list[tuple[int, np.ndarray]]] = [[] for _ in involved]
-    for index, _ in small:
+    for index in small:
         result[index] = [(0, involved[index][1][0])]
     for index in large:
         for q, limb in enumerate(involved[index][1]):
