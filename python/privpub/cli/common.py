@@ -169,6 +169,6 @@ def confirm(question: str, yes: bool) -> bool:
         return True
     if not sys.stdin.isatty():
         return False
-    answer = input(f"{question} [y/N] ")
-    return answer.strip().lower() in ("y", "yes")
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)  # stdout may be a file
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
