@@ -138,6 +138,17 @@ def test_publish_frapp_tsv_and_yaml_schema(tmp_path, capsys):
     assert cli.main(["publish", "frapp", "--input", str(tsv), "--sep", ",", "--schema",
                      str(spec), "--output", str(out)]) == 1
     assert "does not list" in capsys.readouterr().err
+    # A shell's '\t' (two characters) means a tab; other multi-character separators are refused.
+    txt = tmp_path / "adult.txt"
+    df.to_csv(txt, index=False, sep="\t")
+    renamed = tmp_path / "adult-tabs.csv"
+    txt.rename(renamed)
+    assert cli.main(["publish", "frapp", "--input", str(renamed), "--sep", "\\t", "--schema",
+                     str(spec), "--output", str(out), "--duplicates", "records"]) == 0
+    capsys.readouterr()
+    assert cli.main(["publish", "frapp", "--input", str(renamed), "--sep", ";;",
+                     "--output", str(out)]) == 1
+    assert "--sep must be one character, got ';;'" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("attributes: [unclosed")
     assert cli.main(["publish", "frapp", "--input", str(tsv), "--schema", str(bad),

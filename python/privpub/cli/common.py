@@ -25,7 +25,8 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", required=True, metavar="FILE",
                         help="the table: .csv, .tsv (optionally .gz) or .parquet")
     parser.add_argument("--sep", default=None, metavar="CHAR",
-                        help="CSV field separator (default ',' , or tab for .tsv)")
+                        help="CSV field separator: one character, or '\\t' / tab (default ',', "
+                             "or a tab for .tsv)")
     parser.add_argument("--quote", default='"', metavar="CHAR",
                         help="CSV quote character (default '\"')")
     parser.add_argument("--no-quoting", action="store_true",
@@ -62,7 +63,12 @@ def read_input(args: argparse.Namespace) -> Any:
 
     if not os.path.isfile(args.input):
         raise ParameterError(f"--input {args.input!r}: no such file")
-    table = read_table_file(args.input, delimiter=args.sep,
+    # A shell passes '\t' as two characters: read it as the tab it means.
+    sep = "\t" if args.sep in ("\\t", "tab") else args.sep
+    for option, value in (("--sep", sep), ("--quote", args.quote)):
+        if value is not None and len(value) != 1:
+            raise ParameterError(f"{option} must be one character, got {value!r}")
+    table = read_table_file(args.input, delimiter=sep,
                             quote_char=None if args.no_quoting else args.quote)
     if args.columns:
         wanted = args.columns.split(",")
