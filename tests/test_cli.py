@@ -139,10 +139,8 @@ def test_publish_frapp_tsv_and_yaml_schema(tmp_path, capsys):
                      str(spec), "--output", str(out)]) == 1
     assert "does not list" in capsys.readouterr().err
     # A shell's '\t' (two characters) means a tab; other multi-character separators are refused.
-    txt = tmp_path / "adult.txt"
-    df.to_csv(txt, index=False, sep="\t")
-    renamed = tmp_path / "adult-tabs.csv"
-    txt.rename(renamed)
+    renamed = tmp_path / "adult-tabs.csv"  # tabs in a .csv: the separator must be said
+    df.to_csv(renamed, index=False, sep="\t")
     assert cli.main(["publish", "frapp", "--input", str(renamed), "--sep", "\\t", "--schema",
                      str(spec), "--output", str(out), "--duplicates", "records"]) == 0
     capsys.readouterr()
