@@ -220,3 +220,28 @@ def test_plan_explains_a_dense_table_from_the_command_line(tmp_path, capsys):
     assert lines[0].startswith("mechanism,") and len(lines) > 10
     assert cli.main(["plan", "--n", "98000"]) == 1
     assert "give --input FILE, or --n N with --schema FILE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--output", "{tmp}/no/such/dir/v.parquet"], "does not exist"),
+    (["--output", "{tmp}"], "is a directory; name the file"),
+    (["--input", "{tmp}"], "is a directory, not a table file"),
+    (["--input", "{tmp}/missing.csv"], "no such file"),
+    (["--schema", "{tmp}/list.yaml"], "must hold a mapping with 'attributes', got list"),
+    (["--columns", "age,,sex"], "--columns names ['']"),
+    (["--gamma", "2"], "gamma must be in (0, 1)"),
+])
+def test_publish_errors_are_one_line_and_named(tmp_path, capsys, args, message):
+    df, _ = privpub.datasets.load_adult()
+    csv = tmp_path / "adult.csv"
+    df.head(500).to_csv(csv, index=False)
+    (tmp_path / "list.yaml").write_text("- a\n")
+    base = {"--input": str(csv), "--output": str(tmp_path / "v.parquet")}
+    given = dict(zip(args[::2], (a.format(tmp=tmp_path) for a in args[1::2]), strict=True))
+    argv = ["publish", "alphabeta", "--duplicates", "set"]
+    for option, value in {**base, **given}.items():
+        argv += [option, value]
+    assert cli.main(argv) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1].startswith("privpub: error: ") and message in lines[-1]
+    assert not any(line.startswith("privpub: error") for line in lines[:-1])

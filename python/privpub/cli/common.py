@@ -62,7 +62,9 @@ def read_input(args: argparse.Namespace) -> Any:
     from privpub.tables.inputs import read_table_file
 
     if not os.path.isfile(args.input):
-        raise ParameterError(f"--input {args.input!r}: no such file")
+        what = "is a directory, not a table file" if os.path.isdir(args.input) else \
+            "no such file"
+        raise ParameterError(f"--input {args.input!r}: {what}")
     # A shell passes '\t' as two characters: read it as the tab it means.
     sep = "\t" if args.sep in ("\\t", "tab") else args.sep
     for option, value in (("--sep", sep), ("--quote", args.quote)):
@@ -78,6 +80,17 @@ def read_input(args: argparse.Namespace) -> Any:
                               f"{', '.join(table.column_names)})")
         table = table.select(wanted)
     return table
+
+
+def check_output(path: str) -> None:
+    """--output must name a file in an existing directory (checked before any work)."""
+    from privpub.core.errors import ParameterError
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ParameterError(f"--output {path!r} is a directory; name the file to write")
+    if not os.path.isdir(folder):
+        raise ParameterError(f"--output {path!r}: the directory {folder!r} does not exist")
 
 
 def read_schema(path: str) -> Any:

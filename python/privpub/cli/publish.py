@@ -14,6 +14,7 @@ from privpub.cli.common import (
     add_input_arguments,
     add_privacy_arguments,
     add_seed_argument,
+    check_output,
     confirm,
     note,
     progress,
@@ -103,6 +104,7 @@ def _alphabeta(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.planning import expected_view_size
 
+    check_output(args.output)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
@@ -131,6 +133,7 @@ def _frapp(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.frapp import FRAPP
 
+    check_output(args.output)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
@@ -149,6 +152,7 @@ def _splu(args: argparse.Namespace) -> int:
     from privpub.core.errors import PrivacyWarning
     from privpub.splu import SPLUGen
 
+    check_output(args.output)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = SPLUGen(args.gamma, args.sensitive.split(","), schema=schema)
