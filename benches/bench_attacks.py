@@ -6,10 +6,10 @@
   ``scipy.optimize.milp``) against ``scipy.optimize.linprog(method="highs")``
   on the plain formulation (A_ub = [Q; −Q]).
 - Theorem 3 at n = 512 by privpub's first-order decoder (``band_fit``: FISTA on
-  the squared excesses over the box, two float32 BLAS products per step)
-  against ``scipy.optimize.linprog(method="highs")`` on the plain
-  formulation; both return a point of the LP's feasible set (or, for the
-  decoder, say how far it is), and the fraction recovered is reported beside.
+  the squared excesses over the box from the least-squares fit, two float32
+  BLAS products per step) against ``scipy.optimize.linprog(method="highs")``
+  on the plain formulation; the LP returns a feasible point, the decoder one
+  within its note's excess, and the fraction recovered is reported beside.
 - Exhaustive weeding (Theorem 2): Rust, parallel over candidates with early
   exit, against numpy filtering all 2^n candidates by the first queries one
   at a time with ``np.bitwise_count`` (each halves them), then the survivors

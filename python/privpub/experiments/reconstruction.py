@@ -10,10 +10,13 @@ magnitude E:
 - ``rounding``: Sec. 3.3's answer |q|/2 within E of it;
 - ``laplace``: discrete Laplace of scale E/√2 (standard deviation ≈ E; no bound).
 
-Decoders: least squares over t = n (ln n)² random queries for every n, and
+Decoders: least squares over t = n (ln n)² random queries for every n,
 Theorem 3's LP (same queries, bound E; for ``laplace`` the LP is told E and
 falls back to the least-excess LP when that bound fails) for n ≤ ``lp_max_n``
-because HiGHS takes minutes per LP beyond n = 256.
+because HiGHS takes minutes per LP beyond n = 256, and the first-order
+decoder for the same feasibility problem (``band``: a point of the LP's
+feasible set by FISTA, or the closest it gets in its steps) for
+n ≤ ``band_max_n``.
 
 The summary also holds each decoder against the paper's private settings:
 Rounding at E = √n (ln n)^1.1, Theorem 5's binomial noise with T = n, μ = 9,
@@ -40,6 +43,7 @@ from privpub.attacks import (
     LaplaceNoise,
     Rounding,
     SubsetSumDatabase,
+    band_reconstruct,
     default_queries,
     lp_reconstruct,
     lstsq_reconstruct,
@@ -72,7 +76,7 @@ def paper_settings(n: int) -> dict[str, tuple]:
 
 
 def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
-        lp_max_n: int = 256, quick: bool = False) -> dict:
+        lp_max_n: int = 256, band_max_n: int = 512, quick: bool = False) -> dict:
     """Run the sweep, write ``reconstruction.png`` and ``summary.json`` to ``out``.
 
     ``quick`` shrinks it to n ∈ {32, 64}, four ratios and 8n queries (for tests).
@@ -81,7 +85,7 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
     out.mkdir(parents=True, exist_ok=True)
     source = resolve_seed(seed)
     if quick:
-        sizes, ratios, lp_max_n = (32, 64), (0.125, 0.5, 2.0, 8.0), 64
+        sizes, ratios, lp_max_n, band_max_n = (32, 64), (0.125, 0.5, 2.0, 8.0), 64, 64
     results: list[dict] = []
     paper: list[dict] = []
     steps = len(sizes) * (len(ratios) * len(MECHANISMS) + 3)
@@ -94,7 +98,7 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
                 for ratio in ratios:
                     E = ratio * math.sqrt(n)
                     row = _attack(d, t, perturbation(name, E), E, source.derive(
-                        f"{name} E={E} n={n}"), lp=n <= lp_max_n)
+                        f"{name} E={E} n={n}"), lp=n <= lp_max_n, band=n <= band_max_n)
                     bar.update()
                     results.append({"n": n, "queries": t, "mechanism": name,
                                     "E_over_sqrt_n": ratio, "E": E, **row})
@@ -102,13 +106,14 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
                 paper.append({"n": n, "queries": t, "setting": label, "bound": bound,
                               "parameters": mech.parameters(),
                               **_attack(d, t, mech, bound, source.derive(f"{label} n={n}"),
-                                        lp=n <= lp_max_n)})
+                                        lp=n <= lp_max_n, band=n <= band_max_n)})
                 bar.update()
     T, walks = (100, 50) if quick else (1000, 200)
     walk = {str(r): stays_private(confidence_walk(int(r * T), T, walks,
                                                   seed=source.derive(f"walk {r}")), WALK_DELTA)
             for r in WALK_RATIOS}
     summary = {"sizes": list(sizes), "ratios": list(ratios), "lp_max_n": lp_max_n,
+               "band_max_n": band_max_n,
                "queries": "8n" if quick else "n (ln n)^2", "seed_policy": source.policy,
                "sweep": results, "paper_settings": paper,
                "threshold": threshold(results),
@@ -121,15 +126,19 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
     return summary
 
 
-def _attack(d: np.ndarray, t: int, mech, bound: float, source, lp: bool) -> dict[str, float]:
+def _attack(d: np.ndarray, t: int, mech, bound: float, source, lp: bool,
+            band: bool) -> dict[str, float]:
     """Fraction of ``d`` each decoder recovers from t random queries answered through ``mech``."""
+    decoders = {"lstsq": lambda db, q: lstsq_reconstruct(db, t, seed=q)}
+    if lp:
+        decoders["lp"] = lambda db, q: lp_reconstruct(db, bound, t, seed=q)
+    if band:
+        decoders["band"] = lambda db, q: band_reconstruct(db, bound, t, seed=q)
     row = {}
-    db = SubsetSumDatabase(d, mech, seed=source.derive("database"))
-    row["lstsq"] = db.agreement(lstsq_reconstruct(db, t, seed=source.derive("queries")).bits)
-    if lp:  # a fresh database with the same randomness, so both decoders see the same answers
+    for name, decode in decoders.items():
+        # A fresh database with the same randomness: every decoder sees the same answers.
         db = SubsetSumDatabase(d, mech, seed=source.derive("database"))
-        row["lp"] = db.agreement(
-            lp_reconstruct(db, bound, t, seed=source.derive("queries")).bits)
+        row[name] = db.agreement(decode(db, source.derive("queries")).bits)
     return row
 
 
@@ -161,6 +170,9 @@ def _plot(path: Path, results: list[dict], sizes) -> None:
             if "lp" in rows[0]:
                 ax.plot(x, [r["lp"] for r in rows], "--s", color=colour, ms=3,
                         label=f"n={n} LP")
+            if "band" in rows[0]:
+                ax.plot(x, [r["band"] for r in rows], ":^", color=colour, ms=3,
+                        label=f"n={n} first-order")
         ax.set_xscale("log", base=2)
         ax.axhline(0.5, color="grey", lw=0.5)
         ax.set_title(name)
