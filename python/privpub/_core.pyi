@@ -97,45 +97,35 @@ def graph_build(src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], m: int,
     nodes [0, m): ((out_offsets, out_targets, in_offsets, in_sources), repeated tuples
     merged). DomainError(attribute_index 0 = src / 1 = dst, row) for an id outside [0, m)."""
 
-def graph_count(m: int, out_offsets: npt.NDArray[np.uint64], out_targets: npt.NDArray[np.uint32],
-                in_offsets: npt.NDArray[np.uint64], in_sources: npt.NDArray[np.uint32],
-                n_vars: int, n_head: int, atoms: list[tuple[int, int]],
-                neq: list[tuple[int, int]], first_lo: int, first_hi: int) -> int:
+#: (m, out_offsets, out_targets, in_offsets, in_sources), as graph_build returns them with m.
+Relation = tuple[int, npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint64],
+                 npt.NDArray[np.uint32]]
+
+def graph_count(relation: Relation, n_vars: int, n_head: int, atoms: list[tuple[int, int]],
+                neq: list[tuple[int, int]], first: tuple[int, int]) -> int:
     """Distinct assignments of the head variables 0..n_head of a CQ(≠) query over R by a
     generic join (parallel over the first variable), counting only those whose first-bound
-    variable is a node in [first_lo, first_hi): over a partition of [0, m) the parts sum to
+    variable is a node in [first[0], first[1]): over a partition of [0, m) the parts sum to
     the count (a query without head variables: the count is the largest part). Terms:
     variable index ≥ 0, or node c as −(c + 1); ``atoms`` are subgoals R(a, b), ``neq`` the
     disequalities a ≠ b."""
 
-def graph_cliques(m: int, out_offsets: npt.NDArray[np.uint64], out_targets: npt.NDArray[np.uint32],
-                  in_offsets: npt.NDArray[np.uint64], in_sources: npt.NDArray[np.uint32],
-                  k: int) -> int:
+def graph_cliques(relation: Relation, k: int) -> int:
     """k! × the number of k-cliques of a symmetric relation (degree-ordered orientation)."""
 
-def graph_two_paths(m: int, out_offsets: npt.NDArray[np.uint64],
-                    out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
-                    in_sources: npt.NDArray[np.uint32]) -> int:
+def graph_two_paths(relation: Relation) -> int:
     """Assignments of x → y → z with x, y, z pairwise distinct (from degrees)."""
 
-def graph_four_cycles(m: int, out_offsets: npt.NDArray[np.uint64],
-                      out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
-                      in_sources: npt.NDArray[np.uint32]) -> int:
+def graph_four_cycles(relation: Relation) -> int:
     """Assignments of x1 → x2 → x3 → x4 → x1 with pairwise distinct nodes (two-path
     counters per start node)."""
 
-def graph_triangle_pairs(m: int, out_offsets: npt.NDArray[np.uint64],
-                         out_targets: npt.NDArray[np.uint32], in_offsets: npt.NDArray[np.uint64],
-                         in_sources: npt.NDArray[np.uint32]) -> npt.NDArray[np.int64]:
+def graph_triangle_pairs(relation: Relation) -> npt.NDArray[np.int64]:
     """For a symmetric relation: best[a] = the largest b_ij (nodes other than i, j adjacent
     to exactly one of them) over pairs i ≠ j with a_ij = a common neighbours, −1 where no
     pair has a_ij = a; length max a_ij + 1 (empty when m < 2). Self-loops ignored."""
 
-def graph_local_sensitivity(m: int, out_offsets: npt.NDArray[np.uint64],
-                            out_targets: npt.NDArray[np.uint32],
-                            in_offsets: npt.NDArray[np.uint64],
-                            in_sources: npt.NDArray[np.uint32], n_vars: int,
-                            goals: list[tuple[int, int]]
+def graph_local_sensitivity(relation: Relation, n_vars: int, goals: list[tuple[int, int]]
                             ) -> tuple[int, tuple[int, int], int, tuple[int, int]]:
     """Exact local sensitivity of the pattern query with n_vars pairwise distinct variables
     and subgoals R(x, y) ``goals`` (variable indices): (largest gain from adding an absent

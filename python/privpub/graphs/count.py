@@ -122,15 +122,14 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
         raise ParameterError(f"progress must be True, False or a callable(done, total), got "
                              f"{progress!r}")
     query = checked_inputs(graph, query)
-    arrays = graph.csr
     path = special_path(graph, query) if method == "auto" else None
     if path == "cliques":
         k = len(query.variables)
-        return int(_core.graph_cliques(graph.m, *arrays, k))
+        return int(_core.graph_cliques(graph.relation, k))
     if path == "four_cycles":
-        return int(_core.graph_four_cycles(graph.m, *arrays))
+        return int(_core.graph_four_cycles(graph.relation))
     if path == "two_paths":
-        return int(_core.graph_two_paths(graph.m, *arrays))
+        return int(_core.graph_two_paths(graph.relation))
     order = list(query.head) + sorted(query.variables - set(query.head))
     index = {x: i for i, x in enumerate(order)}
 
@@ -142,9 +141,9 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
 
     atoms = [(code(a.terms[0]), code(a.terms[1])) for a in query.atoms]
     neq = [(code(a), code(b)) for a, b in query.neq_pairs()]
-    args = (graph.m, *arrays, len(order), len(query.head), atoms, neq)
+    args = (graph.relation, len(order), len(query.head), atoms, neq)
     if progress is False:
-        return int(_core.graph_count(*args, 0, graph.m))
+        return int(_core.graph_count(*args, (0, graph.m)))
     return _count_in_parts(args, graph.m, bool(query.head), progress)
 
 
@@ -157,7 +156,7 @@ def _count_in_parts(args: tuple, m: int, has_head: bool,
     parts = []
     try:
         for lo, hi in itertools.pairwise(bounds):
-            parts.append(int(_core.graph_count(*args, lo, hi)))
+            parts.append(int(_core.graph_count(*args, (lo, hi))))
             if bar is not None:
                 bar.update(hi - lo)
             elif callable(progress):

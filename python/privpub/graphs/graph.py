@@ -183,6 +183,11 @@ class Graph:
         """(out_offsets, out_targets, in_offsets, in_sources)."""
         return self._csr
 
+    @property
+    def relation(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(m, *csr): the one argument the graph kernels of ``_core`` take."""
+        return (self.m, *self._csr)
+
     def out_degrees(self) -> np.ndarray:
         return np.diff(self._csr[0]).astype(np.int64)
 

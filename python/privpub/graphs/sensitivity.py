@@ -164,6 +164,6 @@ def local_sensitivity(graph: Graph, query: CQ | str) -> LocalSensitivity:
     index = {x: i for i, x in enumerate(xs)}
     goals = sorted((index[a.terms[0]], index[a.terms[1]]) for a in query.goals)
     added, add_at, removed, remove_at = _core.graph_local_sensitivity(
-        graph.m, *graph.csr, len(xs), goals)
+        graph.relation, len(xs), goals)
     return LocalSensitivity(max(int(added), int(removed)), int(added), int(removed),
                             _label(graph, add_at), _label(graph, remove_at))

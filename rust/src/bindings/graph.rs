@@ -42,25 +42,31 @@ pub(crate) fn graph_build<'py>(
     ))
 }
 
-fn csr_from(
-    py: Python<'_>,
-    m: usize,
-    arrays: (
-        PyReadonlyArray1<'_, u64>,
-        PyReadonlyArray1<'_, u32>,
-        PyReadonlyArray1<'_, u64>,
-        PyReadonlyArray1<'_, u32>,
-    ),
-) -> PyResult<Csr> {
-    let (a, b, c, d) = arrays;
-    let parts = (
-        a.as_slice()?.to_vec(),
-        b.as_slice()?.to_vec(),
-        c.as_slice()?.to_vec(),
-        d.as_slice()?.to_vec(),
-    );
-    py.detach(|| Csr::from_parts(m, parts.0, parts.1, parts.2, parts.3))
-        .map_err(|e| to_py(py, e))
+/// A relation as Python holds it, one argument: (m, out_offsets,
+/// out_targets, in_offsets, in_sources) (`Graph.relation`).
+#[derive(FromPyObject)]
+pub(crate) struct Relation<'py>(
+    usize,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u32>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u32>,
+);
+
+impl Relation<'_> {
+    /// The checked CSR (`Csr::from_parts`), so that no later lookup can index
+    /// out of bounds.
+    fn csr(&self, py: Python<'_>) -> PyResult<Csr> {
+        let parts = (
+            self.1.as_slice()?.to_vec(),
+            self.2.as_slice()?.to_vec(),
+            self.3.as_slice()?.to_vec(),
+            self.4.as_slice()?.to_vec(),
+        );
+        let m = self.0;
+        py.detach(|| Csr::from_parts(m, parts.0, parts.1, parts.2, parts.3))
+            .map_err(|e| to_py(py, e))
+    }
 }
 
 /// A term: variable index ≥ 0, or constant node c encoded as −(c + 1).
@@ -81,75 +87,47 @@ fn terms(py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> 
 }
 
 /// Distinct head assignments of a CQ(≠) query (variables 0..n_head are the
-/// head) whose first-bound variable lies in [first_lo, first_hi).
+/// head) whose first-bound variable lies in [first.0, first.1).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn graph_count(
     py: Python<'_>,
-    m: usize,
-    out_offsets: PyReadonlyArray1<'_, u64>,
-    out_targets: PyReadonlyArray1<'_, u32>,
-    in_offsets: PyReadonlyArray1<'_, u64>,
-    in_sources: PyReadonlyArray1<'_, u32>,
+    relation: Relation<'_>,
     n_vars: usize,
     n_head: usize,
     atoms: Vec<(i64, i64)>,
     neq: Vec<(i64, i64)>,
-    first_lo: u32,
-    first_hi: u32,
+    first: (u32, u32),
 ) -> PyResult<u128> {
-    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    let g = relation.csr(py)?;
     let q = Query {
         n_vars,
         n_head,
         atoms: terms(py, atoms)?,
         neq: terms(py, neq)?,
     };
-    py.detach(|| join::count_part(&g, &q, first_lo..first_hi))
+    py.detach(|| join::count_part(&g, &q, first.0..first.1))
         .map_err(|e| to_py(py, e))
 }
 
 /// k! × the number of k-cliques of a symmetric relation.
 #[pyfunction]
-pub(crate) fn graph_cliques(
-    py: Python<'_>,
-    m: usize,
-    out_offsets: PyReadonlyArray1<'_, u64>,
-    out_targets: PyReadonlyArray1<'_, u32>,
-    in_offsets: PyReadonlyArray1<'_, u64>,
-    in_sources: PyReadonlyArray1<'_, u32>,
-    k: usize,
-) -> PyResult<u128> {
-    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+pub(crate) fn graph_cliques(py: Python<'_>, relation: Relation<'_>, k: usize) -> PyResult<u128> {
+    let g = relation.csr(py)?;
     py.detach(|| patterns::cliques_symmetric(&g, k))
         .map_err(|e| to_py(py, e))
 }
 
 /// Assignments of x → y → z with x, y, z pairwise distinct.
 #[pyfunction]
-pub(crate) fn graph_two_paths(
-    py: Python<'_>,
-    m: usize,
-    out_offsets: PyReadonlyArray1<'_, u64>,
-    out_targets: PyReadonlyArray1<'_, u32>,
-    in_offsets: PyReadonlyArray1<'_, u64>,
-    in_sources: PyReadonlyArray1<'_, u32>,
-) -> PyResult<u128> {
-    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+pub(crate) fn graph_two_paths(py: Python<'_>, relation: Relation<'_>) -> PyResult<u128> {
+    let g = relation.csr(py)?;
     Ok(py.detach(|| patterns::two_paths(&g)))
 }
 
 /// Assignments of the directed 4-cycle with pairwise distinct variables.
 #[pyfunction]
-pub(crate) fn graph_four_cycles(
-    py: Python<'_>,
-    m: usize,
-    out_offsets: PyReadonlyArray1<'_, u64>,
-    out_targets: PyReadonlyArray1<'_, u32>,
-    in_offsets: PyReadonlyArray1<'_, u64>,
-    in_sources: PyReadonlyArray1<'_, u32>,
-) -> PyResult<u128> {
-    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+pub(crate) fn graph_four_cycles(py: Python<'_>, relation: Relation<'_>) -> PyResult<u128> {
+    let g = relation.csr(py)?;
     Ok(py.detach(|| patterns::four_cycles(&g)))
 }
 
@@ -158,13 +136,9 @@ pub(crate) fn graph_four_cycles(
 #[pyfunction]
 pub(crate) fn graph_triangle_pairs<'py>(
     py: Python<'py>,
-    m: usize,
-    out_offsets: PyReadonlyArray1<'py, u64>,
-    out_targets: PyReadonlyArray1<'py, u32>,
-    in_offsets: PyReadonlyArray1<'py, u64>,
-    in_sources: PyReadonlyArray1<'py, u32>,
+    relation: Relation<'_>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    let g = relation.csr(py)?;
     let best = py
         .detach(|| smooth::pair_frontier(&g))
         .map_err(|e| to_py(py, e))?;
@@ -179,18 +153,13 @@ type LocalChanges = (u128, (i64, i64), u128, (i64, i64));
 /// absent tuple, its tuple or (-1, -1), largest loss from removing a present
 /// tuple, its tuple or (-1, -1)).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn graph_local_sensitivity(
     py: Python<'_>,
-    m: usize,
-    out_offsets: PyReadonlyArray1<'_, u64>,
-    out_targets: PyReadonlyArray1<'_, u32>,
-    in_offsets: PyReadonlyArray1<'_, u64>,
-    in_sources: PyReadonlyArray1<'_, u32>,
+    relation: Relation<'_>,
     n_vars: usize,
     goals: Vec<(usize, usize)>,
 ) -> PyResult<LocalChanges> {
-    let g = csr_from(py, m, (out_offsets, out_targets, in_offsets, in_sources))?;
+    let g = relation.csr(py)?;
     let local = py
         .detach(|| sensitivity::pattern_local_sensitivity(&g, n_vars, &goals))
         .map_err(|e| to_py(py, e))?;
