@@ -21,7 +21,6 @@ from privpub.attacks import (
     LaplaceNoise,
     Rounding,
     SubsetSumDatabase,
-    band_reconstruct,
     default_queries,
     exhaustive_reconstruct,
     lp_reconstruct,
@@ -60,20 +59,23 @@ def test_exhaustive_is_within_4e_and_the_first_survivor():
     assert np.sum(r.bits != d) <= 4 * E
 
 
-def test_lp_recovers_below_sqrt_n():
+@pytest.mark.parametrize("solver", ["auto", "highs"])
+def test_lp_recovers_below_sqrt_n(solver):
     n = 256
     E = math.sqrt(n) / 10
     db = SubsetSumDatabase(bits(n), BoundedNoise(E), seed=1)
-    r = lp_reconstruct(db, E, seed=2)
+    r = lp_reconstruct(db, E, seed=2, solver=solver)
     assert db.agreement(r.bits) >= 0.99
     assert r.n_queries == default_queries(n) == math.ceil(256 * math.log(256) ** 2)
     assert r.note == ""
+    q, a = db.log()
+    assert np.max(np.abs(q.astype(float) @ r.fractional - a)) <= E + 1e-3
 
 
-def test_band_decoder_finds_an_lp_feasible_point_and_recovers():
+def test_first_order_finds_an_lp_feasible_point_and_recovers():
     """At E = √n (uniform noise) least squares misses bits the LP recovers
-    (seeded: 0.992 against 1.0); the first-order decoder returns a point of
-    the LP's feasible set (every answer within E) and recovers what the LP does."""
+    (seeded: 0.992 against 1.0); the first-order method returns a point of
+    the LP's feasible set (every answer within E) and recovers what HiGHS's does."""
     from privpub.attacks.decoders import band_fit
 
     n = 256
@@ -85,25 +87,25 @@ def test_band_decoder_finds_an_lp_feasible_point_and_recovers():
     assert note == ""
     assert np.max(np.abs(queries.astype(float) @ c - answers)) <= E + 1e-3
     assert c.min() >= 0 and c.max() <= 1
-    r = band_reconstruct(db, E, seed=2)
-    lp = lp_reconstruct(db, E, seed=2)
-    assert db.agreement(r.bits) >= db.agreement(lp.bits) - 0.01
-    assert db.agreement(r.bits) >= 0.99 and r.decoder == "band"
+    r = lp_reconstruct(db, E, seed=2, solver="first-order")
+    highs = lp_reconstruct(db, E, seed=2, solver="highs")
+    assert db.agreement(r.bits) >= db.agreement(highs.bits) - 0.01
+    assert db.agreement(r.bits) >= 0.99
     assert db.agreement(lstsq_reconstruct(db, seed=2).bits) < db.agreement(r.bits)
 
 
-def test_band_decoder_starts_from_least_squares():
+def test_first_order_starts_from_least_squares():
     """Under adversarial noise at E = √n/2 the box's centre is already feasible
     for many queries; started there the decoder returned it (0.48 of the bits in
     a seeded sweep). Started from the clipped least-squares fit it recovers."""
     n = 256
     E = math.sqrt(n) / 2
     db = SubsetSumDatabase(bits(n, 0), BoundedNoise(E, adversarial=True), seed=1)
-    r = band_reconstruct(db, E, seed=2)
+    r = lp_reconstruct(db, E, seed=2, solver="first-order")
     assert r.note == "" and db.agreement(r.bits) >= 0.99
 
 
-def test_band_decoder_says_when_it_stops_short():
+def test_first_order_says_when_it_stops_short():
     """Power: a run cut off after a few steps is not feasible, and says so."""
     from privpub.attacks.decoders import band_fit
 
@@ -113,8 +115,48 @@ def test_band_decoder_says_when_it_stops_short():
     queries = random_queries(n, default_queries(n), 2)
     c, note = band_fit(queries, db.query(queries), E, max_steps=3)
     assert "no point within bound" in note and "largest excess" in note
-    with pytest.raises(ParameterError, match="max_steps"):
-        band_reconstruct(db, E, max_steps=0)
+    with pytest.raises(ParameterError, match="solver"):
+        lp_reconstruct(db, E, solver="simplex")
+
+
+def test_auto_hands_an_infeasible_lp_to_highs():
+    """Laplace noise of scale 2 told a bound of 0.5: no point is within it. The
+    first-order method stalls and says so; "auto" then returns exactly what
+    HiGHS's least-excess LP returns."""
+    from privpub.attacks.decoders import band_fit, lp_fit
+
+    n = 64
+    db = SubsetSumDatabase(bits(n, 6), LaplaceNoise(2.0), seed=1)
+    queries = random_queries(n, default_queries(n), 2)
+    answers = db.query(queries)
+    _, note = band_fit(queries, answers, 0.5)
+    assert "stalled" in note
+    auto, auto_note = lp_fit(queries, answers, 0.5)
+    highs, highs_note = lp_fit(queries, answers, 0.5, solver="highs")
+    assert "least-excess" in auto_note and auto_note == highs_note
+    assert np.array_equal(auto, highs)
+
+
+def test_first_order_metric_bounds_the_curvature_and_projects_exactly():
+    """QᵀQ ⪯ a·I + b·11ᵀ (else steps overshoot), and the box projection in that
+    metric is the exact minimiser (scipy's bounded least squares on M's Cholesky factor)."""
+    from scipy import optimize
+
+    from privpub.attacks.decoders import _metric, _project
+
+    n = 40
+    Q = random_queries(n, 600, 7).astype(np.float32)
+    a, b = _metric(Q)
+    M = a * np.eye(n) + b * np.ones((n, n))
+    gram = Q.T.astype(float) @ Q.astype(float)
+    assert np.linalg.eigvalsh(M - gram).min() >= 0
+    assert a < 0.1 * np.linalg.eigvalsh(gram).max()  # and it is far below ‖Q‖₂² (the point)
+    L = np.linalg.cholesky(M).T
+    rng = np.random.default_rng(8)
+    for scale in (0.3, 2.0, 20.0):
+        z = 0.5 + scale * rng.standard_normal(n)
+        exact = optimize.lsq_linear(L, L @ z, bounds=(0, 1), tol=1e-12).x
+        assert np.max(np.abs(_project(z, a, b) - exact)) <= 1e-6
 
 
 def test_lp_and_lstsq_recover_against_the_whole_band():

@@ -15,10 +15,10 @@ def test_reconstruction_quick_from_the_cli(tmp_path, capsys):
     for mech in ("bounded", "bounded-adversarial", "rounding", "laplace"):
         small, large = by[(mech, 64, 0.125)], by[(mech, 64, 8.0)]
         # far below √n every decoder recovers the database; far above, none does
-        for decoder in ("lstsq", "lp", "band"):
+        for decoder in ("lstsq", "lp", "first-order"):
             assert small[decoder] >= 0.99 and large[decoder] <= 0.75, (decoder, small, large)
     for row in summary["paper_settings"]:
-        assert max(row["lstsq"], row["lp"], row["band"]) <= 0.75, row
+        assert max(row["lstsq"], row["lp"], row["first-order"]) <= 0.75, row
     walk = summary["theorem5_walk"]["fraction_private_by_R_over_T"]
     assert walk["0.1"] == 0.0 and walk["1000.0"] == 1.0  # R ≪ T leaks, R ≫ T protects
     for name in ("reconstruction.png", "walk.png"):

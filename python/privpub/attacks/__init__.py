@@ -5,7 +5,6 @@ from privpub.attacks.audit import AuditResult, audit
 from privpub.attacks.database import SubsetSumDatabase
 from privpub.attacks.decoders import (
     Reconstruction,
-    band_reconstruct,
     default_queries,
     exhaustive_reconstruct,
     lp_reconstruct,
@@ -26,7 +25,7 @@ from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
 __all__ = [
     "AuditResult", "audit",
     "BinomialNoise", "BoundedNoise", "CDModel", "Exact", "LaplaceNoise", "Perturbation",
-    "Reconstruction", "Rounding", "SubsetSumDatabase", "band_reconstruct", "default_queries",
+    "Reconstruction", "Rounding", "SubsetSumDatabase", "default_queries",
     "confidence_walk", "delta_prime", "exhaustive_reconstruct", "lp_reconstruct",
     "lstsq_reconstruct", "random_queries", "stays_private",
 ]

@@ -10,13 +10,13 @@ magnitude E:
 - ``rounding``: Sec. 3.3's answer |q|/2 within E of it;
 - ``laplace``: discrete Laplace of scale E/√2 (standard deviation ≈ E; no bound).
 
-Decoders: least squares over t = n (ln n)² random queries for every n,
-Theorem 3's LP (same queries, bound E; for ``laplace`` the LP is told E and
-falls back to the least-excess LP when that bound fails) for n ≤ ``lp_max_n``
-because HiGHS takes minutes per LP beyond n = 256, and the first-order
-decoder for the same feasibility problem (``band``: a point of the LP's
-feasible set by FISTA, or the closest it gets in its steps) for
-n ≤ ``band_max_n``.
+Decoders: least squares over t = n (ln n)² random queries for every n;
+Theorem 3's LP (same queries, bound E) solved two ways: by HiGHS (``lp``;
+for ``laplace`` the LP is told E and falls back to the least-excess LP when
+that bound fails) for n ≤ ``lp_max_n`` because HiGHS takes minutes per LP
+beyond n = 256, and by the first-order method (``first-order``: a point of
+the LP's feasible set, or the closest it gets, :func:`~privpub.attacks.decoders.band_fit`)
+for n ≤ ``first_order_max_n``.
 
 The summary also holds each decoder against the paper's private settings:
 Rounding at E = √n (ln n)^1.1, Theorem 5's binomial noise with T = n, μ = 9,
@@ -43,7 +43,6 @@ from privpub.attacks import (
     LaplaceNoise,
     Rounding,
     SubsetSumDatabase,
-    band_reconstruct,
     default_queries,
     lp_reconstruct,
     lstsq_reconstruct,
@@ -76,7 +75,7 @@ def paper_settings(n: int) -> dict[str, tuple]:
 
 
 def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
-        lp_max_n: int = 256, band_max_n: int = 512, quick: bool = False) -> dict:
+        lp_max_n: int = 256, first_order_max_n: int = 1024, quick: bool = False) -> dict:
     """Run the sweep, write ``reconstruction.png`` and ``summary.json`` to ``out``.
 
     ``quick`` shrinks it to n ∈ {32, 64}, four ratios and 8n queries (for tests).
@@ -85,7 +84,7 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
     out.mkdir(parents=True, exist_ok=True)
     source = resolve_seed(seed)
     if quick:
-        sizes, ratios, lp_max_n, band_max_n = (32, 64), (0.125, 0.5, 2.0, 8.0), 64, 64
+        sizes, ratios, lp_max_n, first_order_max_n = (32, 64), (0.125, 0.5, 2.0, 8.0), 64, 64
     results: list[dict] = []
     paper: list[dict] = []
     steps = len(sizes) * (len(ratios) * len(MECHANISMS) + 3)
@@ -97,8 +96,9 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
             for name in MECHANISMS:
                 for ratio in ratios:
                     E = ratio * math.sqrt(n)
-                    row = _attack(d, t, perturbation(name, E), E, source.derive(
-                        f"{name} E={E} n={n}"), lp=n <= lp_max_n, band=n <= band_max_n)
+                    row = _attack(d, t, perturbation(name, E), E,
+                                  source.derive(f"{name} E={E} n={n}"), lp=n <= lp_max_n,
+                                  first_order=n <= first_order_max_n)
                     bar.update()
                     results.append({"n": n, "queries": t, "mechanism": name,
                                     "E_over_sqrt_n": ratio, "E": E, **row})
@@ -106,14 +106,14 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
                 paper.append({"n": n, "queries": t, "setting": label, "bound": bound,
                               "parameters": mech.parameters(),
                               **_attack(d, t, mech, bound, source.derive(f"{label} n={n}"),
-                                        lp=n <= lp_max_n, band=n <= band_max_n)})
+                                        lp=n <= lp_max_n, first_order=n <= first_order_max_n)})
                 bar.update()
     T, walks = (100, 50) if quick else (1000, 200)
     walk = {str(r): stays_private(confidence_walk(int(r * T), T, walks,
                                                   seed=source.derive(f"walk {r}")), WALK_DELTA)
             for r in WALK_RATIOS}
     summary = {"sizes": list(sizes), "ratios": list(ratios), "lp_max_n": lp_max_n,
-               "band_max_n": band_max_n,
+               "first_order_max_n": first_order_max_n,
                "queries": "8n" if quick else "n (ln n)^2", "seed_policy": source.policy,
                "sweep": results, "paper_settings": paper,
                "threshold": threshold(results),
@@ -127,13 +127,14 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
 
 
 def _attack(d: np.ndarray, t: int, mech, bound: float, source, lp: bool,
-            band: bool) -> dict[str, float]:
+            first_order: bool) -> dict[str, float]:
     """Fraction of ``d`` each decoder recovers from t random queries answered through ``mech``."""
     decoders = {"lstsq": lambda db, q: lstsq_reconstruct(db, t, seed=q)}
     if lp:
-        decoders["lp"] = lambda db, q: lp_reconstruct(db, bound, t, seed=q)
-    if band:
-        decoders["band"] = lambda db, q: band_reconstruct(db, bound, t, seed=q)
+        decoders["lp"] = lambda db, q: lp_reconstruct(db, bound, t, seed=q, solver="highs")
+    if first_order:
+        decoders["first-order"] = lambda db, q: lp_reconstruct(db, bound, t, seed=q,
+                                                               solver="first-order")
     row = {}
     for name, decode in decoders.items():
         # A fresh database with the same randomness: every decoder sees the same answers.
@@ -170,8 +171,8 @@ def _plot(path: Path, results: list[dict], sizes) -> None:
             if "lp" in rows[0]:
                 ax.plot(x, [r["lp"] for r in rows], "--s", color=colour, ms=3,
                         label=f"n={n} LP")
-            if "band" in rows[0]:
-                ax.plot(x, [r["band"] for r in rows], ":^", color=colour, ms=3,
+            if "first-order" in rows[0]:
+                ax.plot(x, [r["first-order"] for r in rows], ":^", color=colour, ms=3,
                         label=f"n={n} first-order")
         ax.set_xscale("log", base=2)
         ax.axhline(0.5, color="grey", lw=0.5)
