@@ -1,7 +1,7 @@
 """Reconstruction attacks (Dinur–Nissim, PODS 2003): statistical databases answering
 subset sums through a perturbation, and the decoders that recover their bits."""
 
-from privpub.attacks.audit import AuditResult, audit
+from privpub.attacks.audit import AuditResult, PresenceAuditResult, audit, audit_presence
 from privpub.attacks.database import SubsetSumDatabase
 from privpub.attacks.decoders import (
     Reconstruction,
@@ -23,7 +23,7 @@ from privpub.attacks.perturbations import (
 from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
 
 __all__ = [
-    "AuditResult", "audit",
+    "AuditResult", "PresenceAuditResult", "audit", "audit_presence",
     "BinomialNoise", "BoundedNoise", "CDModel", "Exact", "LaplaceNoise", "Perturbation",
     "Reconstruction", "Rounding", "SubsetSumDatabase", "default_queries",
     "confidence_walk", "delta_prime", "exhaustive_reconstruct", "lp_reconstruct",

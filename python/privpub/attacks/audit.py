@@ -1,27 +1,37 @@
 """Audit a published table with Dinur–Nissim reconstruction.
 
-The adversary: knows, for n target people, that they are in the table and
-their quasi-identifier (every published attribute except the secret one),
-and wants their secret bit d_i = [secret = secret_value]. Targets are
-records whose quasi-identifier no other record shares, so the counting query
+Two adversaries, each asking random subset queries that the release answers
+through its own estimator (the mechanism's ``estimate(Counts)``, as
+:meth:`PublishedView.estimate` does, for all queries at once), decoding them,
+and scored against the data:
 
-    select count(*) from I where (quasi-identifier, secret) ∈ {(qi_i, secret_value) : i ∈ S}
+- :func:`audit` — attribute inference. It knows, for n target people, that
+  they are in the table and their quasi-identifier (every published
+  attribute except the secret one), and wants their secret bit
+  d_i = [secret = secret_value]. Targets are records whose quasi-identifier
+  no other record shares, so the counting query
 
-is exactly the subset sum Σ_{i∈S} d_i. The audit asks random subsets S,
-answers each with the release's own estimator (the mechanism's
-``estimate(Counts)``, as :meth:`PublishedView.estimate` does, for all
-queries at once), decodes the bits and reports the fraction recovered with a
-Clopper–Pearson interval next to the best guess without the release
-(every target gets the majority value).
+      select count(*) from I where (quasi-identifier, secret) ∈ {(qi_i, secret_value) : i ∈ S}
 
-This adversary's prior on a target's tuple is the secret's base rate, not
-the d = k·n/m a (d, γ)-private release is calibrated against, so a release
-can meet its stated guarantee and still fail this audit: the audit measures
-what the guarantee does not cover.
+  is exactly the subset sum Σ_{i∈S} d_i. The fraction recovered comes with a
+  Clopper–Pearson interval next to the best guess without the release (every
+  target gets the majority value). This adversary's prior on a target's
+  tuple is the secret's base rate, not the d = k·n/m a (d, γ)-private release
+  is calibrated against, so a release can meet its stated guarantee and still
+  fail this audit: the audit measures what the guarantee does not cover.
+- :func:`audit_presence` — Theorem 2.6 of the αβ paper, the adversary the
+  guarantee is about. It holds N candidate tuples, each in the table with
+  prior p ≤ d independently, and wants to know which are: the secret bits are
+  d_i = [t_i ∈ I] and the query "tuple ∈ {t_i : i ∈ S}" counts Σ_{i∈S} d_i.
+  Theorem 2.6 calls a release broken when some tuple with prior ≤ n/m gets a
+  posterior ≥ 2/3; the audit measures the posterior of the tuples the
+  decoder names present (the fraction of them that are), with its interval,
+  beside p, the release's γ, and 2/3.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +45,7 @@ from privpub.attacks.decoders import (
 )
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.published import Counts, PublishedView
 
 DECODERS = ("lstsq", "lp")
@@ -81,13 +91,96 @@ def _rows_as_keys(digits: list[np.ndarray]) -> np.ndarray:
     return stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).ravel()
 
 
-def _counts_of(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """How often each of ``keys`` occurs in ``table``."""
-    values, counts = np.unique(table, return_counts=True)
-    pos = np.clip(np.searchsorted(values, keys), 0, max(len(values) - 1, 0))
-    if len(values) == 0:
-        return np.zeros(len(keys), dtype=np.int64)
-    return np.where(values[pos] == keys, counts[pos], 0)
+class _KeyCounts:
+    """How often keys occur in a table of keys (sorted once, looked up by bisection)."""
+
+    def __init__(self, table: np.ndarray):
+        self.values, self.counts = np.unique(table, return_counts=True)
+
+    def of(self, keys: np.ndarray) -> np.ndarray:
+        if len(self.values) == 0:
+            return np.zeros(len(keys), dtype=np.int64)
+        pos = np.clip(np.searchsorted(self.values, keys), 0, len(self.values) - 1)
+        return np.where(self.values[pos] == keys, self.counts[pos], 0)
+
+
+class _ViewIndex:
+    """A release's rows (and context sets) as sorted keys, to answer many subset queries."""
+
+    def __init__(self, release: PublishedView):
+        self.release = release
+        self.schema = release.schema
+        self.view = _KeyCounts(_rows_as_keys(self.schema.digits(release.codes)))
+        self._contexts: dict[str, _KeyCounts] = {}
+        self._mechanism = release.mechanism_object()
+
+    def context(self, name: str) -> _KeyCounts:
+        if name not in self._contexts:
+            codes = self.release.context[name]
+            self._contexts[name] = _KeyCounts(_rows_as_keys(self.schema.digits(codes)))
+        return self._contexts[name]
+
+    def subset_sums(self, tuple_digits: list[np.ndarray],
+                    Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The release's estimates (and their variances) of "tuple ∈ {t_i : i ∈ q_j}" for
+        each row q_j of Q, the tuples t_i given by their digits (distinct tuples)."""
+        keys = _rows_as_keys(tuple_digits)
+        in_view = self.view.of(keys).astype(np.float64)
+        Qf = Q.astype(np.float64)
+
+        def domain_sum(weights):
+            per = np.ones(len(keys))
+            for w, d in zip(weights, tuple_digits, strict=True):
+                per *= np.asarray(w, dtype=np.float64)[d]
+            return Qf @ per
+
+        def context(name: str):
+            inside = (self.context(name).of(keys) > 0).astype(np.float64)
+            return Qf @ (in_view * inside), Qf @ inside
+
+        counts = Counts(Qf @ in_view, Qf.sum(axis=1), domain_sum, context)
+        answers, variance = self._mechanism.estimate(counts)
+        return (np.asarray(answers, dtype=np.float64),
+                np.broadcast_to(np.asarray(variance, dtype=np.float64), (len(Q),)))
+
+
+def _check_decoder(decoder: str) -> None:
+    if decoder not in DECODERS:
+        raise ParameterError(f"decoder must be one of {DECODERS}, got {decoder!r}")
+
+
+def _query_count(n: int, n_queries: int | None) -> int:
+    return default_queries(n) if n_queries is None else validate.count("n_queries", n_queries,
+                                                                       minimum=1)
+
+
+def _decode(decoder: str, Q: np.ndarray, answers: np.ndarray, variance: np.ndarray,
+            bound: float | None) -> np.ndarray:
+    """Fractional fits (n × R) of R columns of answers to the same queries Q.
+
+    Least squares solves all columns with one factorisation. The LP's bound is
+    ``bound``, else the root-mean-square standard error the estimator reports
+    for that column's queries (answers off by more make the LP infeasible and
+    :func:`~privpub.attacks.decoders.lp_fit` then minimises the total excess,
+    an ℓ1 fit robust to the few large errors).
+    """
+    if decoder == "lstsq":
+        return lstsq_fit(Q, answers).reshape(Q.shape[1], -1)
+    variance = variance.reshape(len(Q), -1)
+    fits = []
+    for r in range(answers.shape[1]):
+        E = float(np.sqrt(np.mean(variance[:, r]))) if bound is None else bound
+        fits.append(lp_fit(Q, answers[:, r], E)[0])
+    return np.stack(fits, axis=1)
+
+
+def _interval(k: int, n: int, confidence: float) -> tuple[float, float]:
+    """Clopper–Pearson interval of k successes in n trials (nan, nan when n = 0)."""
+    if n == 0:
+        return (math.nan, math.nan)
+    from scipy import stats  # imported on use: scipy costs ~0.4 s at `import privpub`
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence)
+    return (float(ci.low), float(ci.high))
 
 
 def audit(release: PublishedView, secret_column: str, records, *, secret_value: Any = None,
@@ -127,8 +220,7 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     if attr.size != 2:
         raise ParameterError(f"secret column {secret_column!r} must be binary; its domain has "
                              f"{attr.size} values ({attr.describe()})")
-    if decoder not in DECODERS:
-        raise ParameterError(f"decoder must be one of {DECODERS}, got {decoder!r}")
+    _check_decoder(decoder)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
     n_targets = validate.count("n_targets", n_targets, minimum=2)
     bound = validate.optional(validate.real, "bound", bound)
@@ -138,7 +230,7 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     digits = schema.digits(schema.encode(records))
     qi = [d for i, d in enumerate(digits) if i != j]
     qi_keys = _rows_as_keys(qi)
-    unique = np.flatnonzero(_counts_of(qi_keys, qi_keys) == 1)
+    unique = np.flatnonzero(_KeyCounts(qi_keys).of(qi_keys) == 1)
     if unique.size < 2:
         raise ParameterError(f"only {unique.size} record(s) have a quasi-identifier (every "
                              f"attribute but {secret_column!r}) no other record shares; the "
@@ -148,40 +240,204 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     targets = np.sort(unique[order[:n_targets]])
     n = targets.size
     bits = digits[j][targets] == one
-    # Each target's tuple with the secret set to bit 1, and how often the view holds it.
+    # Each target's tuple with the secret set to bit 1: its subset sums are the secret's.
     tuple_digits = [d[targets].astype(np.int64) for d in digits]
     tuple_digits[j] = np.full(n, one, dtype=np.int64)
-    keys = _rows_as_keys(tuple_digits)
-    in_view = _counts_of(keys, _rows_as_keys(schema.digits(release.codes))).astype(np.float64)
-
-    t = default_queries(n) if n_queries is None else validate.count("n_queries", n_queries,
-                                                                     minimum=1)
-    Q = random_queries(n, t, source.derive("queries")).astype(np.float64)
-
-    def domain_sum(weights):
-        per = np.ones(n)
-        for w, d in zip(weights, tuple_digits, strict=True):
-            per *= np.asarray(w, dtype=np.float64)[d]
-        return Q @ per
-
-    def context(name: str):
-        inside = _counts_of(keys, _rows_as_keys(schema.digits(release.context[name]))) > 0
-        return Q @ (in_view * inside), Q @ inside.astype(np.float64)
-
-    counts = Counts(Q @ in_view, Q.sum(axis=1), domain_sum, context)
-    answers, variance = release.mechanism_object().estimate(counts)
-    answers = np.asarray(answers, dtype=np.float64)
-    if decoder == "lstsq":
-        fit = lstsq_fit(Q.astype(bool), answers)
-    else:
-        E = float(np.sqrt(np.mean(variance))) if bound is None else bound
-        fit, _ = lp_fit(Q.astype(bool), answers, E)
+    t = _query_count(n, n_queries)
+    Q = random_queries(n, t, source.derive("queries"))
+    answers, variance = _ViewIndex(release).subset_sums(tuple_digits, Q)
+    fit = _decode(decoder, Q, answers[:, None], variance, bound)[:, 0]
     right = int(np.sum((fit > 0.5) == bits))
-    from scipy import stats  # imported on use: scipy costs ~0.4 s at `import privpub`
-    ci = stats.binomtest(right, n).proportion_ci(confidence_level=confidence)
     return AuditResult(secret_column, binary_values(schema, secret_column)[one], decoder, n, t,
-                       int(unique.size), right / n, (float(ci.low), float(ci.high)),
+                       int(unique.size), right / n, _interval(right, n, confidence),
                        confidence, float(max(bits.mean(), 1 - bits.mean())))
+
+
+#: Candidates in the table, expected over all rounds, that the default number of rounds aims at.
+PRESENT_TARGET = 50
+#: Theorem 2.6's breach: a tuple with prior ≤ n/m whose posterior reaches this.
+BREACH_POSTERIOR = 2 / 3
+
+
+@dataclass(frozen=True)
+class PresenceAuditResult:
+    """What a presence audit (Theorem 2.6's adversary) found.
+
+    Over ``rounds`` candidate sets of ``n_candidates`` tuples, each in the
+    table with probability ``prior``: ``present`` were, the decoder named
+    ``named`` present, and ``correct`` of those were. ``posterior`` =
+    correct / named is the adversary's posterior on a tuple it names, with
+    its Clopper–Pearson ``interval``; ``gamma`` and ``d`` are what the release
+    promises (None when its parameters state none).
+    """
+
+    decoder: str
+    prior: float
+    n_candidates: int
+    rounds: int
+    n_queries: int
+    present: int
+    named: int
+    correct: int
+    interval: tuple[float, float]
+    confidence: float
+    gamma: float | None
+    d: float | None
+
+    @property
+    def posterior(self) -> float:
+        """Fraction of the named tuples that are in the table (nan if none was named)."""
+        return self.correct / self.named if self.named else math.nan
+
+    @property
+    def recall(self) -> float:
+        """Fraction of the candidates in the table that the decoder named."""
+        return self.correct / self.present if self.present else math.nan
+
+    @property
+    def breach(self) -> bool:
+        """Theorem 2.6's breach, shown at ``confidence``: the posterior's interval lies
+        above 2/3 for tuples whose prior is at most the release's d."""
+        return self.interval[0] >= BREACH_POSTERIOR
+
+    def __str__(self) -> str:
+        lo, hi = self.interval
+        promise = "" if self.gamma is None else f"; the release promises ≤ {self.gamma:.1%}"
+        found = (f"posterior {self.posterior:.1%}, {self.confidence:.0%} interval "
+                 f"[{lo:.1%}, {hi:.1%}]" if self.named else "no posterior to measure")
+        verdict = ("a breach in Theorem 2.6's sense (above 2/3 at a prior within d)"
+                   if self.breach else "no breach in Theorem 2.6's sense shown")
+        return (f"{self.decoder} named {self.named:,} of {self.rounds * self.n_candidates:,} "
+                f"candidate tuples present (prior {self.prior:.3g} each, "
+                f"{self.n_queries:,} queries per {self.n_candidates}); {self.correct:,} were: "
+                f"{found}{promise}; it found {self.correct:,} of the {self.present:,} present. "
+                f"{verdict}")
+
+
+def audit_presence(release: PublishedView, records, *, prior: float | None = None,
+                   n_candidates: int = 256, rounds: int | None = None,
+                   n_queries: int | None = None, decoder: str = "lstsq",
+                   bound: float | None = None, confidence: float = 0.95,
+                   seed: SeedLike = None, progress: bool = False) -> PresenceAuditResult:
+    """Theorem 2.6's adversary: which of its candidate tuples are in the table?
+
+    Each round draws ``n_candidates`` tuples, each independently a record of
+    ``records`` (one whose tuple no other record repeats) with probability
+    ``prior`` and otherwise a uniform domain tuple that is not in the data, so
+    the adversary's prior on every candidate is exactly ``prior``. The release
+    answers the random subset queries "tuple ∈ {t_i : i ∈ S}" (the same queries
+    each round), the decoder rounds its fit at 1/2, and the candidates it names
+    present are scored against the data: the fraction that are is the
+    posterior an adversary with this prior gets from the release.
+
+    Parameters
+    ----------
+    release : PublishedView
+        The published table (any table mechanism with an estimator).
+    records : table
+        The data the release was made from.
+    prior : float, optional
+        The adversary's prior per candidate (default: the release's d, the
+        largest prior its guarantee covers; required if it states none).
+    n_candidates : int
+        Candidates per round (the n of the reconstruction).
+    rounds : int, optional
+        Candidate sets (default: enough for about 50 candidates in the table).
+    n_queries : int, optional
+        Random subset queries per round (default ⌈n (ln n)²⌉).
+    decoder : {"lstsq", "lp"}
+        As in :func:`audit`.
+    confidence : float
+        Level of the posterior's Clopper–Pearson interval.
+    seed : optional
+        Draws the candidates and the queries.
+    progress : bool
+        A tqdm bar over the rounds.
+    """
+    if not isinstance(release, PublishedView):
+        raise ParameterError(f"release must be a PublishedView, got {type(release).__name__}")
+    _check_decoder(decoder)
+    params = release.parameters
+    d = params.get("d")
+    gamma = params.get("gamma")
+    if prior is None:
+        if d is None:
+            raise ParameterError(f"the {release.mechanism} release states no prior bound d; "
+                                 f"pass prior= (the adversary's prior per candidate)")
+        prior = d
+    prior = validate.probability("prior", prior, open_low=True, open_high=True)
+    n = validate.count("n_candidates", n_candidates, minimum=2)
+    confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
+    bound = validate.optional(validate.real, "bound", bound)
+    rounds = (math.ceil(PRESENT_TARGET / (n * prior)) if rounds is None
+              else validate.count("rounds", rounds, minimum=1))
+    schema = release.schema
+    digits = [dg.astype(np.int64) for dg in schema.digits(schema.encode(records))]
+    data = _KeyCounts(_rows_as_keys(digits))
+    keys = _rows_as_keys(digits)
+    pool = np.flatnonzero(data.of(keys) == 1)
+    if pool.size == 0:
+        raise ParameterError("every record's tuple is repeated in the data; the presence "
+                             "audit draws its candidates in the table from unrepeated tuples")
+    outside = schema.size - len(data.values)
+    if outside < n:
+        raise ParameterError(f"n_candidates = {n} but only {outside} domain tuples are not in "
+                             f"the data")
+
+    source = resolve_seed(seed)
+    t = _query_count(n, n_queries)
+    Q = random_queries(n, t, source.derive("queries"))
+    index = _ViewIndex(release)
+    sizes = [a.size for a in schema.attributes]
+    draws = source.derive("candidates")
+    answers, variances, present = np.empty((t, rounds)), np.empty((t, rounds)), []
+    from tqdm import tqdm
+
+    for r in tqdm(range(rounds), desc="presence audit", unit="round", disable=not progress):
+        draw = draws.derive(f"round {r}")  # a source's stream is fixed: one per round and use
+        member = draw.derive("member").uniform(n) < prior
+        k = int(member.sum())
+        if k > pool.size:
+            raise ParameterError(f"a round drew {k} candidates in the table but only "
+                                 f"{pool.size} records have an unrepeated tuple; lower "
+                                 f"n_candidates or prior")
+        inside = pool[np.argsort(draw.derive("inside").uniform(pool.size), kind="stable")[:k]]
+        absent = _absent_tuples(n - k, sizes, data, draw.derive("absent"))
+        cand = [np.empty(n, dtype=np.int64) for _ in sizes]
+        for j, col in enumerate(cand):
+            col[member] = digits[j][inside]
+            col[~member] = absent[j]
+        answers[:, r], variances[:, r] = index.subset_sums(cand, Q)
+        present.append(member)
+    named = _decode(decoder, Q, answers, variances, bound) > 0.5
+    member = np.stack(present, axis=1)
+    correct, n_named = int(np.sum(named & member)), int(named.sum())
+    return PresenceAuditResult(decoder, prior, n, rounds, t, int(member.sum()), n_named,
+                               correct, _interval(correct, n_named, confidence), confidence,
+                               gamma, d)
+
+
+def _absent_tuples(count: int, sizes: list[int], data: _KeyCounts,
+                   draws: RandomSource) -> list[np.ndarray]:
+    """``count`` distinct uniform domain tuples not in the data, as digit columns.
+
+    Uniform digits per attribute give a uniform tuple; those in the data or
+    repeated are redrawn (rejection keeps the rest uniform over the tuples
+    outside the data).
+    """
+    cols = [np.empty(0, dtype=np.int64) for _ in sizes]
+    attempt = 0
+    while len(cols[0]) < count:
+        want = 2 * (count - len(cols[0])) + 8
+        u = draws.derive(f"attempt {attempt}").uniform(want * len(sizes)).reshape(len(sizes), -1)
+        attempt += 1
+        fresh = [np.minimum((u[j] * s).astype(np.int64), s - 1) for j, s in enumerate(sizes)]
+        cols = [np.concatenate([c, f]) for c, f in zip(cols, fresh, strict=True)]
+        keys = _rows_as_keys(cols)
+        _, first = np.unique(keys, return_index=True)
+        keep = np.sort(first[data.of(keys[first]) == 0])
+        cols = [c[keep] for c in cols]
+    return [c[:count] for c in cols]
 
 
 def binary_values(schema, column: str) -> list:

@@ -318,7 +318,8 @@ def lp_reconstruct(db: SubsetSumDatabase, bound: float, n_queries: int | None = 
 
 
 def lstsq_fit(queries: np.ndarray, answers: np.ndarray) -> np.ndarray:
-    """argmin_c ‖queries · c − answers‖₂ by the normal equations (Cholesky of QᵀQ).
+    """argmin_c ‖queries · c − answers‖₂ by the normal equations (Cholesky of QᵀQ);
+    a 2-d ``answers`` (t × R) gives R fits (n × R) from one factorisation.
 
     For random subset queries QᵀQ ≈ (t/4)(I + 11ᵀ) is well conditioned, so the
     normal equations lose nothing against an SVD-based lstsq and cost t·n²/2
@@ -326,7 +327,7 @@ def lstsq_fit(queries: np.ndarray, answers: np.ndarray) -> np.ndarray:
     blocks, so memory stays at n² + ROWS·n doubles however many queries there are.
     """
     t, n = queries.shape
-    gram, rhs = np.zeros((n, n)), np.zeros(n)
+    gram, rhs = np.zeros((n, n)), np.zeros((n, *np.shape(answers)[1:]))
     for i in range(0, t, ROWS):
         Q = queries[i:i + ROWS].astype(np.float64)
         gram += Q.T @ Q
