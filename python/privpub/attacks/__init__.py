@@ -2,6 +2,14 @@
 subset sums through a perturbation, and the decoders that recover their bits."""
 
 from privpub.attacks.audit import AuditResult, audit
+from privpub.attacks.auditor import (
+    AnswerAuditor,
+    AttackOutcome,
+    Decision,
+    SelfAuditor,
+    pair_attack,
+    run_attack,
+)
 from privpub.attacks.database import SubsetSumDatabase
 from privpub.attacks.decoders import (
     Reconstruction,
@@ -24,7 +32,8 @@ from privpub.attacks.perturbations import (
 from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
 
 __all__ = [
-    "AuditResult", "audit",
+    "AnswerAuditor", "AttackOutcome", "AuditResult", "Decision", "SelfAuditor", "audit",
+    "pair_attack", "run_attack",
     "BinomialNoise", "BoundedNoise", "CDModel", "Exact", "LaplaceNoise", "Perturbation",
     "Reconstruction", "Rounding", "SubsetSumDatabase", "band_reconstruct", "default_queries",
     "confidence_walk", "delta_prime", "exhaustive_reconstruct", "lp_reconstruct",
