@@ -30,7 +30,7 @@ import numpy as np
 
 from privpub.attacks.database import SubsetSumDatabase
 from privpub.attacks.decoders import lstsq_fit, random_queries
-from privpub.attacks.perturbations import BinomialNoise, Exact, LaplaceNoise
+from privpub.attacks.perturbations import BinomialNoise, CoinNoise, Exact, LaplaceNoise
 from privpub.attacks.walk import delta_prime
 from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
@@ -222,16 +222,19 @@ class _NoiseLaw:
     def of(cls, mechanism, n: int) -> _NoiseLaw:
         if type(mechanism) is Exact:
             return cls("exact", np.zeros(1, np.int64), np.zeros(1), 0.0, 0.0, 0.0)
-        if isinstance(mechanism, BinomialNoise):
+        if isinstance(mechanism, (BinomialNoise, CoinNoise)):
             from scipy import stats  # imported on use: scipy is slow to import
 
-            R = mechanism.coins(n)
+            if isinstance(mechanism, CoinNoise):
+                R, min_size = mechanism.R, 0.0
+            else:
+                R, min_size = mechanism.coins(n), mechanism.small_size(n)
             lo = int(stats.binom.ppf(TAIL / 4, R, 0.5))
             hi = int(stats.binom.isf(TAIL / 4, R, 0.5))
             k = np.arange(lo, hi + 1, dtype=np.int64)
             tail = float(stats.binom.cdf(lo - 1, R, 0.5) + stats.binom.sf(hi, R, 0.5))
             return cls("binomial", k, stats.binom.logpmf(k, R, 0.5), R / 2.0, tail,
-                       mechanism.small_size(n), R=R)
+                       min_size, R=R)
         if isinstance(mechanism, LaplaceNoise):
             # P(e = k) = (1 − r)/(1 + r) · r^|k|, r = e^{−1/scale}; P(|e| > K) = 2 r^{K+1}/(1 + r).
             log_r = -1.0 / mechanism.scale
@@ -242,7 +245,8 @@ class _NoiseLaw:
             return cls("laplace", k, logpmf, 0.0, 2 * r ** (K + 1) / (1 + r), 0.0,
                        log_r=log_r)
         raise ParameterError("SelfAuditor sums over the answers of an integer-valued noise law: "
-                             "mechanism must be Exact, BinomialNoise or LaplaceNoise, got "
+                             "mechanism must be Exact, CoinNoise, BinomialNoise or LaplaceNoise, "
+                             "got "
                              f"{mechanism!r}")
 
     def logf(self, k: np.ndarray) -> np.ndarray:
@@ -272,9 +276,12 @@ class SelfAuditor:
     This is exact: the noise laws supported are the integer-valued ones, so
     the answers form a finite grid once a tail of mass ≤ :data:`TAIL` is
     cut off, and that tail is counted as breaching. Supported: ``Exact``,
-    ``BinomialNoise`` (Theorem 5's Σ e_i − R/2, the Gaussian-like law with
-    variance R/4; queries below its small-query size are answered 0 and
-    carry nothing) and ``LaplaceNoise`` (discrete Laplace).
+    ``CoinNoise`` (Theorem 5's Σ e_i − R/2, the Gaussian-like law with
+    variance R/4), ``BinomialNoise`` (the same law; queries below its
+    small-query size are answered 0 and carry nothing) and ``LaplaceNoise``
+    (discrete Laplace). Continuous noise (a Gaussian on doubles) is not: its
+    answers do not form a grid to sum over, and CoinNoise is the Gaussian
+    law's integer counterpart.
 
     Rule: answer q iff spent + β(q) ≤ ``level``, then spent += β(q); a
     query with β(q) = 0 is always answered. β depends on the transcript and
