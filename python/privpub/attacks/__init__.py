@@ -35,7 +35,8 @@ from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
 __all__ = [
     "AnswerAuditor", "AttackOutcome", "AuditResult", "Decision", "SelfAuditor", "audit",
     "pair_attack", "run_attack",
-    "BinomialNoise", "BoundedNoise", "CDModel", "CoinNoise", "Exact", "LaplaceNoise", "Perturbation",
+    "BinomialNoise", "BoundedNoise", "CDModel", "CoinNoise", "Exact", "LaplaceNoise",
+    "Perturbation",
     "Reconstruction", "Rounding", "SubsetSumDatabase", "band_reconstruct", "default_queries",
     "confidence_walk", "delta_prime", "exhaustive_reconstruct", "lp_reconstruct",
     "lstsq_reconstruct", "random_queries", "stays_private",
