@@ -46,20 +46,12 @@ def candidates(n: int) -> np.ndarray:
     return np.array(list(itertools.product([False, True], repeat=n)))
 
 
-def brute_log_odds(n, p, mechanism, queries, answers, refusals=()) -> np.ndarray:
-    """The attacker's exact log-odds per entry: all 2^n candidates, prior × likelihoods.
-
-    ``refusals`` are (query, answer grid, breach mask) for a rule that refuses exactly the
-    breaching answers: the refusal's likelihood is P(answer ∈ breach set | x).
-    """
+def brute_log_odds(n, p, mechanism, queries, answers) -> np.ndarray:
+    """The attacker's exact log-odds per entry: all 2^n candidates, prior × likelihoods."""
     X = candidates(n)
     logw = X.sum(1) * math.log(p) + (~X).sum(1) * math.log(1 - p)
     for q, a in zip(queries, answers, strict=True):
         logw = logw + noise_logpmf(mechanism, a - X @ q.astype(int))
-    for q, grid, breach in refusals:
-        e = grid[breach][None, :] - (X @ q.astype(int))[:, None]
-        with np.errstate(divide="ignore"):
-            logw = logw + np.log(np.exp(noise_logpmf(mechanism, e)).sum(1))
     w = np.exp(logw - logw.max())
     with np.errstate(divide="ignore"):
         return np.log(w @ X) - np.log(w @ ~X)
@@ -195,7 +187,15 @@ class IgnoresRule(SelfAuditor):
 
 
 class PeeksAtAnswer(SelfAuditor):
-    """Refuses exactly when the true answer would breach: Appendix B's mistake with noise."""
+    """Refuses exactly when the true answer would breach: Appendix B's mistake with noise.
+
+    ``refusals`` keeps (query, answer grid, breach mask): a refusal tells an attacker who
+    knows the rule that the answer was in the breach set (likelihood P(A ∈ set | x)).
+    """
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.refusals = []
 
     def ask(self, query):
         q = np.asarray(query, bool)
@@ -214,46 +214,88 @@ class PeeksAtAnswer(SelfAuditor):
 TRIALS, N, P, DELTA, LEVEL, T = 200, 7, 0.3, 0.4, 0.1, 20
 
 
-def breach_rate(auditor_class, mechanism):
+def breach_rate(auditor_class, mechanism, trials=None):
     """Fraction of trials (d ~ Bernoulli(P)^N, T adaptive queries) where the attacker's
-    exact posterior, recomputed by brute force after every step, reaches δ′."""
-    dp = delta_prime(DELTA)
+    exact posterior, recomputed by brute force after every step, reaches δ′; and the
+    mean number of queries answered."""
+    dp, X = delta_prime(DELTA), candidates(N)
+    prior = X.sum(1) * math.log(P) + (~X).sum(1) * math.log(1 - P)
     breaches, answered = 0, []
-    for trial in range(TRIALS):
+    for trial in range(trials or TRIALS):
         d = random_db(N, 1000 + trial, P)
         aud = auditor_class(SubsetSumDatabase(d, mechanism, seed=trial), DELTA, LEVEL, P)
-        aud.refusals = []
-        qs, ans, peak = [], [], 0.0
+        logw, peak, n_answered = prior.copy(), 0.0, 0
         # The attacker: pairs first (Appendix B's queries), then random subsets.
         pairs = [np.isin(np.arange(N), [i, i + 1]) for i in range(N - 1)]
         for q in pairs + list(random_queries(N, T - len(pairs), seed=trial)):
+            refusals = getattr(aud, "refusals", [])
+            seen = len(refusals)
             a = aud.ask(q)
             if a is not None:
-                qs.append(q)
-                ans.append(a)
-            L = brute_log_odds(N, P, mechanism, qs, ans, aud.refusals)
+                logw = logw + noise_logpmf(mechanism, a - X @ q.astype(int))
+                n_answered += 1
+            for qr, grid, breach in refusals[seen:]:   # what a leaky refusal says
+                e = grid[breach][None, :] - (X @ qr.astype(int))[:, None]
+                with np.errstate(divide="ignore"):
+                    logw = logw + np.log(np.exp(noise_logpmf(mechanism, e)).sum(1))
+            w = np.exp(logw - logw.max())
+            with np.errstate(divide="ignore"):
+                L = np.log(w @ X) - np.log(w @ ~X)
             peak = max(peak, float(np.max(np.abs(L))))
         breaches += peak >= dp
-        answered.append(len(qs))
-    return breaches / TRIALS, float(np.mean(answered))
+        answered.append(n_answered)
+    return breaches / (trials or TRIALS), float(np.mean(answered))
 
 
-def within_level(rate: float) -> bool:
+class NoBudget(SelfAuditor):
+    """Holds each query to the level alone instead of the session's remaining budget."""
+
+    def ask(self, query):
+        self.spent = 0.0
+        return super().ask(query)
+
+
+def within_level(rate: float, trials: int) -> bool:
     # One-sided binomial test at α = 1e-6 of "breach probability ≤ LEVEL".
-    return rate * TRIALS <= stats.binom.ppf(1 - 1e-6, TRIALS, LEVEL)
+    return rate * trials <= stats.binom.ppf(1 - 1e-6, trials, LEVEL)
 
 
-@pytest.mark.parametrize("mechanism", [CoinNoise(24), LaplaceNoise(1.5)])
-def test_self_auditor_keeps_posterior_below_delta_prime(mechanism):
-    rate, answered = breach_rate(SelfAuditor, mechanism)
-    assert within_level(rate), rate
-    assert answered >= 8, answered          # it still answers a useful share of T = 20
+@pytest.mark.parametrize("mechanism, trials, budget_matters",
+                         [(CoinNoise(12), 600, True), (LaplaceNoise(1.5), 200, False)])
+def test_self_auditor_keeps_posterior_below_delta_prime(mechanism, trials, budget_matters):
+    rate, answered = breach_rate(SelfAuditor, mechanism, trials)
+    assert within_level(rate, trials), rate
+    assert answered >= 5, answered          # it still answers a useful share of T = 20
     # Power: the same test catches a variant that ignores the rule ...
-    rate_ignore, _ = breach_rate(IgnoresRule, mechanism)
-    assert not within_level(rate_ignore), rate_ignore
-    # ... and one that decides from the true answer (its refusals leak).
-    rate_peek, _ = breach_rate(PeeksAtAnswer, mechanism)
-    assert not within_level(rate_peek), rate_peek
+    rate_ignore, _ = breach_rate(IgnoresRule, mechanism, trials)
+    assert not within_level(rate_ignore, trials), rate_ignore
+    # ... one that decides from the true answer (its refusals leak) ...
+    rate_peek, _ = breach_rate(PeeksAtAnswer, mechanism, trials)
+    assert not within_level(rate_peek, trials), rate_peek
+    # ... and one that holds each query to the level but keeps no budget. (Under this
+    # Laplace, one answer moves a log-odds by at most 1/scale, so a query's risk jumps
+    # from 0 to above the level and the budget never binds: no power to ask for there.)
+    if budget_matters:
+        rate_nobudget, _ = breach_rate(NoBudget, mechanism, trials)
+        assert not within_level(rate_nobudget, trials), rate_nobudget
+
+
+def test_risk_budget_accounting():
+    # spent is the sum of the answered queries' risks, never above the level, and each
+    # refusal is exactly a query whose risk would have overdrawn it.
+    for seed in range(5):
+        aud = SelfAuditor(SubsetSumDatabase(random_db(8, seed), CoinNoise(12), seed=seed),
+                          0.4, level=0.1)
+        for q in random_queries(8, 30, seed=seed):
+            aud.ask(q)
+        spent = 0.0
+        for dec in aud.log:
+            if dec.answered:
+                spent += dec.breach_probability
+            else:
+                assert spent + dec.breach_probability > aud.level
+        assert aud.spent == pytest.approx(spent, abs=1e-12) and aud.spent <= aud.level
+        assert 0 < sum(dec.answered for dec in aud.log) < 30
 
 
 # ---- the contrast -----------------------------------------------------------------------
