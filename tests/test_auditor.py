@@ -182,7 +182,7 @@ def test_answer_auditor_fails_the_same_construction():
 class IgnoresRule(SelfAuditor):
     """Answers everything (the risk is computed and then ignored)."""
 
-    def _beta(self, qm, size):
+    def _beta(self, q):
         return 0.0
 
 
@@ -325,7 +325,7 @@ def test_named_errors():
     with pytest.raises(ParameterError, match=r"n = 21 is past its limit of 20"):
         AnswerAuditor(big)
     with pytest.raises(ParameterError, match=r"n = 21 is past its limit of 20"):
-        SelfAuditor(SubsetSumDatabase(big, CoinNoise(4)), 0.3)
+        SelfAuditor(SubsetSumDatabase(big, CoinNoise(4)), 0.3, method="exact")
     with pytest.raises(ParameterError, match=r"mechanism must be .*BoundedNoise"):
         SelfAuditor(SubsetSumDatabase([0, 1, 1], BoundedNoise(1.0)), 0.3)
     with pytest.raises(ParameterError, match=r"delta must be in \(0, 1/2\), got 0.5"):
