@@ -1,5 +1,9 @@
 """Reconstruction attacks (Dinur–Nissim, PODS 2003): statistical databases answering
-subset sums through a perturbation, and the decoders that recover their bits."""
+subset sums through a perturbation, and the decoders that recover their bits.
+
+Appendix B's auditors are in :mod:`privpub.attacks.auditor`: the answer-dependent
+:class:`AnswerAuditor` with the :func:`pair_attack` that reads d from its refusals, and
+the :class:`SelfAuditor` whose decisions use only what the attacker already knows."""
 
 from privpub.attacks.audit import AuditResult, audit
 from privpub.attacks.auditor import (
