@@ -1,7 +1,19 @@
 """Reconstruction attacks (Dinur–Nissim, PODS 2003): statistical databases answering
-subset sums through a perturbation, and the decoders that recover their bits."""
+subset sums through a perturbation, and the decoders that recover their bits.
+
+Appendix B's auditors are in :mod:`privpub.attacks.auditor`: the answer-dependent
+:class:`AnswerAuditor` with the :func:`pair_attack` that reads d from its refusals, and
+the :class:`SelfAuditor` whose decisions use only what the attacker already knows."""
 
 from privpub.attacks.audit import AuditResult, PresenceAuditResult, audit, audit_presence
+from privpub.attacks.auditor import (
+    AnswerAuditor,
+    AttackOutcome,
+    Decision,
+    SelfAuditor,
+    pair_attack,
+    run_attack,
+)
 from privpub.attacks.database import SubsetSumDatabase
 from privpub.attacks.decoders import (
     Reconstruction,
@@ -15,6 +27,7 @@ from privpub.attacks.perturbations import (
     BinomialNoise,
     BoundedNoise,
     CDModel,
+    CoinNoise,
     Exact,
     LaplaceNoise,
     Perturbation,
@@ -23,9 +36,10 @@ from privpub.attacks.perturbations import (
 from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
 
 __all__ = [
-    "AuditResult", "PresenceAuditResult", "audit", "audit_presence",
-    "BinomialNoise", "BoundedNoise", "CDModel", "Exact", "LaplaceNoise", "Perturbation",
-    "Reconstruction", "Rounding", "SubsetSumDatabase", "default_queries",
+    "AnswerAuditor", "AttackOutcome", "AuditResult", "Decision", "PresenceAuditResult",
+    "SelfAuditor", "audit", "audit_presence", "pair_attack", "run_attack",
+    "BinomialNoise", "BoundedNoise", "CDModel", "CoinNoise", "Exact", "LaplaceNoise",
+    "Perturbation", "Reconstruction", "Rounding", "SubsetSumDatabase", "default_queries",
     "confidence_walk", "delta_prime", "exhaustive_reconstruct", "lp_reconstruct",
     "lstsq_reconstruct", "random_queries", "stays_private",
 ]
