@@ -9,6 +9,7 @@ to it from both sides (it reaches it, it does not exceed it).
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -106,3 +107,112 @@ def test_attack_from_the_cli(table, tmp_path, capsys):
     assert "'perhaps' is not a value of 's'" in capsys.readouterr().err
     assert main(args[:-4] + ["--secret", "a"]) == 1
     assert "must be binary" in capsys.readouterr().err
+
+
+# ---- Theorem 2.6's adversary: which candidate tuples are in the table -------------------
+def posterior_in_view(alpha: float, beta: float, p: float) -> float:
+    """Pr[t ∈ I | t ∈ V] for a tuple of prior p: the posterior of a tuple seen in the view."""
+    return p * (alpha + beta) / (p * (alpha + beta) + (1 - p) * beta)
+
+
+def test_presence_audit_at_the_papers_parameters_stays_below_gamma(table):
+    """(10n/m, 0.2)-privacy (d = 0.05 here): a candidate of prior d that the decoder names
+    present is in the table with the posterior of a tuple seen in the view (0.142), below
+    γ = 0.2 and far from Theorem 2.6's 2/3. Power: the β = 0 test below reads 1.0."""
+    from scipy import stats
+
+    from privpub.attacks import audit_presence
+
+    schema, df = table
+    mech = AlphaBeta.for_privacy(schema, n=N, gamma=0.2, k=10)
+    release = mech.publish(df, seed=1)
+    result = audit_presence(release, df, seed=2, rounds=24)
+    assert result.prior == mech.d == 0.05 and result.gamma == 0.2
+    assert result.present >= 250 and result.named >= 400
+    expected = posterior_in_view(mech.alpha, mech.beta, mech.d)
+    assert stats.binomtest(result.correct, result.named, expected).pvalue > 1e-3
+    assert result.interval[1] < 0.25 and not result.breach
+    assert "no breach" in str(result)
+
+
+def test_presence_audit_breaks_a_release_made_too_accurate(table):
+    """Theorem 2.6's other side: as β → 0 the posterior of a named candidate climbs from
+    γ towards 1, and at β = 0 every candidate named is in the table (a breach)."""
+    from privpub.attacks import audit_presence
+
+    schema, df = table
+    mech = AlphaBeta.for_privacy(schema, n=N, gamma=0.2, k=10)
+    posteriors = []
+    for beta in (mech.beta, mech.beta / 10, mech.beta / 100, 0.0):
+        release = AlphaBeta(schema, mech.alpha, beta).publish(df, seed=1)
+        result = audit_presence(release, df, prior=mech.d, seed=2, rounds=16)
+        posteriors.append(result.posterior)
+    assert posteriors == sorted(posteriors)
+    assert posteriors[0] < 0.25 and posteriors[-1] == 1.0
+    assert result.breach and result.interval[0] > 2 / 3 and "a breach" in str(result)
+    assert result.recall == pytest.approx(mech.alpha, abs=0.1)  # named iff kept (α)
+
+
+def test_presence_audit_lp_decoder_and_seeds(table):
+    from privpub.attacks import audit_presence
+
+    schema, df = table
+    release = AlphaBeta(schema, 0.5, 0.0).publish(df, seed=1)
+    kwargs = dict(prior=0.05, n_candidates=64, rounds=3, n_queries=512)
+    lp = audit_presence(release, df, decoder="lp", seed=4, **kwargs)
+    again = audit_presence(release, df, decoder="lstsq", seed=4, **kwargs)
+    assert lp.posterior == 1.0 and (lp.present, lp.named) == (again.present, again.named)
+    assert audit_presence(release, df, seed=4, **kwargs) == again
+    assert audit_presence(release, df, seed=5, **kwargs) != again
+
+
+def test_presence_audit_candidates_are_drawn_as_stated(table):
+    """Candidates in the table are unrepeated records, the others distinct domain tuples
+    outside the data, each candidate in the table with probability `prior`."""
+    from privpub.attacks.audit import _absent_tuples, _KeyCounts, _rows_as_keys
+    from privpub.core.seeding import resolve_seed
+
+    schema, df = table
+    digits = schema.digits(schema.encode(df))
+    data = _KeyCounts(_rows_as_keys(digits))
+    cols = _absent_tuples(5000, [200, 200, 2], data, resolve_seed(3))
+    keys = _rows_as_keys(cols)
+    assert len(np.unique(keys)) == 5000 and not data.of(keys).any()
+    # uniform over the outside: each attribute's digits are spread evenly
+    assert abs(np.mean(cols[2]) - 0.5) < 0.03 and abs(np.mean(cols[0]) - 99.5) < 3
+
+
+def test_presence_audit_bad_input(table):
+    from privpub.attacks import audit_presence
+
+    schema, df = table
+    release = AlphaBeta(schema, 0.5, 0.1).publish(df, seed=1)
+    with pytest.raises(ParameterError, match="states no prior bound d; pass prior="):
+        audit_presence(release, df)
+    with pytest.raises(ParameterError, match="prior"):
+        audit_presence(release, df, prior=1.5)
+    with pytest.raises(ParameterError, match="n_candidates"):
+        audit_presence(release, df, prior=0.05, n_candidates=1)
+    with pytest.raises(ParameterError, match="every record's tuple is repeated"):
+        audit_presence(release, pd.concat([df.iloc[:3]] * 2, ignore_index=True), prior=0.05)
+    with pytest.raises(ParameterError, match="decoder"):
+        audit_presence(release, df, prior=0.05, decoder="magic")
+
+
+def test_presence_attack_from_the_cli(table, tmp_path, capsys):
+    from privpub.cli import main
+
+    schema, df = table
+    mech = AlphaBeta.for_privacy(schema, n=N, gamma=0.2, k=10)
+    mech.publish(df, seed=1).to_parquet(tmp_path / "view.parquet")
+    df.to_csv(tmp_path / "data.csv", index=False)
+    args = ["attack", str(tmp_path / "view.parquet"), "--data", str(tmp_path / "data.csv"),
+            "--seed", "3"]
+    assert main(args + ["--presence", "--rounds", "4", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["prior"] == 0.05 and out["rounds"] == 4 and out["breach"] is False
+    assert main(args + ["--secret", "s", "--rounds", "4"]) == 1
+    assert "--rounds is for --presence audits" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # neither --secret nor --presence
+        main(args)
+    assert usage.value.code == 2

@@ -254,7 +254,7 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
 
 
 #: Candidates in the table, expected over all rounds, that the default number of rounds aims at.
-PRESENT_TARGET = 50
+PRESENT_TARGET = 200
 #: Theorem 2.6's breach: a tuple with prior ≤ n/m whose posterior reaches this.
 BREACH_POSTERIOR = 2 / 3
 
@@ -342,7 +342,7 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     n_candidates : int
         Candidates per round (the n of the reconstruction).
     rounds : int, optional
-        Candidate sets (default: enough for about 50 candidates in the table).
+        Candidate sets (default: enough for about 200 candidates in the table).
     n_queries : int, optional
         Random subset queries per round (default ⌈n (ln n)²⌉).
     decoder : {"lstsq", "lp"}
@@ -393,7 +393,7 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     answers, variances, present = np.empty((t, rounds)), np.empty((t, rounds)), []
     from tqdm import tqdm
 
-    for r in tqdm(range(rounds), desc="presence audit", unit="round", disable=not progress):
+    for r in tqdm(range(rounds), desc="presence audit", unit="round", disable=None if progress else True):
         draw = draws.derive(f"round {r}")  # a source's stream is fixed: one per round and use
         member = draw.derive("member").uniform(n) < prior
         k = int(member.sum())

@@ -13,55 +13,88 @@ def _attack(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from privpub import PublishedView
-    from privpub.attacks import audit
-    from privpub.attacks.audit import binary_values
+    from privpub.attacks import audit, audit_presence
     from privpub.core.errors import ParameterError
     from privpub.tables.inputs import read_table_file
 
     view = PublishedView.open(args.view)
-    secret_value = None
-    if args.secret_value is not None:  # the command line gives text: match it to a value
-        values = binary_values(view.schema, args.secret)
-        named = [v for v in values if str(v) == args.secret_value]
-        if not named:
-            raise ParameterError(f"--secret-value {args.secret_value!r} is not a value of "
-                                 f"{args.secret!r} (its values: {values})")
-        secret_value = named[0]
-    result = audit(view, args.secret, read_table_file(args.data),
-                   secret_value=secret_value, n_targets=args.targets,
-                   n_queries=args.queries, decoder=args.decoder, seed=args.seed)
+    data = read_table_file(args.data)
+    if args.presence:
+        result = audit_presence(view, data, prior=args.prior, n_candidates=args.targets,
+                                rounds=args.rounds, n_queries=args.queries,
+                                decoder=args.decoder, seed=args.seed, progress=True)
+        extra = {"posterior": result.posterior, "recall": result.recall,
+                 "breach": result.breach}
+    else:
+        for flag, value in (("--prior", args.prior), ("--rounds", args.rounds)):
+            if value is not None:
+                raise ParameterError(f"{flag} is for --presence audits")
+        result = audit(view, args.secret, data, secret_value=_secret_value(view, args),
+                       n_targets=args.targets, n_queries=args.queries, decoder=args.decoder,
+                       seed=args.seed)
+        extra = {"advantage": result.advantage}
     if args.format == "table":
         print(result)
-    print(json.dumps({**asdict(result), "advantage": result.advantage}, indent=2, default=str))
+    print(json.dumps({**asdict(result), **extra}, indent=2, default=str))
     return 0
+
+
+def _secret_value(view, args: argparse.Namespace):
+    """The command line gives text: match it to a value of the secret column."""
+    from privpub.attacks.audit import binary_values
+    from privpub.core.errors import ParameterError
+
+    if args.secret_value is None:
+        return None
+    values = binary_values(view.schema, args.secret)
+    named = [v for v in values if str(v) == args.secret_value]
+    if not named:
+        raise ParameterError(f"--secret-value {args.secret_value!r} is not a value of "
+                             f"{args.secret!r} (its values: {values})")
+    return named[0]
 
 
 def add_parser(sub: Any) -> None:
     att = sub.add_parser(
-        "attack", help="audit a published view by reconstructing a binary secret column",
-        description="Dinur–Nissim reconstruction against a published view: targets are "
-                    "records of the original data whose other attributes (the "
-                    "quasi-identifier) no other record shares; random subsets of them are "
-                    "counted through the view's own estimator and decoded. Prints the "
-                    "fraction of secret bits recovered with a 95%% interval and the "
-                    "majority-guess baseline.",
+        "attack", help="audit a published view by Dinur–Nissim reconstruction",
+        description="Dinur–Nissim reconstruction against a published view, answered by the "
+                    "view's own estimator and decoded. With --secret (attribute inference): "
+                    "targets are records whose other attributes (the quasi-identifier) no "
+                    "other record shares; prints the fraction of their secret bits "
+                    "recovered with a 95%% interval and the majority-guess baseline. With "
+                    "--presence (the αβ paper's Theorem 2.6): candidate tuples each in the "
+                    "data with prior d (the view's, or --prior); prints the posterior of "
+                    "the tuples the decoder names present, beside the view's promised γ and "
+                    "Theorem 2.6's 2/3.",
         epilog="examples:\n"
                "  privpub publish alphabeta --input adult.csv --output view.parquet "
-               "--duplicates records\n"
+               "--duplicates set\n"
                "  privpub attack view.parquet --data adult.csv --secret salary "
                "--secret-value '>50K' --seed 1\n"
                "  privpub attack view.parquet --data adult.csv --secret sex --decoder lp "
-               "--targets 128",
+               "--targets 128\n"
+               "  privpub attack view.parquet --data adult.csv --presence --seed 1\n"
+               "  privpub attack view.parquet --data adult.csv --presence --prior 0.001 "
+               "--rounds 2000 --format json",
         formatter_class=ExampleFormatter)
     att.add_argument("view", help="the view's Parquet file")
     att.add_argument("--data", required=True, metavar="PATH",
                      help="the original table (.csv, .csv.gz or .parquet), to pick targets "
                           "and score the attack")
-    att.add_argument("--secret", required=True, help="a binary column of the view")
+    what = att.add_mutually_exclusive_group(required=True)
+    what.add_argument("--secret", help="a binary column of the view (attribute inference)")
+    what.add_argument("--presence", action="store_true",
+                      help="which candidate tuples are in the data (Theorem 2.6's adversary)")
     att.add_argument("--secret-value", default=None,
                      help="the value counted as bit 1 (default: the column's second value)")
     att.add_argument("--targets", type=int, default=256,
-                     help="how many records to attack (default 256)")
+                     help="records to attack, or candidates per round with --presence "
+                          "(default 256)")
+    att.add_argument("--prior", type=float, default=None,
+                     help="--presence: the prior per candidate (default: the view's d)")
+    att.add_argument("--rounds", type=int, default=None,
+                     help="--presence: candidate sets (default: about 200 candidates in the "
+                          "data)")
     att.add_argument("--queries", type=int, default=None,
                      help="random subset queries (default n (ln n)^2 for n targets)")
     att.add_argument("--decoder", choices=["lstsq", "lp"], default="lstsq",
