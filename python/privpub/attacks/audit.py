@@ -393,7 +393,9 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     answers, variances, present = np.empty((t, rounds)), np.empty((t, rounds)), []
     from tqdm import tqdm
 
-    for r in tqdm(range(rounds), desc="presence audit", unit="round", disable=None if progress else True):
+    bar = tqdm(range(rounds), desc="presence audit", unit="round",
+               disable=None if progress else True)  # None: silent off a terminal
+    for r in bar:
         draw = draws.derive(f"round {r}")  # a source's stream is fixed: one per round and use
         member = draw.derive("member").uniform(n) < prior
         k = int(member.sum())

@@ -1,0 +1,21 @@
+"""`privpub experiments audit --quick`: both sides of Theorem 2.6 on Adult, end to end."""
+
+import json
+
+from privpub.cli import main
+
+
+def test_audit_experiment_shows_both_sides(tmp_path, capsys):
+    out = tmp_path / "audit"
+    assert main(["experiments", "audit", "--out", str(out), "--seed", "2", "--quick"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    rows = summary["releases"]
+    assert [r["beta_factor"] for r in rows] == [1.0, 0.1, 0.01, 0.001, 0.0]
+    paper, exact = rows[0]["presence"], rows[-1]["presence"]
+    # at the paper's calibration the posterior of a named candidate stays near its
+    # Bayes value (0.111) and below γ = 0.2; with β = 0 every named candidate is present
+    assert paper["interval"][1] < summary["gamma"] + 0.05 and not paper["breach"]
+    assert exact["posterior"] == 1.0 and exact["breach"] and exact["named"] >= 12
+    assert all(r["error_bound"] > s["error_bound"] for r, s in zip(rows, rows[1:]))
+    assert (out / "audit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "posterior (95%)" in capsys.readouterr().out
