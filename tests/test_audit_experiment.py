@@ -16,6 +16,6 @@ def test_audit_experiment_shows_both_sides(tmp_path, capsys):
     # Bayes value (0.111) and below γ = 0.2; with β = 0 every named candidate is present
     assert paper["interval"][1] < summary["gamma"] + 0.05 and not paper["breach"]
     assert exact["posterior"] == 1.0 and exact["breach"] and exact["named"] >= 12
-    assert all(r["error_bound"] > s["error_bound"] for r, s in zip(rows, rows[1:]))
+    assert all(r["error_bound"] > s["error_bound"] for r, s in zip(rows, rows[1:], strict=False))
     assert (out / "audit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "posterior (95%)" in capsys.readouterr().out

@@ -144,6 +144,44 @@ class _ViewIndex:
                 np.broadcast_to(np.asarray(variance, dtype=np.float64), (len(Q),)))
 
 
+def _splu_subset_sums(release: PublishedView, qi_columns: list[int], j: int, one: int,
+                      tuple_digits: list[np.ndarray],
+                      Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A SPLU-Gen release's estimates of count(qi ∈ {qi_i : i ∈ q} ∧ secret = value), and
+    their variances, for each row q of Q.
+
+    The quasi-identifier is published as it is, so a query selects the
+    targets' published rows, and the release's own estimator
+    (:func:`privpub.splu.reconstruction.paper_em`, Eq. 13/14, as
+    :func:`~privpub.splu.reconstruction.reconstruct_many` runs it) turns their
+    published state counts into the count. A non-sensitive secret is published
+    as it is: its count is observed, with variance 0. The variance is that of
+    the two-state inversion x = (y − r·n_P)/(1/γ − r), r = f/N.
+    """
+    from privpub.splu.reconstruction import paper_em
+
+    schema = release.schema
+    view = schema.digits(release.codes)
+    rows = len(view[0])
+    shown = _KeyCounts(_rows_as_keys([view[i] for i in qi_columns])).of(
+        _rows_as_keys([tuple_digits[i] for i in qi_columns])).astype(np.float64)
+    with_value = _KeyCounts(_rows_as_keys([view[i] for i in [*qi_columns, j]])).of(
+        _rows_as_keys([tuple_digits[i] for i in [*qi_columns, j]])).astype(np.float64)
+    Qf = Q.astype(np.float64)
+    n_p, y_s = Qf @ shown, Qf @ with_value
+    if schema.names[j] not in release.parameters["sensitive"]:
+        return y_s, np.zeros(len(Q))
+    gamma = int(release.parameters["gamma"])
+    total_s = float(np.sum(view[j] == one))
+    # States in reconstruct_many's order: P slowest, then the value (bit 1 = it).
+    y = np.stack([rows - n_p - (total_s - y_s), total_s - y_s, n_p - y_s, y_s], axis=1)
+    x = paper_em(y, gamma)[0][:, -1]
+    r = total_s / rows
+    held = np.clip(x, 0.0, n_p)
+    spread = held / gamma * (1 - 1 / gamma) + (n_p - held) * r * (1 - r)
+    return x, spread / (1 / gamma - r) ** 2
+
+
 def _check_decoder(decoder: str) -> None:
     if decoder not in DECODERS:
         raise ParameterError(f"decoder must be one of {DECODERS}, got {decoder!r}")
@@ -192,9 +230,14 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     Parameters
     ----------
     release : PublishedView
-        The published table (any table mechanism with an estimator).
+        The published table: αβ, FRAPP (through the mechanism's estimator) or
+        SPLU-Gen.
     secret_column : str
-        A binary attribute of the release's schema.
+        An attribute of the release's schema: binary, or any with ``secret_value``
+        (bit 1 is then secret = secret_value). For a SPLU-Gen release the
+        quasi-identifier is the non-sensitive attributes (the sensitive ones are
+        randomised), and a sensitive secret's counts come from the release's own
+        reconstruction (Eq. 13/14).
     records : table
         The data the release was made from (to pick targets and score the attack).
     secret_value : optional
@@ -217,24 +260,30 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
         raise ParameterError(f"release must be a PublishedView, got {type(release).__name__}")
     schema = release.schema
     attr = schema[secret_column]  # names an unknown column
-    if attr.size != 2:
-        raise ParameterError(f"secret column {secret_column!r} must be binary; its domain has "
-                             f"{attr.size} values ({attr.describe()})")
+    if attr.size != 2 and secret_value is None:
+        raise ParameterError(f"secret column {secret_column!r} is not binary (its domain has "
+                             f"{attr.size} values, {attr.describe()}); name the value that "
+                             f"counts as bit 1 with secret_value=")
     _check_decoder(decoder)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
     n_targets = validate.count("n_targets", n_targets, minimum=2)
     bound = validate.optional(validate.real, "bound", bound)
     j = schema.names.index(secret_column)
     one = _secret_index(schema, secret_column, secret_value)
+    # SPLU-Gen randomises its sensitive attributes: only the others identify a record.
+    hidden = set(release.parameters["sensitive"]) if release.mechanism == "splu" else set()
+    qi_columns = [i for i, a in enumerate(schema.names) if i != j and a not in hidden]
+    if not qi_columns:
+        raise ParameterError(f"no attribute besides {secret_column!r} identifies a record, so "
+                             f"no quasi-identifier selects the targets")
 
     digits = schema.digits(schema.encode(records))
-    qi = [d for i, d in enumerate(digits) if i != j]
-    qi_keys = _rows_as_keys(qi)
+    qi_keys = _rows_as_keys([digits[i] for i in qi_columns])
     unique = np.flatnonzero(_KeyCounts(qi_keys).of(qi_keys) == 1)
     if unique.size < 2:
-        raise ParameterError(f"only {unique.size} record(s) have a quasi-identifier (every "
-                             f"attribute but {secret_column!r}) no other record shares; the "
-                             f"audit needs at least 2 targets")
+        raise ParameterError(f"only {unique.size} record(s) have a quasi-identifier "
+                             f"({', '.join(schema.names[i] for i in qi_columns)}) no other "
+                             f"record shares; the audit needs at least 2 targets")
     source = resolve_seed(seed)
     order = np.argsort(source.derive("targets").uniform(unique.size), kind="stable")
     targets = np.sort(unique[order[:n_targets]])
@@ -245,10 +294,13 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     tuple_digits[j] = np.full(n, one, dtype=np.int64)
     t = _query_count(n, n_queries)
     Q = random_queries(n, t, source.derive("queries"))
-    answers, variance = _ViewIndex(release).subset_sums(tuple_digits, Q)
+    if release.mechanism == "splu":
+        answers, variance = _splu_subset_sums(release, qi_columns, j, one, tuple_digits, Q)
+    else:
+        answers, variance = _ViewIndex(release).subset_sums(tuple_digits, Q)
     fit = _decode(decoder, Q, answers[:, None], variance, bound)[:, 0]
     right = int(np.sum((fit > 0.5) == bits))
-    return AuditResult(secret_column, binary_values(schema, secret_column)[one], decoder, n, t,
+    return AuditResult(secret_column, attribute_values(schema, secret_column)[one], decoder, n, t,
                        int(unique.size), right / n, _interval(right, n, confidence),
                        confidence, float(max(bits.mean(), 1 - bits.mean())))
 
@@ -356,6 +408,10 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     """
     if not isinstance(release, PublishedView):
         raise ParameterError(f"release must be a PublishedView, got {type(release).__name__}")
+    if release.mechanism == "splu":
+        raise ParameterError("a SPLU-Gen release publishes every grouped record's "
+                             "non-sensitive attributes as they are and makes no claim about "
+                             "presence; audit a sensitive attribute with audit()")
     _check_decoder(decoder)
     params = release.parameters
     d = params.get("d")
@@ -442,17 +498,18 @@ def _absent_tuples(count: int, sizes: list[int], data: _KeyCounts,
     return [c[:count] for c in cols]
 
 
-def binary_values(schema, column: str) -> list:
-    """The two values of a binary attribute, in domain order."""
+def attribute_values(schema, column: str) -> list:
+    """The values of an attribute, in domain order."""
     attr = schema[column]
-    return schema.frame_of([attr], [np.arange(2, dtype=np.int64)], rows=2)[column].tolist()
+    return schema.frame_of([attr], [np.arange(attr.size, dtype=np.int64)],
+                           rows=attr.size)[column].tolist()
 
 
 def _secret_index(schema, column: str, value: Any) -> int:
     """The domain index of ``value`` in ``column`` (default: index 1)."""
     if value is None:
         return 1
-    values = binary_values(schema, column)
+    values = attribute_values(schema, column)
     if value not in values:
         raise ParameterError(f"secret_value {value!r} is not in the domain of {column!r} "
                              f"({schema[column].describe()})")

@@ -41,12 +41,12 @@ def _attack(args: argparse.Namespace) -> int:
 
 def _secret_value(view, args: argparse.Namespace):
     """The command line gives text: match it to a value of the secret column."""
-    from privpub.attacks.audit import binary_values
+    from privpub.attacks.audit import attribute_values
     from privpub.core.errors import ParameterError
 
     if args.secret_value is None:
         return None
-    values = binary_values(view.schema, args.secret)
+    values = attribute_values(view.schema, args.secret)
     named = [v for v in values if str(v) == args.secret_value]
     if not named:
         raise ParameterError(f"--secret-value {args.secret_value!r} is not a value of "
@@ -82,7 +82,8 @@ def add_parser(sub: Any) -> None:
                      help="the original table (.csv, .csv.gz or .parquet), to pick targets "
                           "and score the attack")
     what = att.add_mutually_exclusive_group(required=True)
-    what.add_argument("--secret", help="a binary column of the view (attribute inference)")
+    what.add_argument("--secret", help="a column of the view (attribute inference): binary, "
+                                       "or any with --secret-value")
     what.add_argument("--presence", action="store_true",
                       help="which candidate tuples are in the data (Theorem 2.6's adversary)")
     att.add_argument("--secret-value", default=None,
