@@ -124,3 +124,22 @@ def test_bad_parameters():
         FRAPP(schema, 0.05)
     with pytest.raises(privpub.ParameterError, match="exactly one of k"):
         FRAPP.for_privacy(schema, n=5, gamma=0.2)
+
+
+def test_a_prior_below_the_base_rate_is_asked_for_as_for_alphabeta(tmp_path):
+    """k < 1 (d below n/m) is refused unless allowed, with αβ's message; an allowed one
+    says so in the release's parameters and survives a round trip through Parquet."""
+    df, schema = privpub.datasets.load_adult()
+    for build in (FRAPP.for_privacy, privpub.AlphaBeta.for_privacy):
+        with pytest.raises(privpub.ParameterError, match=r"below the base rate .*\(k = 0.5 < 1\)"):
+            build(schema, n=len(df), gamma=0.2, k=0.5)
+    with pytest.raises(privpub.ParameterError, match="below the base rate"):
+        FRAPP(schema, 0.5, n=len(df), d=0.5 * len(df) / schema.size)
+    f = FRAPP.for_privacy(schema, n=len(df), gamma=0.2, k=0.5, allow_prior_below_base_rate=True)
+    view = f.publish(df, duplicates="records", seed=0)
+    assert view.parameters["allow_prior_below_base_rate"] is True
+    view.to_parquet(tmp_path / "v.parquet")
+    again = privpub.PublishedView.open(tmp_path / "v.parquet")
+    assert again.mechanism_object().allow_prior_below_base_rate is True
+    with pytest.raises(privpub.ParameterError, match="True or False"):
+        FRAPP(schema, 0.5, allow_prior_below_base_rate="yes")

@@ -121,7 +121,8 @@ def rebuild(row: dict, data, schema: privpub.Schema, n: int, allow: bool = False
         return SPLUGen(row["splu_gamma"], row["sensitive"].split(","),
                        schema=schema).partition(data)
     if row["mechanism"] == "frapp":
-        return privpub.FRAPP.for_privacy(schema, n=n, gamma=row["gamma"], k=row["k"])
+        return privpub.FRAPP.for_privacy(schema, n=n, gamma=row["gamma"], k=row["k"],
+                                         allow_prior_below_base_rate=allow)
     return privpub.AlphaBeta.for_privacy(schema, n=n, gamma=row["gamma"], k=row["k"],
                                          calibration=row["calibration"],
                                          allow_prior_below_base_rate=allow)

@@ -256,7 +256,8 @@ def _build(mechanism: str, calibration: str | None, facts: _Facts, k: float, gam
     if mechanism == "alphabeta":
         return AlphaBeta.for_privacy(facts.schema, n=facts.n, gamma=gamma, k=k, epsilon=epsilon,
                                      calibration=calibration, allow_prior_below_base_rate=allow)
-    return FRAPP.for_privacy(facts.schema, n=facts.n, gamma=gamma, k=k, epsilon=epsilon)
+    return FRAPP.for_privacy(facts.schema, n=facts.n, gamma=gamma, k=k, epsilon=epsilon,
+                             allow_prior_below_base_rate=allow)
 
 
 def _accepts(build: Callable[[], Any]) -> bool:
@@ -317,7 +318,7 @@ def _refusal(mechanism: str, calibration: str | None, facts: _Facts, k: float, g
     (the verdict itself is the library's; this only names the cause)."""
     ratio = facts.n / facts.m
     d = k * ratio
-    if k < 1 and mechanism == "alphabeta" and not allow:
+    if k < 1 and not allow:
         return (f"k = {k:g} < 1: the prior d = k·n/m = {d:.4g} is below the base rate "
                 f"n/m = {ratio:.4g}, an adversary the paper does not protect against "
                 "(allow_prior_below_base_rate=True asks for it knowingly)")

@@ -136,16 +136,7 @@ class AlphaBeta:
         if calibration is not None and calibration not in CALIBRATIONS:
             raise ParameterError(f"calibration must be one of {list(CALIBRATIONS)} or None, "
                                  f"got {calibration!r}")
-        if not isinstance(allow_prior_below_base_rate, bool):
-            raise ParameterError(f"allow_prior_below_base_rate must be True or False, got "
-                                 f"{allow_prior_below_base_rate!r}")
-        if n is not None and d is not None and d * schema.size < n \
-                and not allow_prior_below_base_rate:
-            raise ParameterError(
-                f"d = {d:.6g} is below the base rate n/m = {n / schema.size:.6g} (k = "
-                f"{d * schema.size / n:.3g} < 1): an adversary whose prior is below the share "
-                "of the domain the table fills is not one the paper protects against. Ask for "
-                "k ≥ 1, or pass allow_prior_below_base_rate=True to give that up knowingly")
+        validate.prior_at_least_base_rate(d, n, schema.size, allow_prior_below_base_rate)
         self.schema, self.alpha, self.beta = schema, float(alpha), float(beta)
         self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
         self.calibration = calibration

@@ -151,15 +151,14 @@ def _splu_subset_sums(release: PublishedView, qi_columns: list[int], j: int, one
     their variances, for each row q of Q.
 
     The quasi-identifier is published as it is, so a query selects the
-    targets' published rows, and the release's own estimator
-    (:func:`privpub.splu.reconstruction.paper_em`, Eq. 13/14, as
+    targets' published rows, and the release's own estimator (Eq. 13/14, as
     :func:`~privpub.splu.reconstruction.reconstruct_many` runs it) turns their
-    published state counts into the count. A non-sensitive secret is published
-    as it is: its count is observed, with variance 0. The variance is that of
-    the two-state inversion x = (y − r·n_P)/(1/γ − r), r = f/N.
+    published state counts into the count (reached through the release's
+    mechanism, :meth:`~privpub.splu.SPLUGen.count_from_states`). A
+    non-sensitive secret is published as it is: its count is observed, with
+    variance 0. The variance is that of the two-state inversion
+    x = (y − r·n_P)/(1/γ − r), r = f/N.
     """
-    from privpub.splu.reconstruction import paper_em
-
     schema = release.schema
     view = schema.digits(release.codes)
     rows = len(view[0])
@@ -171,11 +170,12 @@ def _splu_subset_sums(release: PublishedView, qi_columns: list[int], j: int, one
     n_p, y_s = Qf @ shown, Qf @ with_value
     if schema.names[j] not in release.parameters["sensitive"]:
         return y_s, np.zeros(len(Q))
-    gamma = int(release.parameters["gamma"])
+    mechanism = release.mechanism_object()
+    gamma = mechanism.gamma
     total_s = float(np.sum(view[j] == one))
     # States in reconstruct_many's order: P slowest, then the value (bit 1 = it).
     y = np.stack([rows - n_p - (total_s - y_s), total_s - y_s, n_p - y_s, y_s], axis=1)
-    x = paper_em(y, gamma)[0][:, -1]
+    x = mechanism.count_from_states(y)
     r = total_s / rows
     held = np.clip(x, 0.0, n_p)
     spread = held / gamma * (1 - 1 / gamma) + (n_p - held) * r * (1 - r)

@@ -79,3 +79,21 @@ def same(name: str, stored: Any, derived: Any, rel: float = 1e-9) -> None:
         raise ArtifactError(f"field {name!r} = {stored!r} does not follow from the other "
                             f"parameters, which give {derived!r}; the file was altered or "
                             "assembled from different releases")
+
+
+def prior_at_least_base_rate(d: float | None, n: int | None, m: int, allow: Any) -> bool:
+    """``allow``, checked, after refusing d below the base rate n/m unless it is True.
+
+    A (d, γ) guarantee for d < n/m is for an adversary whose prior is below the
+    share of the domain the table fills, which the papers do not protect
+    against; every table mechanism asks for it the same way.
+    """
+    if not isinstance(allow, bool):
+        raise ParameterError(f"allow_prior_below_base_rate must be True or False, got {allow!r}")
+    if n is not None and d is not None and d * m < n and not allow:
+        raise ParameterError(
+            f"d = {d:.6g} is below the base rate n/m = {n / m:.6g} (k = {d * m / n:.3g} < 1): "
+            "an adversary whose prior is below the share of the domain the table fills is not "
+            "one the paper protects against. Ask for k ≥ 1, or pass "
+            "allow_prior_below_base_rate=True to give that up knowingly")
+    return allow

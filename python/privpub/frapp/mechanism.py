@@ -69,6 +69,7 @@ class FRAPP:
 
     def __init__(self, schema: Schema, gamma_frapp: float, *, n: int | None = None,
                  d: float | None = None, gamma: float | None = None, epsilon: float = 0.05,
+                 allow_prior_below_base_rate: bool = False,
                  records: Mapping[str, Any] | None = None):
         if not isinstance(schema, Schema):
             raise ParameterError(f"schema must be a privpub.Schema, got {type(schema).__name__}")
@@ -84,6 +85,8 @@ class FRAPP:
         if gamma_frapp <= frapp_off_diagonal(gamma_frapp, schema.size):
             raise ParameterError(f"gamma_frapp = {gamma_frapp:.6g} must exceed the off-diagonal "
                                  f"(1 − γ_frapp)/(m − 1), or the estimator is undefined")
+        self.allow_prior_below_base_rate = validate.prior_at_least_base_rate(
+            d, n, schema.size, allow_prior_below_base_rate)
         self.schema, self.gamma_frapp = schema, float(gamma_frapp)
         self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
         self.records = None if records is None else check_record_facts(records, n)
@@ -94,19 +97,24 @@ class FRAPP:
         p = parameters
         mech = cls(schema, validate.field(p, "gamma_frapp"), n=validate.field(p, "n"),
                    d=validate.field(p, "d"), gamma=validate.field(p, "gamma"),
-                   epsilon=validate.field(p, "epsilon"), records=validate.field(p, "records"))
+                   epsilon=validate.field(p, "epsilon"),
+                   allow_prior_below_base_rate=validate.field(
+                       p, "allow_prior_below_base_rate"),
+                   records=validate.field(p, "records"))
         validate.same("error_bound", validate.field(p, "error_bound"), mech.error_bound())
         return mech
 
     @classmethod
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
-                    d: float | None = None, epsilon: float = 0.05) -> FRAPP:
+                    d: float | None = None, epsilon: float = 0.05,
+                    allow_prior_below_base_rate: bool = False) -> FRAPP:
         """γ_frapp meeting the same (d, γ) as αβ: the largest γ_frapp whose
         posterior for a tuple shown once in V is ≤ γ at prior d, for the paper's
         d-independent adversary (derivation in
         :func:`privpub.frapp.accounting.frapp_gamma_for_privacy`). Give d = k·n/m
         through ``k`` or directly as ``d``; ``n`` is the number of records
-        the mechanism will publish.
+        the mechanism will publish. A d below the base rate n/m (k < 1) is
+        refused unless ``allow_prior_below_base_rate=True``, as for αβ.
         """
         if (k is None) == (d is None):
             raise ParameterError("give exactly one of k (d = k·n/m) or d")
@@ -116,8 +124,10 @@ class FRAPP:
         d = k * n / schema.size if k is not None else d
         d = validate.probability("d", d, open_low=True, open_high=True)
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
+        validate.prior_at_least_base_rate(d, n, schema.size, allow_prior_below_base_rate)
         return cls(schema, frapp_gamma_for_privacy(d, gamma, schema.size, n), n=int(n),
-                   d=d, gamma=gamma, epsilon=epsilon)
+                   d=d, gamma=gamma, epsilon=epsilon,
+                   allow_prior_below_base_rate=allow_prior_below_base_rate)
 
     @property
     def off_diagonal(self) -> float:
@@ -135,6 +145,7 @@ class FRAPP:
     def parameters(self) -> dict[str, Any]:
         return {"gamma_frapp": self.gamma_frapp, "n": self.n, "d": self.d, "gamma": self.gamma,
                 "epsilon": self.epsilon, "error_bound": self.error_bound(),
+                "allow_prior_below_base_rate": self.allow_prior_below_base_rate,
                 "records": self.records}
 
     def posteriors(self) -> dict[str, float]:
@@ -243,4 +254,6 @@ class FRAPP:
     def with_records(self, n: int, records: Mapping[str, Any]) -> FRAPP:
         """This mechanism as stated for the ``n`` records published (a release's)."""
         return FRAPP(self.schema, self.gamma_frapp, n=n, d=self.d, gamma=self.gamma,
-                     epsilon=self.epsilon, records=records)
+                     epsilon=self.epsilon,
+                     allow_prior_below_base_rate=self.allow_prior_below_base_rate,
+                     records=records)

@@ -177,6 +177,15 @@ class SPLUGen:
         raise QueryError("estimate() does not apply to a SPLU-Gen release; use "
                          "privpub.splu.sensitive_counts or privpub.splu.reconstruction")
 
+    def count_from_states(self, y: np.ndarray) -> np.ndarray:
+        """count(P ∧ s) for a batch of published state counts y (Q, 4) of one sensitive
+        value, states ordered (¬P ¬s, ¬P s, P ¬s, P s): the paper's Eq. 13/14, as
+        :func:`~privpub.splu.reconstruction.reconstruct_many` runs it. For callers that
+        hold a release, not this package (the attack audits)."""
+        from privpub.splu.reconstruction import paper_em
+
+        return paper_em(np.asarray(y, dtype=np.float64), self.gamma)[0][:, -1]
+
     # ---- publishing -------------------------------------------------------------------
     def _digits(self, data: TableLike | np.ndarray, schema: Schema | None
                 ) -> tuple[Schema, list[np.ndarray]]:
