@@ -12,10 +12,11 @@
   row per query through ``scipy.optimize.milp``) is timed at n = 256 beside them.
 - Exhaustive weeding (Theorem 2): Rust, parallel over candidates, each
   checked against the first 64 queries one at a time and, if it passes, the
-  rest in branch-free chunks of 64 (POPCNT when the CPU has it), against numpy filtering all 2^n candidates by the first queries one
-  at a time with ``np.bitwise_count`` (each halves them), then the survivors
-  against the remaining queries in blocks (a per-query Python loop over all
-  2^n queries was 160× slower than Rust, mostly loop overhead).
+  rest in branch-free chunks of 64 (POPCNT when the CPU has it), against
+  numpy filtering all 2^n candidates by the first queries one at a time with
+  ``np.bitwise_count`` (each halves them), then the survivors against the
+  remaining queries in blocks (a per-query Python loop over all 2^n queries
+  was 160× slower than Rust, mostly loop overhead).
 
 Accuracy (fraction of bits recovered) is reported beside each time.
 """
