@@ -411,7 +411,8 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     if release.mechanism == "splu":
         raise ParameterError("a SPLU-Gen release publishes every grouped record's "
                              "non-sensitive attributes as they are and makes no claim about "
-                             "presence; audit a sensitive attribute with audit()")
+                             "presence; audit a sensitive attribute instead (audit(), or "
+                             "privpub attack --secret)")
     _check_decoder(decoder)
     params = release.parameters
     d = params.get("d")
