@@ -336,7 +336,7 @@ def test_cd_model_keeps_each_bit_with_half_plus_delta():
 
 # ---- bad input ---------------------------------------------------------------------------
 def test_bad_input_is_named():
-    with pytest.raises(ParameterError, match="bit 1 is 2"):
+    with pytest.raises(ParameterError, match="bits: bit 1 is 2; entries must be 0 or 1"):
         SubsetSumDatabase([0, 2, 1])
     with pytest.raises(ParameterError, match="non-empty"):
         SubsetSumDatabase([])
@@ -349,7 +349,7 @@ def test_bad_input_is_named():
     db = SubsetSumDatabase(bits(4))
     with pytest.raises(QueryError, match=r"\(t, 4\)"):
         db.query(np.ones((2, 5), bool))
-    with pytest.raises(QueryError, match="query 1 has 3 at bit 0"):
+    with pytest.raises(QueryError, match="queries: bit 0 of query 1 is 3"):
         db.query([[1, 0, 0, 0], [3, 0, 0, 0]])
     with pytest.raises(ParameterError, match="limit of 20"):
         exhaustive_reconstruct(SubsetSumDatabase(bits(21)), 1.0)

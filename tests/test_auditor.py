@@ -387,7 +387,7 @@ def test_named_errors():
         SelfAuditor([0, 1, 1], 0.3)
     with pytest.raises(QueryError, match=r"length 3, got shape \(4,\)"):
         AnswerAuditor([0, 1, 1]).ask([1, 0, 0, 1])
-    with pytest.raises(QueryError, match=r"query has 2 at bit 1"):
+    with pytest.raises(QueryError, match=r"query: bit 1 is 2"):
         SelfAuditor(SubsetSumDatabase([0, 1, 1]), 0.3).ask([0, 2, 1])
     with pytest.raises(ParameterError, match=r"n ≥ 2 entries, got n = 1"):
         pair_attack(AnswerAuditor([1]))

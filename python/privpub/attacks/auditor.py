@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privpub.attacks.database import SubsetSumDatabase
+from privpub.attacks.database import SubsetSumDatabase, as_bits
 from privpub.attacks.decoders import lstsq_fit, random_queries
 from privpub.attacks.perturbations import BinomialNoise, CoinNoise, Exact, LaplaceNoise
 from privpub.attacks.walk import delta_prime
@@ -71,14 +71,7 @@ def _query(query, n: int) -> np.ndarray:
     q = np.asarray(query)
     if q.ndim != 1 or q.shape[0] != n:
         raise QueryError(f"a query must be a 0/1 vector of length {n}, got shape {q.shape}")
-    if q.dtype != np.bool_:
-        if not np.issubdtype(q.dtype, np.integer):
-            raise QueryError(f"a query must be bool or 0/1 integers, got dtype {q.dtype}")
-        bad = np.flatnonzero((q != 0) & (q != 1))
-        if bad.size:
-            raise QueryError(f"query has {q[bad[0]]} at bit {bad[0]}; entries must be 0 or 1")
-        q = q.astype(np.bool_)
-    return q.copy()
+    return as_bits(q, "query", QueryError).copy()
 
 
 def _determined(masks: np.ndarray, full: int) -> bool:

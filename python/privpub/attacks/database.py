@@ -18,6 +18,21 @@ from privpub.core.seeding import SeedLike, resolve_seed
 ROWS = 4096
 
 
+def as_bits(values: np.ndarray, what: str, error: type[Exception]) -> np.ndarray:
+    """``values`` as bool, refusing anything but bool or 0/1 integers; the error names
+    ``what`` and the first entry that is neither (its bit, and its query for a matrix)."""
+    if values.dtype == np.bool_:
+        return values
+    if not np.issubdtype(values.dtype, np.integer):
+        raise error(f"{what} must be bool or 0/1 integers, got dtype {values.dtype}")
+    bad = np.argwhere((values != 0) & (values != 1))
+    if bad.size:
+        at = tuple(int(i) for i in bad[0])
+        where = f"bit {at[-1]}" + (f" of query {at[0]}" if len(at) == 2 else "")
+        raise error(f"{what}: {where} is {values[at]}; entries must be 0 or 1")
+    return values.astype(np.bool_)
+
+
 class SubsetSumDatabase:
     """n private bits answering subset-sum queries through ``mechanism``.
 
@@ -43,17 +58,12 @@ class SubsetSumDatabase:
         arr = np.asarray(bits)
         if arr.ndim != 1 or arr.size == 0:
             raise ParameterError(f"bits must be a non-empty 1-d array, got shape {arr.shape}")
-        if arr.dtype != np.bool_:
-            if not np.issubdtype(arr.dtype, np.integer):
-                raise ParameterError(f"bits must be bool or 0/1 integers, got dtype {arr.dtype}")
-            bad = np.flatnonzero((arr != 0) & (arr != 1))
-            if bad.size:
-                raise ParameterError(f"bits must be 0 or 1; bit {bad[0]} is {arr[bad[0]]}")
+        arr = as_bits(arr, "bits", ParameterError)
         mechanism = Exact() if mechanism is None else mechanism
         if not isinstance(mechanism, Perturbation):
             raise ParameterError("mechanism must be a privpub.attacks perturbation, got "
                                  f"{type(mechanism).__name__}")
-        self._bits = arr.astype(np.bool_)
+        self._bits = arr.copy()  # the caller keeps its array; the database its own bits
         self.mechanism = mechanism
         source = resolve_seed(seed)
         self._answers_source = source.derive("answers")
@@ -78,14 +88,7 @@ class SubsetSumDatabase:
         if q.ndim != 2 or q.shape[1] != self.n:
             raise QueryError(f"queries must be a (t, {self.n}) 0/1 matrix, got shape "
                              f"{np.asarray(queries).shape}")
-        if q.dtype != np.bool_:
-            if not np.issubdtype(q.dtype, np.integer):
-                raise QueryError(f"queries must be bool or 0/1 integers, got dtype {q.dtype}")
-            bad = np.argwhere((q != 0) & (q != 1))
-            if bad.size:
-                r, c = bad[0]
-                raise QueryError(f"query {r} has {q[r, c]} at bit {c}; entries must be 0 or 1")
-            q = q.astype(np.bool_)
+        q = as_bits(q, "queries", QueryError)
         t = q.shape[0]
         u = self._answers_source.uniform(UNIFORMS_PER_QUERY * t,
                                          UNIFORMS_PER_QUERY * self.queries_answered)
