@@ -8,9 +8,10 @@ scipy / networkx versions a capable user would write, same run.
   common neighbours k, Σ C(k, 2) / 2 cycles), Δ-style ×8 for assignments;
   and privpub's generic join (``method="join"``) against its own closed
   formula (two-path counters, the special path).
-- K_4: per-edge set intersections in Python (networkx has no k-clique count;
-  ``enumerate_all_cliques`` lists every clique of every size, so no networkx
-  K_4 baseline).
+- K_4: degree-ordered orientation and, per vertex, the triangles of its
+  out-neighbourhood by one dense numpy product (``numpy_four_cliques``);
+  networkx has no k-clique count (``enumerate_all_cliques`` lists every
+  clique of every size, so no networkx K_4 baseline).
 - LS_Δ (local sensitivity, privpub.graphs.local_sensitivity): on a symmetric
   R the tuple (a, b) fills one subgoal of 3·(A²)[b, a] assignments, so the
   scipy version is 3 × the largest off-diagonal entry of the sparse A².
@@ -93,16 +94,28 @@ def scipy_four_cycles(edges: np.ndarray) -> int:
     return 8 * (int((common * (common - 1) // 2).sum()) // 2)
 
 
-def python_four_cliques(edges: np.ndarray) -> int:
-    adj: dict[int, set[int]] = {}
-    for u, v in edges.tolist():
-        adj.setdefault(u, set()).add(v)
-        adj.setdefault(v, set()).add(u)
-    total = 0
-    for u, v in edges.tolist():
-        common = adj[u] & adj[v]
-        total += sum(len(adj[w] & common) for w in common) // 2
-    return 24 * (total // 6)
+def numpy_four_cliques(edges: np.ndarray) -> int:
+    """K_4 assignments (24 per clique) as a numpy user counts them: orient each edge
+    from the lower to the higher (degree, id) rank, so out-degrees stay small, and
+    count the triangles of each vertex's out-neighbourhood with one dense product
+    ((S @ S) ∘ S summed) on the rows of a dense oriented adjacency (facebook's 4k
+    nodes: 65 MB, built inside the timing). Each K_4 is counted once, at its
+    lowest-ranked vertex. (A per-edge set intersection in Python was 250× slower.)"""
+    n = int(edges.max()) + 1
+    u, v = edges[:, 0], edges[:, 1]
+    degree = np.bincount(edges.ravel(), minlength=n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), degree))] = np.arange(n)
+    up = rank[u] < rank[v]
+    out = sp.csr_array((np.ones(len(edges), dtype=np.float32),
+                        (np.where(up, u, v), np.where(up, v, u))), shape=(n, n))
+    dense = out.toarray()
+    total = 0.0
+    for a in np.flatnonzero(np.diff(out.indptr) >= 3):
+        idx = out.indices[out.indptr[a]:out.indptr[a + 1]]
+        s = dense[np.ix_(idx, idx)]
+        total += float(((s @ s) * s).sum())
+    return 24 * round(total)
 
 
 @pytest.mark.parametrize("name", ["facebook", "random-300k"])
@@ -174,7 +187,7 @@ def test_four_cycles_closed_formula(benchmark, request):
     benchmark(lambda: count(g, cycle(4)))
 
 
-@pytest.mark.benchmark(group="K_4 vs per-edge set intersections: facebook")
+@pytest.mark.benchmark(group="K_4 vs numpy oriented out-neighbourhood triangles: facebook")
 def test_four_cliques_privpub(benchmark, request):
     edges = edges_for("facebook", request)
     benchmark.extra_info["role"] = "privpub"
@@ -182,13 +195,12 @@ def test_four_cliques_privpub(benchmark, request):
     benchmark(lambda: count(g, clique(4)))
 
 
-@pytest.mark.benchmark(group="K_4 vs per-edge set intersections: facebook")
-def test_four_cliques_python(benchmark, request):
+@pytest.mark.benchmark(group="K_4 vs numpy oriented out-neighbourhood triangles: facebook")
+def test_four_cliques_numpy(benchmark, request):
     edges = edges_for("facebook", request)
     benchmark.extra_info["role"] = "baseline"
     g = Graph.from_edges(edges, directed=False)
-    n = benchmark.pedantic(lambda: python_four_cliques(edges), rounds=1)
-    assert n == count(g, clique(4))
+    assert benchmark(lambda: numpy_four_cliques(edges)) == count(g, clique(4))
 
 
 def igraph_of(edges: np.ndarray) -> ig.Graph:

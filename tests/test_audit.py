@@ -275,3 +275,19 @@ def test_audit_of_a_splu_release_reads_a_published_column_exactly(splu_table):
     from privpub.attacks import audit_presence
     with pytest.raises(ParameterError, match="makes no claim about presence"):
         audit_presence(release, df, prior=0.05)
+
+
+def test_a_secret_in_a_huge_integer_range_is_named_without_listing_the_domain():
+    """secret_value in an integer range of 2^40 values: found by its offset (listing the
+    domain to find it would need 8 TB), and a value outside the range is a named error."""
+    schema = privpub.Schema([privpub.IntRange("a", 0, 199), privpub.IntRange("b", 0, 199),
+                             privpub.IntRange("x", 0, 2**40)])
+    rng = np.random.default_rng(4)
+    cells = rng.choice(200 * 200, N, replace=False)
+    df = pd.DataFrame({"a": cells // 200, "b": cells % 200,
+                       "x": rng.choice([7, 2**39], N)})
+    release = AlphaBeta(schema, 0.9, 0.0).publish(df, seed=1)
+    result = audit(release, "x", df, secret_value=2**39, n_targets=N, seed=2)
+    assert result.secret_value == 2**39 and result.recovered >= 0.9
+    with pytest.raises(ParameterError, match=r"secret_value 1099511627777 is not in the domain"):
+        audit(release, "x", df, secret_value=2**40 + 1)

@@ -300,7 +300,7 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
         answers, variance = _ViewIndex(release).subset_sums(tuple_digits, Q)
     fit = _decode(decoder, Q, answers[:, None], variance, bound)[:, 0]
     right = int(np.sum((fit > 0.5) == bits))
-    return AuditResult(secret_column, attribute_values(schema, secret_column)[one], decoder, n, t,
+    return AuditResult(secret_column, attribute_value(schema, secret_column, one), decoder, n, t,
                        int(unique.size), right / n, _interval(right, n, confidence),
                        confidence, float(max(bits.mean(), 1 - bits.mean())))
 
@@ -430,8 +430,8 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
               else validate.count("rounds", rounds, minimum=1))
     schema = release.schema
     digits = [dg.astype(np.int64) for dg in schema.digits(schema.encode(records))]
-    data = _KeyCounts(_rows_as_keys(digits))
     keys = _rows_as_keys(digits)
+    data = _KeyCounts(keys)
     pool = np.flatnonzero(data.of(keys) == 1)
     if pool.size == 0:
         raise ParameterError("every record's tuple is repeated in the data; the presence "
@@ -499,19 +499,18 @@ def _absent_tuples(count: int, sizes: list[int], data: _KeyCounts,
     return [c[:count] for c in cols]
 
 
-def attribute_values(schema, column: str) -> list:
-    """The values of an attribute, in domain order."""
+def attribute_value(schema, column: str, index: int) -> Any:
+    """The value at domain ``index`` of an attribute."""
     attr = schema[column]
-    return schema.frame_of([attr], [np.arange(attr.size, dtype=np.int64)],
-                           rows=attr.size)[column].tolist()
+    return schema.frame_of([attr], [np.array([index], dtype=np.int64)], rows=1)[column][0]
 
 
 def _secret_index(schema, column: str, value: Any) -> int:
     """The domain index of ``value`` in ``column`` (default: index 1)."""
     if value is None:
         return 1
-    values = attribute_values(schema, column)
-    if value not in values:
+    index = schema.index_of(column, value)
+    if index is None:
         raise ParameterError(f"secret_value {value!r} is not in the domain of {column!r} "
                              f"({schema[column].describe()})")
-    return values.index(value)
+    return index

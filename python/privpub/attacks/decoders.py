@@ -168,7 +168,7 @@ def _metric(Q: np.ndarray) -> tuple[float, float]:
     Lipschitz constant ‖Q‖₂² ≈ t·n/4 is set by the all-ones direction alone;
     every other direction has curvature near ‖Q̃‖₂² ≈ (√t + √n)²/4, about n
     times less, so steps scaled by ‖Q‖₂² crawl (2,000 steps did not reach
-    the band at n = 512; in this metric about 150 do).
+    the band at n = 512; in this metric 150–200 do, E from √n/10 to 2√n).
     """
     t, n = Q.shape
     v = resolve_seed(0).derive("power iteration").uniform(n).astype(np.float32) - 0.5
@@ -290,9 +290,9 @@ def lp_fit(queries: np.ndarray, answers: np.ndarray, bound: float,
       were not within ``bound``) the LP minimising Σ_j max(0, |q_j·c − ã_j| − bound)
       is solved instead and the note says so;
     - ``"auto"`` (default): the first-order method, and HiGHS when that finds no
-      feasible point. Measured at E = √n/10 and t = n (ln n)²: n = 512 in 0.46 s
-      where scipy's ``linprog`` takes 55 s, n = 1024 in 2.4 s, every bit recovered
-      (benches/bench_attacks.py).
+      feasible point. Measured at E = √n/10 and t = n (ln n)²: n = 512 in 0.49 s
+      where scipy's ``linprog`` takes 60 s, n = 1024 in 2.7 s, every bit recovered
+      (benches/bench_attacks.py, the README's run).
     """
     if solver not in SOLVERS:
         raise ParameterError(f"solver must be one of {SOLVERS}, got {solver!r}")

@@ -40,17 +40,23 @@ def _attack(args: argparse.Namespace) -> int:
 
 
 def _secret_value(view, args: argparse.Namespace):
-    """The command line gives text: match it to a value of the secret column."""
-    from privpub.attacks.audit import attribute_values
+    """The command line gives text: the category it names, or an integer range's integer."""
     from privpub.core.errors import ParameterError
+    from privpub.tables.schema import Categorical
 
     if args.secret_value is None:
         return None
-    values = attribute_values(view.schema, args.secret)
-    named = [v for v in values if str(v) == args.secret_value]
+    attr = view.schema[args.secret]
+    if not isinstance(attr, Categorical):
+        try:
+            return int(args.secret_value)
+        except ValueError:
+            raise ParameterError(f"--secret-value {args.secret_value!r} is not an integer, "
+                                 f"and {args.secret!r} is {attr.describe()}") from None
+    named = [v for v in attr.values if str(v) == args.secret_value]
     if not named:
         raise ParameterError(f"--secret-value {args.secret_value!r} is not a value of "
-                             f"{args.secret!r} (its values: {values})")
+                             f"{args.secret!r} (its values: {list(attr.values)})")
     return named[0]
 
 

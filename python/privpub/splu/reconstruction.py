@@ -105,18 +105,11 @@ def _splu_view(view: PublishedView) -> tuple[int, list[str]]:
 
 def value_index(schema, attribute: str, value: Any) -> int:
     """The domain index of ``value`` in ``attribute``, or a QueryError naming both."""
-    attr = schema[attribute]
-    values = getattr(attr, "values", None)
-    if values is not None:
-        try:
-            return values.index(value)
-        except ValueError:
-            pass
-    elif isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
-            and 0 <= value - attr.offset < attr.size:
-        return int(value - attr.offset)
-    raise QueryError(f"value {value!r} is not in the domain of sensitive attribute "
-                     f"{attribute!r} ({attr.describe()})")
+    index = schema.index_of(attribute, value)
+    if index is None:
+        raise QueryError(f"value {value!r} is not in the domain of sensitive attribute "
+                         f"{attribute!r} ({schema[attribute].describe()})")
+    return index
 
 
 def _histogram(view: PublishedView, where: Any, attrs: list[str]) -> np.ndarray:

@@ -527,6 +527,17 @@ class Schema:
         digits = np.indices(radices, dtype=np.int64).reshape(len(attrs), -1) if attrs else []
         return self.frame_of(attrs, digits, query=query, rows=size)
 
+    def index_of(self, attribute: str, value: Any) -> int | None:
+        """The domain index of ``value`` in ``attribute`` (None: not in its domain),
+        without listing the domain (an integer range may hold billions of values)."""
+        attr = self[attribute]
+        if isinstance(attr, Categorical):
+            return attr.values.index(value) if value in attr.values else None
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+                and 0 <= value - attr.offset < attr.size:
+            return int(value - attr.offset)
+        return None
+
     def frame_of(self, attributes: Sequence[Attribute], digits: Sequence[np.ndarray],
                  query: bool = False, rows: int | None = None) -> pd.DataFrame:
         """A frame from the attributes' domain indices: their values (or, with
