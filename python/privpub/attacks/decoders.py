@@ -290,8 +290,8 @@ def lp_fit(queries: np.ndarray, answers: np.ndarray, bound: float,
       were not within ``bound``) the LP minimising Σ_j max(0, |q_j·c − ã_j| − bound)
       is solved instead and the note says so;
     - ``"auto"`` (default): the first-order method, and HiGHS when that finds no
-      feasible point. Measured at E = √n/10 and t = n (ln n)²: n = 512 in 0.49 s
-      where scipy's ``linprog`` takes 60 s, n = 1024 in 2.7 s, every bit recovered
+      feasible point. Measured at E = √n/10 and t = n (ln n)²: n = 512 in 0.46 s
+      where scipy's ``linprog`` takes 62 s, n = 1024 in 2.8 s, every bit recovered
       (benches/bench_attacks.py, the README's run).
     """
     if solver not in SOLVERS:
