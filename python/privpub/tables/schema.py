@@ -345,7 +345,13 @@ class IntRange(Attribute):
     def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
         raw = values.to_numpy()
         if raw.dtype.kind not in "iu":  # nullable or object integers (no NA: checked)
-            raw = values.to_numpy(dtype=np.int64)
+            try:
+                raw = values.to_numpy(dtype=np.int64)
+            except OverflowError:  # a Python int past int64 is outside any IntRange
+                row = next(i for i, v in enumerate(raw) if not -2**63 <= v < 2**63)
+                raise DomainError(f"column {self.name!r}: value {_py(raw[row])!r} at row "
+                                  f"{_py(values.index[row])!r} is outside the domain "
+                                  f"({self.describe()})") from None
         return raw, self.lo, None
 
     def _from_raw(self, raw: np.ndarray) -> Any:
@@ -727,7 +733,12 @@ def _arrow_column(table: pa.Table, name: str) -> pa.Array:
         raise SchemaError(f"the table has more than one column named {name!r}")
     column = table.column(name)
     if pa.types.is_dictionary(column.type) and column.num_chunks > 1:
-        column = column.unify_dictionaries()
+        try:
+            column = column.unify_dictionaries()
+        except pa.ArrowInvalid:  # the union needs wider indices than the chunks have
+            column = pa.chunked_array([pa.DictionaryArray.from_arrays(
+                c.indices.cast(pa.int32()), c.dictionary, ordered=c.type.ordered)
+                for c in column.chunks]).unify_dictionaries()
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 

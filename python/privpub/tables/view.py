@@ -69,10 +69,21 @@ def arrow_column(attr: Attribute, digits: np.ndarray) -> pa.Array:
     """One attribute's Arrow column: dictionary-encoded over its domain
     (Categorical) or plain integers of its dtype (IntRange)."""
     if isinstance(attr, Categorical):
-        return pa.DictionaryArray.from_arrays(digits, _dictionary(attr), ordered=attr.ordered)
+        return pa.DictionaryArray.from_arrays(digits.astype(index_dtype(attr), copy=False),
+                                              _dictionary(attr), ordered=attr.ordered)
     dtype = pd.api.types.pandas_dtype(attr.dtype)
     dtype = getattr(dtype, "numpy_dtype", dtype)  # nullable Int64 → int64 (no nulls here)
     return pa.array(_shifted(digits, attr.offset).astype(dtype, copy=False))
+
+
+def index_dtype(attr: Categorical) -> np.dtype:
+    """The dictionary index type of an attribute's column: fixed by its domain size,
+    so every batch of a file has the same Arrow type (the digits of a batch come in
+    whatever width the kernel chose)."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if attr.size <= np.iinfo(dtype).max + 1:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
 
 
 def _dictionary(attr: Categorical) -> pa.Array:
