@@ -33,6 +33,17 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="CSV fields are never quoted (quote characters are data)")
     parser.add_argument("--columns", metavar="A,B,…",
                         help="comma-separated columns to publish (default: all)")
+    parser.add_argument("--na-values", metavar="V,W,…",
+                        help="CSV cells that are missing, in every column (default: pandas' "
+                             "markers: empty, NA, N/A, NULL, NaN, None, …)")
+    parser.add_argument("--no-na", action="store_true",
+                        help="no CSV cell is missing: empty cells and 'NA' are values")
+    parser.add_argument("--missing", metavar="[COLUMN=]LABEL", action="append",
+                        help="without --schema: the value a missing cell stands for in the "
+                             "inferred domains, for every column with missing cells or for "
+                             "COLUMN (repeatable; a numeric column's label is a number) "
+                             "(default: a missing cell is an error naming its column and row); "
+                             "with --schema, declare it there ('missing: LABEL')")
     parser.add_argument("--schema", metavar="FILE",
                         help="the schema (public domains) as JSON or YAML, as written by "
                              "Schema.to_dict (default: inferred from the data, which reveals "
@@ -57,21 +68,27 @@ def add_seed_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def read_input(args: argparse.Namespace) -> Any:
-    """The --input table (Arrow), restricted to --columns."""
+    """The --input table (Arrow), restricted to --columns; with --schema, each
+    CSV column is read as its attribute's kind (a text domain keeps '02134')."""
     from privpub.core.errors import ParameterError, SchemaError
-    from privpub.tables.inputs import read_table_file
+    from privpub.tables.inputs import NA_VALUES, read_table_file
 
-    if not os.path.isfile(args.input):
-        what = "is a directory, not a table file" if os.path.isdir(args.input) else \
-            "no such file"
-        raise ParameterError(f"--input {args.input!r}: {what}")
     # A shell passes '\t' as two characters: read it as the tab it means.
     sep = "\t" if args.sep in ("\\t", "tab") else args.sep
     for option, value in (("--sep", sep), ("--quote", args.quote)):
         if value is not None and len(value) != 1:
             raise ParameterError(f"{option} must be one character, got {value!r}")
-    table = read_table_file(args.input, delimiter=sep,
-                            quote_char=None if args.no_quoting else args.quote)
+    if args.no_na and args.na_values is not None:
+        raise ParameterError("--no-na and --na-values are alternatives; give one")
+    na_values = () if args.no_na else \
+        NA_VALUES if args.na_values is None else tuple(args.na_values.split(","))
+    types = read_schema(args.schema).arrow_types() if args.schema else None
+    try:
+        table = read_table_file(args.input, delimiter=sep,
+                                quote_char=None if args.no_quoting else args.quote,
+                                na_values=na_values, column_types=types)
+    except ParameterError as exc:
+        raise ParameterError(f"--input {exc}") from None
     if args.columns:
         wanted = args.columns.split(",")
         missing = [c for c in wanted if c not in table.column_names]
@@ -94,20 +111,29 @@ def check_output(path: str) -> None:
 
 
 def read_schema(path: str) -> Any:
-    """A Schema from a JSON or YAML file (by its suffix; JSON otherwise)."""
+    """A Schema from a JSON or YAML file (by its suffix; JSON otherwise). In YAML
+    every value is text unless its field or its attribute's dtype says otherwise
+    (``[no, yes]`` stay the strings 'no' and 'yes', ``02134`` keeps its zero)."""
     from privpub.core.errors import SchemaError
     from privpub.tables.schema import Schema
 
-    with open(path) as fh:
-        text = fh.read()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SchemaError(f"--schema {path!r}: {reason}") from None
     if path.lower().endswith((".yaml", ".yml")):
         import yaml
 
         try:
-            document = yaml.safe_load(text)
+            document = yaml.load(text, Loader=yaml.BaseLoader)  # scalars stay text
         except yaml.YAMLError as exc:
             raise SchemaError(f"--schema {path!r} is not YAML: "
                               f"{str(exc).splitlines()[0]}") from None
+        if isinstance(document, dict) and isinstance(document.get("attributes"), list):
+            document = {**document, "attributes": [_typed_yaml_attribute(path, a)
+                                                   for a in document["attributes"]]}
     else:
         try:
             document = json.loads(text)
@@ -116,7 +142,63 @@ def read_schema(path: str) -> Any:
     if not isinstance(document, dict):
         raise SchemaError(f"--schema {path!r} must hold a mapping with 'attributes', got "
                           f"{type(document).__name__}")
-    return Schema.from_dict(document)
+    try:
+        return Schema.from_dict(document)
+    except SchemaError as exc:
+        raise SchemaError(f"--schema {path!r}: {exc}") from None
+
+
+def _typed_yaml_attribute(path: str, attribute: Any) -> Any:
+    """One YAML attribute (all text) with its numbers and flags typed by field:
+    lo/hi integers, ordered a boolean, values and missing of the kind its
+    dtype names (text when it names none)."""
+    import pandas as pd
+
+    from privpub.core.errors import SchemaError
+
+    if not isinstance(attribute, dict):
+        return attribute  # Schema.from_dict names it
+    name = attribute.get("name", "?")
+
+    def typed(field: str, text: Any, kind: str) -> Any:
+        if not isinstance(text, str):
+            return text
+        try:
+            if kind == "integer":
+                return int(text)
+            if kind == "float":
+                return float(text)
+            if kind == "boolean":
+                return {"true": True, "false": False}[text.lower()]
+        except (ValueError, KeyError):
+            raise SchemaError(f"--schema {path!r}: attribute {name!r}: {field} {text!r} is not "
+                              f"a {kind}") from None
+        return text
+
+    dtype = attribute.get("dtype")
+    kind = "string"
+    if isinstance(dtype, str) and dtype != "category":
+        try:
+            numpy_kind = pd.api.types.pandas_dtype(dtype)
+        except TypeError:
+            numpy_kind = None  # Schema.from_dict names the bad dtype
+        if numpy_kind is not None:
+            kind = ("boolean" if pd.api.types.is_bool_dtype(numpy_kind) else
+                    "integer" if pd.api.types.is_integer_dtype(numpy_kind) else
+                    "float" if pd.api.types.is_float_dtype(numpy_kind) else "string")
+    out = dict(attribute)
+    if attribute.get("type") == "int_range":
+        kind = "integer"
+        for field in ("lo", "hi"):
+            if field in out:
+                out[field] = typed(field, out[field], "integer")
+    elif isinstance(out.get("values"), list):
+        out["values"] = [typed("value", v, kind) for v in out["values"]]
+    if "missing" in out:
+        out["missing"] = typed("missing", out["missing"], kind)
+    if "ordered" in out:
+        out["ordered"] = typed("ordered", out["ordered"], "boolean")
+    return out
 
 
 def table_schema(args: argparse.Namespace, table: Any) -> Any:
@@ -126,6 +208,9 @@ def table_schema(args: argparse.Namespace, table: Any) -> Any:
     from privpub.tables.schema import Schema
 
     if args.schema:
+        if getattr(args, "missing", None) is not None:
+            raise SchemaError("--missing is for inferred domains; with --schema declare the "
+                              "missing value in the schema ('missing: LABEL' on the attribute)")
         schema = read_schema(args.schema)
         extra = [c for c in table.column_names if c not in schema.names]
         if extra:
@@ -134,10 +219,53 @@ def table_schema(args: argparse.Namespace, table: Any) -> Any:
         return schema
     with warnings.catch_warnings():  # said here, on one line, and in the guarantee
         warnings.simplefilter("ignore", PrivacyWarning)
-        schema = Schema.from_frame(table)
+        schema = Schema.from_frame(table, missing=missing_labels(args, table))
     note("the domains were inferred from the data (active domains), which reveals which "
          "values occur; pass --schema for public domains")
     return schema
+
+
+def missing_labels(args: argparse.Namespace, table: Any) -> dict[str, Any] | None:
+    """--missing as Schema.from_frame's ``missing``: {column: label} for the columns
+    with missing cells (or named), each label read as its column's kind."""
+    import pyarrow.compute as pc
+
+    from privpub.core.errors import ParameterError
+
+    given = getattr(args, "missing", None)
+    if not given:
+        return None
+    named: dict[str, str] = {}
+    default = None
+    for spec in given:
+        column, sep, label = spec.partition("=")
+        if sep and column in table.column_names:
+            named[column] = label
+        else:
+            default = spec
+    labels = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if name not in named and (default is None or not pc.any(
+                pc.is_null(column, nan_is_null=True)).as_py()):
+            continue
+        text = named.get(name, default)
+        kind = column.type.value_type if hasattr(column.type, "value_type") else column.type
+        try:
+            labels[name] = int(text) if pa_kind(kind) == "integer" else \
+                float(text) if pa_kind(kind) == "float" else text
+        except ValueError:
+            raise ParameterError(f"--missing {text!r}: column {name!r} holds numbers, so its "
+                                 f"label must be one; give it as --missing {name}=NUMBER"
+                                 ) from None
+    return labels
+
+
+def pa_kind(arrow_type: Any) -> str:
+    import pyarrow as pa
+
+    return "integer" if pa.types.is_integer(arrow_type) else \
+        "float" if pa.types.is_floating(arrow_type) else "other"
 
 
 def note(text: str) -> None:

@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
+import warnings
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, add_input_arguments, read_input, read_schema
+from privpub.cli.common import (
+    ExampleFormatter,
+    add_input_arguments,
+    missing_labels,
+    read_input,
+    read_schema,
+)
 
 EXAMPLES = """examples:
   privpub plan --input adult.csv
@@ -47,8 +54,9 @@ def add_parser(sub: Any) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from privpub.core.errors import ParameterError
+    from privpub.core.errors import ParameterError, PrivacyWarning
     from privpub.planning import plan
+    from privpub.tables.schema import Schema
 
     mechanisms = tuple(args.mechanism.split(","))
     sensitive = args.sensitive.split(",") if args.sensitive else None
@@ -59,7 +67,12 @@ def _plan(args: argparse.Namespace) -> int:
         if args.n is not None:
             raise ParameterError("--n is for planning from a schema alone; with --input the "
                                  "table's own record count is used")
-        result = plan(read_input(args), schema=schema, **options)
+        table = read_input(args)
+        if schema is None and args.missing:
+            with warnings.catch_warnings():  # the plan says so itself
+                warnings.simplefilter("ignore", PrivacyWarning)
+                schema = Schema.from_frame(table, missing=missing_labels(args, table))
+        result = plan(table, schema=schema, **options)
     elif schema is not None and args.n is not None:
         result = plan(schema, n=args.n, **options)
     else:
@@ -78,11 +91,15 @@ def _plan(args: argparse.Namespace) -> int:
 def _summary(frame: Any) -> Any:
     """The grid for a terminal: the default calibration's αβ rows, FRAPP's, and
     SPLU-Gen's, with the columns that decide (all of them: --format csv|json)."""
+    import pandas as pd
+
     alphabeta = frame["mechanism"] == "alphabeta"
     keep = frame[~alphabeta | (frame["calibration"] == "exclusive")].copy()
-    keep["MB"] = (keep["bytes"] / 1e6).round(2)
-    keep["rows"] = keep["rows"].round()
-    keep["error_bound"] = keep["error_bound"].round(1)
+    # (all None when nothing is feasible: an object column that cannot round)
+    number = {c: pd.to_numeric(keep[c], errors="coerce") for c in ("bytes", "rows", "error_bound")}
+    keep["MB"] = (number["bytes"] / 1e6).round(2)
+    keep["rows"] = number["rows"].round()
+    keep["error_bound"] = number["error_bound"].round(1)
     keep["reason"] = keep["reason"].fillna("").str.slice(0, 60)
     columns = ["mechanism", "sensitive", "k", "gamma", "splu_gamma", "feasible", "alpha",
                "beta", "error_bound", "rows", "MB", "reason"]

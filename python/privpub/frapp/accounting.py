@@ -18,6 +18,8 @@ from privpub.core.validate import probability
 
 def frapp_off_diagonal(gamma_frapp: float, m: int) -> float:
     """FRAPP's off-diagonal entry (1 − γ_frapp)/(m − 1)."""
+    if m < 2:
+        raise ParameterError(f"FRAPP needs a domain of at least 2 tuples, got m = {m:,}")
     return (1 - probability("gamma_frapp", gamma_frapp)) / (m - 1)
 
 

@@ -10,6 +10,7 @@ they become codes without per-row Python objects.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -47,35 +48,77 @@ def tabular(data: Any) -> pd.DataFrame | pa.Table:
                         f"{type(data).__module__}.{type(data).__name__}")
 
 
-def read_table_file(path: str | os.PathLike, *, delimiter: str | None = None,
-                    quote_char: str | None = '"') -> pa.Table:
-    """A Parquet or CSV file as an Arrow table (CSV strings stay strings).
+#: What marks a missing cell in a CSV file: pandas' default ``na_values`` (also in
+#: text columns, as pandas reads them), so a file and the frame pandas reads from it
+#: have the same missing cells.
+NA_VALUES = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+             "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+#: Field separators a header read as one column gives away.
+OTHER_SEPARATORS = (";", "\t", "|")
 
-    ``delimiter`` defaults to a tab for .tsv files and a comma otherwise;
-    ``quote_char=None`` reads quote characters as data."""
+
+def read_table_file(path: str | os.PathLike, *, delimiter: str | None = None,
+                    quote_char: str | None = '"', na_values: Sequence[str] = NA_VALUES,
+                    column_types: Mapping[str, pa.DataType] | None = None) -> pa.Table:
+    """A Parquet or CSV file as an Arrow table.
+
+    CSV: ``delimiter`` defaults to a tab for .tsv files and a comma otherwise
+    (a header read as one column that holds ``;``, a tab or ``|`` is an error
+    naming the separator to pass); ``quote_char=None`` reads quote characters
+    as data; a cell equal to one of ``na_values`` (pandas' conventions by
+    default; ``()`` turns them off) is missing in every column, text columns
+    included; ``column_types`` fixes the types of the named columns (a text
+    domain reads ``02134`` as the text it is). Dates and times stay the text
+    of the file: a date is a value of a declared domain, never a timestamp
+    privpub would have to bin. Every failure is a ParameterError naming the path.
+    """
     name = os.fspath(path)
     lower = name.lower()
     for option, value in (("delimiter", delimiter), ("quote_char", quote_char)):
         if value is not None and len(value) != 1:
             raise ParameterError(f"{option} must be one character, got {value!r}")
+    if not os.path.isfile(name):
+        what = "is a directory, not a table file" if os.path.isdir(name) else "no such file"
+        raise ParameterError(f"{name!r}: {what}")
+    if not lower.endswith(PARQUET_SUFFIXES + CSV_SUFFIXES):
+        raise ParameterError(f"{name!r}: a table file must end in "
+                             f"{', '.join(PARQUET_SUFFIXES + CSV_SUFFIXES)}")
+    given = delimiter
     if delimiter is None:
         delimiter = "\t" if lower.endswith((".tsv", ".tsv.gz", ".tsv.bz2")) else ","
     try:
         if lower.endswith(PARQUET_SUFFIXES):
             table = pq.read_table(name)
-        elif lower.endswith(CSV_SUFFIXES):
-            options = pa_csv.ParseOptions(delimiter=delimiter,
-                                          quote_char=quote_char or False)
-            table = pa_csv.read_csv(name, parse_options=options)
         else:
-            table = None
-        if table is not None:
-            table.column_names  # noqa: B018 (names that are not UTF-8 fail here, not later)
-            return table
-    except (pa.ArrowException, UnicodeDecodeError) as exc:
+            table = _read_csv(name, delimiter, quote_char, na_values, dict(column_types or {}))
+        table.column_names  # noqa: B018 (names that are not UTF-8 fail here, not later)
+    except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
         raise ParameterError(f"cannot read {name!r}: {str(exc).splitlines()[0]}") from None
-    raise ParameterError(f"a table file must end in {', '.join(PARQUET_SUFFIXES + CSV_SUFFIXES)}"
-                         f"; got {name!r}")
+    if lower.endswith(CSV_SUFFIXES) and given is None and table.num_columns == 1:
+        header = table.column_names[0]
+        found = next((sep for sep in OTHER_SEPARATORS if sep in header), None)
+        if found is not None:
+            shown = "'\\t'" if found == "\t" else repr(found)
+            raise ParameterError(
+                f"{name!r} was read as one column named {header[:60]!r}, which holds "
+                f"{shown}: its fields are separated by {shown}, not {delimiter!r}; pass "
+                f"--sep {shown} (delimiter={shown} in the API)")
+    return table
+
+
+def _read_csv(name: str, delimiter: str, quote_char: str | None, na_values: Sequence[str],
+              column_types: dict[str, pa.DataType]) -> pa.Table:
+    parse = pa_csv.ParseOptions(delimiter=delimiter, quote_char=quote_char or False)
+
+    def read(types: dict[str, pa.DataType]) -> pa.Table:
+        convert = pa_csv.ConvertOptions(null_values=list(na_values), strings_can_be_null=True,
+                                        quoted_strings_can_be_null=True, column_types=types)
+        return pa_csv.read_csv(name, parse_options=parse, convert_options=convert)
+
+    table = read(column_types)
+    dated = {f.name: pa.string() for f in table.schema
+             if f.name not in column_types and pa.types.is_temporal(f.type)}
+    return read(column_types | dated) if dated else table
 
 
 def column_names(table: pd.DataFrame | pa.Table) -> list[str]:

@@ -91,8 +91,14 @@ def _column_kind(name: str, values: pd.Series | pd.Index) -> str:
         return "float"
     if pd.api.types.is_string_dtype(dtype) and dtype != np.dtype(object):
         return "string"
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype) \
+            or isinstance(dtype, pd.PeriodDtype):
+        raise _temporal_error(name, f"dates or times ({dtype})")
     if dtype == np.dtype(object):
         inferred = pd.api.types.infer_dtype(values, skipna=True)
+        if inferred in ("date", "datetime", "datetime64", "time", "timedelta", "timedelta64",
+                        "period"):
+            raise _temporal_error(name, f"{inferred} values")
         kind = {"string": "string", "integer": "integer", "floating": "float",
                 "boolean": "boolean"}.get(inferred)
         if kind is not None:
@@ -111,14 +117,55 @@ def _column_kind(name: str, values: pd.Series | pd.Index) -> str:
                         f"supported kinds are {', '.join(KINDS)}")
 
 
+#: What a missing-cell error suggests (the same for every input kind).
+MISSING_FIX = ("privpub does not drop or impute records: clean them, or declare a missing "
+               "category (Categorical(..., missing=LABEL), Schema.from_frame(..., "
+               "missing=LABEL), --missing LABEL on the command line)")
+
+
+def _missing_error(name: str, total: int, first: Any) -> MissingValueError:
+    return MissingValueError(f"column {name!r} has {total} missing value(s) (NaN/None/null), "
+                             f"the first at row {first!r}; {MISSING_FIX}")
+
+
 def _check_no_missing(name: str, values: pd.Series) -> None:
     missing = values.isna().to_numpy()
     if missing.any():
-        first = _py(values.index[int(np.argmax(missing))])
-        raise MissingValueError(
-            f"column {name!r} has {int(missing.sum())} missing value(s) (NaN/None), first at "
-            f"row {first!r}; privpub does not drop or impute records, clean them first"
-        )
+        raise _missing_error(name, int(missing.sum()), _py(values.index[int(np.argmax(missing))]))
+
+
+def _fill_missing(attr: Attribute, values: pd.Series) -> pd.Series:
+    """A pandas column with its missing cells replaced by the attribute's declared
+    missing value (the column as it is when there is none or no cell is missing)."""
+    if attr.missing is None or not values.hasnans:
+        return values
+    if isinstance(values.dtype, pd.CategoricalDtype) \
+            and attr.missing not in values.cat.categories:
+        values = values.cat.add_categories([attr.missing])
+    return values.fillna(attr.missing)
+
+
+def _fill_arrow_missing(attr: Attribute, array: pa.Array) -> pa.Array:
+    """``_fill_missing`` for an Arrow column (nulls, and NaN in a float column)."""
+    if attr.missing is None:
+        return array
+    value_type = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
+    if array.null_count == 0 and not pa.types.is_floating(value_type):
+        return array
+    missing = pc.is_null(array, nan_is_null=True)
+    if not pc.any(missing).as_py():
+        return array
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return pc.if_else(missing, pa.scalar(attr.missing).cast(array.type), array)
+
+
+def _temporal_error(name: str, what: str) -> DataTypeError:
+    """Dates and times have no domain of their own: say how to give them one."""
+    return DataTypeError(
+        f"column {name!r} holds {what}, which have no declared domain; convert it to one, "
+        f"e.g. df[{name!r}].dt.year (an IntRange of years), df[{name!r}].dt.strftime('%Y-%m') "
+        "(a Categorical of months) or a binning you choose (pd.cut)")
 
 
 def _check_kind(attr: Attribute, values: pd.Series) -> None:
@@ -166,6 +213,8 @@ class Attribute:
 
     #: Whether the domain order is the values' order in queries (ordered categoricals).
     ordered: bool = False
+    #: The domain value a missing cell stands for (None: a missing cell is an error).
+    missing: Any = None
 
     def _query_values(self, digits: np.ndarray) -> Any:
         """The column a query is evaluated on: the values, or for an ordered
@@ -209,6 +258,10 @@ class Categorical(Attribute):
         Whether ``values`` are in a meaningful order: then ``<``, ``>`` and
         BETWEEN in queries follow it (``income > 'low'``), as for an ordered
         pandas categorical; otherwise they compare the values themselves.
+    missing : optional
+        One of ``values`` that a missing cell (NaN, None, null, an NA marker
+        in a CSV file) stands for, whatever the input kind; without it a
+        missing cell is an error naming the column and row.
 
     Examples
     --------
@@ -219,7 +272,7 @@ class Categorical(Attribute):
     """
 
     def __init__(self, name: str, values: Iterable[Any], dtype: str | None = None,
-                 ordered: bool = False):
+                 ordered: bool = False, missing: Any = None):
         self.name = _check_name(name)
         if not isinstance(ordered, bool):
             raise SchemaError(f"attribute {name!r}: ordered must be True or False, "
@@ -254,6 +307,10 @@ class Categorical(Attribute):
             if list(self._decoder) != list(self.values):
                 raise SchemaError(f"attribute {name!r}: dtype {self.dtype} cannot hold its values")
         self._index = pd.Index(self.values)
+        if missing is not None and _py(missing) not in self.values:
+            raise SchemaError(f"attribute {name!r}: missing={missing!r} is not one of its "
+                              "values; list it in the domain")
+        self.missing = _py(missing)
 
     @property
     def size(self) -> int:
@@ -270,7 +327,9 @@ class Categorical(Attribute):
     def to_dict(self) -> dict:
         out = {"type": "categorical", "name": self.name, "values": list(self.values),
                "dtype": self.dtype}
-        return out | {"ordered": True} if self.ordered else out
+        if self.ordered:
+            out["ordered"] = True
+        return out if self.missing is None else out | {"missing": self.missing}
 
     @property
     def categorical_dtype(self) -> pd.CategoricalDtype:
@@ -293,10 +352,10 @@ class Categorical(Attribute):
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Categorical) and self.name == other.name
                 and self.values == other.values and self.dtype == other.dtype
-                and self.ordered == other.ordered)
+                and self.ordered == other.ordered and self.missing == other.missing)
 
     def __hash__(self) -> int:
-        return hash((self.name, self.values, self.dtype, self.ordered))
+        return hash((self.name, self.values, self.dtype, self.ordered, self.missing))
 
 
 class IntRange(Attribute):
@@ -308,7 +367,7 @@ class IntRange(Attribute):
     74
     """
 
-    def __init__(self, name: str, lo: int, hi: int, dtype: str = "int64"):
+    def __init__(self, name: str, lo: int, hi: int, dtype: str = "int64", missing: Any = None):
         self.name = _check_name(name)
         for label, v in (("lo", lo), ("hi", hi)):
             if _value_kind(v) != "integer":
@@ -326,6 +385,11 @@ class IntRange(Attribute):
         if self.lo < info.min or self.hi > info.max:
             raise SchemaError(f"attribute {name!r}: dtype {dtype} cannot hold [{lo}, {hi}]")
         self.kind = "integer"
+        if missing is not None and (_value_kind(missing) != "integer"
+                                    or not self.lo <= missing <= self.hi):
+            raise SchemaError(f"attribute {name!r}: missing={missing!r} is not in its domain "
+                              f"[{lo}, {hi}]")
+        self.missing = None if missing is None else int(missing)
 
     @property
     def size(self) -> int:
@@ -339,8 +403,9 @@ class IntRange(Attribute):
         return self.lo
 
     def to_dict(self) -> dict:
-        return {"type": "int_range", "name": self.name, "lo": self.lo, "hi": self.hi,
-                "dtype": self.dtype}
+        out = {"type": "int_range", "name": self.name, "lo": self.lo, "hi": self.hi,
+               "dtype": self.dtype}
+        return out if self.missing is None else out | {"missing": self.missing}
 
     def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
         raw = values.to_numpy()
@@ -359,10 +424,11 @@ class IntRange(Attribute):
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, IntRange) and self.name == other.name
-                and (self.lo, self.hi, self.dtype) == (other.lo, other.hi, other.dtype))
+                and (self.lo, self.hi, self.dtype, self.missing)
+                == (other.lo, other.hi, other.dtype, other.missing))
 
     def __hash__(self) -> int:
-        return hash((self.name, self.lo, self.hi, self.dtype))
+        return hash((self.name, self.lo, self.hi, self.dtype, self.missing))
 
 
 def _attribute_from_dict(d: Any) -> Attribute:
@@ -380,9 +446,10 @@ def _attribute_from_dict(d: Any) -> Attribute:
         if not isinstance(values, list):
             raise SchemaError(f"attribute {d.get('name')!r}: 'values' must be a list")
         return Categorical(key("name"), values, dtype=d.get("dtype"),
-                           ordered=d.get("ordered", False))
+                           ordered=d.get("ordered", False), missing=d.get("missing"))
     if kind == "int_range":
-        return IntRange(key("name"), key("lo"), key("hi"), dtype=d.get("dtype", "int64"))
+        return IntRange(key("name"), key("lo"), key("hi"), dtype=d.get("dtype", "int64"),
+                        missing=d.get("missing"))
     raise SchemaError(f"unknown attribute type {kind!r} (expected 'categorical' or 'int_range')")
 
 
@@ -431,7 +498,8 @@ class Schema:
 
     # ---- construction -------------------------------------------------------------
     @classmethod
-    def from_frame(cls, data: TableLike, columns: Sequence[str] | None = None) -> Schema:
+    def from_frame(cls, data: TableLike, columns: Sequence[str] | None = None,
+                   missing: Any = None) -> Schema:
         """Infer a schema of active domains: each column's distinct values, sorted.
 
         ``data`` is any table privpub accepts (pandas, Arrow, polars, a path).
@@ -440,7 +508,11 @@ class Schema:
         dtype for :meth:`decode`. A categorical (or Arrow dictionary) column is
         a declared domain: all its categories are kept, and an ordered one
         keeps its order (``ordered=True``), so comparisons follow it.
-        NaN/None and mixed types raise.
+        Mixed types raise, and so do missing cells (NaN, None, null) unless
+        ``missing`` declares what they stand for: one label for every column
+        that has missing cells, or ``{column: label}`` (those columns always get
+        it); the label joins the column's domain as its last value and is the
+        attribute's ``missing`` value.
 
         A domain read off the values reveals which values occur, so the other
         columns are listed in ``schema.derived`` (and in every guarantee) and a
@@ -448,10 +520,17 @@ class Schema:
         """
         table = tabular(data)
         names = column_names(table) if columns is None else list(columns)
+        labels = missing if isinstance(missing, dict) else dict.fromkeys(names, missing)
+        unknown = [n for n in labels if n not in names]
+        if unknown:
+            raise SchemaError(f"missing= names columns not in the table: {unknown}")
+        declared = isinstance(missing, dict)
         if isinstance(table, pd.DataFrame):
-            attributes = [_infer_pandas(name, _column(table, name)) for name in names]
+            attributes = [_infer_pandas(name, _column(table, name), labels.get(name), declared)
+                          for name in names]
         else:
-            attributes = [_infer_arrow(name, _arrow_column(table, name)) for name in names]
+            attributes = [_infer_arrow(name, _arrow_column(table, name), labels.get(name),
+                                       declared) for name in names]
         # A categorical/dictionary column declared its domain; the others did not.
         derived = [a.name for a in attributes if a.dtype != "category"]
         if derived:
@@ -510,6 +589,13 @@ class Schema:
         width = max(len(n) for n in self.names)
         lines += [f"  {a.name:<{width}}  {type(a).__name__}({a.describe()})" for a in self]
         return "\n".join(lines)
+
+    def arrow_types(self) -> dict[str, pa.DataType]:
+        """The Arrow type each attribute's column is read as from a text file (CSV):
+        text domains as text, so ``02134`` stays the value it is."""
+        kinds = {"string": pa.string(), "float": pa.float64(), "boolean": pa.bool_()}
+        return {a.name: kinds.get(a.kind, pa.uint64() if a.dtype == "uint64" else pa.int64())
+                for a in self}
 
     # ---- counting ---------------------------------------------------------------
     def count(self, where=None, tables=None) -> int:
@@ -671,29 +757,55 @@ def _column(df: pd.DataFrame, name: str) -> pd.Series:
 # ---- inferring domains ----------------------------------------------------------------------
 
 
-def _infer_pandas(name: str, values: pd.Series) -> Categorical:
-    _check_no_missing(name, values)
-    if _column_kind(name, values) == "empty":
+def _with_missing(name: str, kind: str, values: list, label: Any, dtype: str, ordered: bool,
+                  ) -> Categorical:
+    """The inferred attribute, its declared missing label appended to the domain."""
+    if label is None:
+        return Categorical(name, values, dtype=dtype, ordered=ordered)
+    if _value_kind(label) != kind:
+        raise SchemaError(f"column {name!r} holds {kind} values; its missing label {label!r} "
+                          f"must be one too")
+    if label not in values:
+        values = [*values, label]
+    return Categorical(name, values, dtype=dtype, ordered=ordered, missing=label)
+
+
+def _infer_pandas(name: str, values: pd.Series, label: Any = None,
+                  declared: bool = False) -> Categorical:
+    if label is None or not values.hasnans:
+        _check_no_missing(name, values)
+        label = label if declared else None
+    present = values.dropna()
+    kind = _column_kind(name, present)
+    if kind == "empty":
         raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
     dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         categories = list(dtype.categories)
-        return Categorical(name, categories if dtype.ordered else sorted(categories),
-                           dtype="category", ordered=bool(dtype.ordered))
-    return Categorical(name, sorted(pd.unique(values)), dtype=str(dtype))
+        return _with_missing(name, kind, categories if dtype.ordered else sorted(categories),
+                             label, "category", bool(dtype.ordered))
+    if label is not None and pd.api.types.is_integer_dtype(dtype):
+        dtype = np.dtype(np.int64)  # a nullable Int64 column: its values, then the label
+    return _with_missing(name, kind, sorted(pd.unique(present)), label, str(dtype), False)
 
 
-def _infer_arrow(name: str, array: pa.Array) -> Categorical:
+def _infer_arrow(name: str, array: pa.Array, label: Any = None,
+                 declared: bool = False) -> Categorical:
     kind = _arrow_kind(name, array.type)
-    _check_arrow_missing(name, array)
+    if label is None or pc.sum(pc.is_null(array, nan_is_null=True)).as_py() == 0:
+        _check_arrow_missing(name, array)
+        label = label if declared else None
     if kind == "empty" or len(array) == 0:
         raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
     if pa.types.is_dictionary(array.type):
         categories = array.dictionary.to_pylist()
         ordered = bool(array.type.ordered)
-        return Categorical(name, categories if ordered else sorted(categories),
-                           dtype="category", ordered=ordered)
-    return Categorical(name, sorted(pc.unique(array).to_pylist()), dtype=_pandas_dtype(array.type))
+        return _with_missing(name, kind, categories if ordered else sorted(categories), label,
+                             "category", ordered)
+    present = pc.drop_null(pc.if_else(pc.is_nan(array), None, array)
+                           if pa.types.is_floating(array.type) else array)
+    return _with_missing(name, kind, sorted(pc.unique(present).to_pylist()), label,
+                         _pandas_dtype(array.type), False)
 
 
 def _pandas_dtype(arrow_type: pa.DataType) -> str:
@@ -721,6 +833,8 @@ def _arrow_kind(name: str, arrow_type: pa.DataType) -> str:
         return "float"
     if pa.types.is_null(arrow_type):
         return "empty"
+    if pa.types.is_temporal(arrow_type) or "period" in str(arrow_type):
+        raise _temporal_error(name, f"dates or times (Arrow {arrow_type})")
     raise DataTypeError(f"column {name!r} has unsupported Arrow type {arrow_type}; supported "
                         f"kinds are {', '.join(KINDS)}")
 
@@ -749,10 +863,7 @@ def _check_arrow_missing(name: str, array: pa.Array) -> None:
     missing = pc.is_null(array, nan_is_null=True)
     total = pc.sum(missing).as_py() or 0
     if total:
-        first = pc.index(missing, True).as_py()
-        raise MissingValueError(
-            f"column {name!r} has {total} missing value(s) (null/NaN), first at row {first}; "
-            "privpub does not drop or impute records, clean them first")
+        raise _missing_error(name, total, pc.index(missing, True).as_py())
 
 
 class _Column:
@@ -767,13 +878,13 @@ class _Column:
     @classmethod
     def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> _Column:
         if isinstance(table, pd.DataFrame):
-            values = _column(table, attr.name)
+            values = _fill_missing(attr, _column(table, attr.name))
             _check_no_missing(attr.name, values)
             _check_kind(attr, values)
             raw, offset, remap = attr._raw(values)
             return cls(raw, offset, remap, lambda row: attr._value_at(values, row),
                        lambda row: _py(values.index[row]))
-        array = _arrow_column(table, attr.name)
+        array = _fill_arrow_missing(attr, _arrow_column(table, attr.name))
         kind = _arrow_kind(attr.name, array.type)
         _check_arrow_missing(attr.name, array)
         if kind not in (attr.kind, "empty"):
