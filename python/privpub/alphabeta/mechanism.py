@@ -61,6 +61,7 @@ from privpub.tables.records import (
     as_schema_codes,
     check_record_facts,
     code_range,
+    counted,
     distinct_sorted,
     prepare_records,
     repeated_rows,
@@ -332,12 +333,11 @@ class AlphaBeta:
         r = theorem_4_3_r(self.alpha, self.beta_max, self.n, self.schema.size)
         bound = self.error_bound()
         printed = rho_theorem_4_3(r, self.epsilon) * math.sqrt(self.n)
-        counted = ("distinct tuples" if (self.records or {}).get("duplicates") == "set"
-                   else "records")
+        unit = counted(self.records)
         return Claim(
             "(ρ, ε)-usefulness", True,
             f"for each fixed counting query (not all at once), |Q̃(V) − Q(I)| < {bound:,.1f} "
-            f"= ρ√n with ρ = {bound / math.sqrt(self.n):.6g}, n = {self.n:,} {counted}, with "
+            f"= ρ√n with ρ = {bound / math.sqrt(self.n):.6g}, n = {self.n:,} {unit}, with "
             f"probability ≥ {1 - self.epsilon:g}: Bernstein's inequality on the exact "
             f"variance bound, the argument of Theorem 4.3 with its slips mended. Theorem 4.3 "
             f"as printed gives ρ√n = √(2(r+1) ln(2/ε))·√n = {printed:,.1f} (r = βm/(α²n) = "
