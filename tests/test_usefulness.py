@@ -7,13 +7,17 @@ The rule (privpub.core.guarantee.Resolution): the typical count is n/|D| for
 the attribute with the fewest values (the mean count of an equality query on
 it); usefulness is weak when the bound is at least that."""
 
+import json
 import math
+import subprocess
+import sys
 import warnings
 
 import pytest
 import statsmodels.api as sm
 
 import privpub
+from privpub import cli
 from privpub.core.guarantee import Resolution
 
 USEFUL = "(ρ, ε)-usefulness"
@@ -156,3 +160,47 @@ def test_plan_marks_weak_points_and_finds_the_alternatives(survey):
     assert lines[1].startswith("αβ calibration 'exclusive' at k = 10, γ = 0.8: ±716.3")
     assert all(float(line.rsplit("±", 1)[1].replace(",", "")) < 5_327 / 4 for line in lines)
     assert found.to_frame()["weak_usefulness"].notna().all()
+
+
+def test_cli_prints_the_warning_on_stderr_and_inspect_shows_the_claim(survey, tmp_path, capsys):
+    df, _ = survey
+    csv = tmp_path / "fair.csv"
+    df.to_csv(csv, index=False)
+    out = tmp_path / "fair.parquet"
+    # A process of its own: what a user sees (pytest would capture a Python warning).
+    run = subprocess.run([sys.executable, "-m", "privpub.cli", "publish", "alphabeta", "--input",
+                          str(csv), "--output", str(out), "--duplicates", "set", "--seed", "1"],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr
+    err = run.stderr.splitlines()
+    block = [line for line in err if "typical counts" in line]
+    assert len(block) == 1 and block[0].startswith("warning: αβ: the error bound ±2,760.5")
+    assert "1,331.8 = n/|D| for religious" in block[0]
+    assert "UsefulnessWarning" not in run.stderr and "warnings.warn" not in run.stderr
+    at = err.index(block[0])
+    assert "`privpub plan` finds these requests" in err[at + 1]
+    assert err[at + 2].strip().startswith("αβ calibration 'exclusive' at k = 2, γ = 0.2")
+    assert f"{USEFUL}: holds only weakly" in run.stdout
+
+    assert cli.main(["inspect", str(out)]) == 0
+    assert f"{USEFUL}: holds only weakly" in capsys.readouterr().out
+    assert cli.main(["inspect", str(out), "--format", "json"]) == 0
+    claims = {c["name"]: c for c in json.loads(capsys.readouterr().out)["guarantee"]["claims"]}
+    assert claims[USEFUL]["holds"] and claims[USEFUL]["weak"]
+
+    frapp = tmp_path / "frapp.parquet"
+    assert cli.main(["publish", "frapp", "--input", str(csv), "--output", str(frapp),
+                     "--duplicates", "records", "--seed", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: FRAPP: the error bound ±4,458.9" in err and "UsefulnessWarning" not in err
+
+
+def test_cli_does_not_warn_on_adult(tmp_path, capsys):
+    df, _ = privpub.datasets.load_adult()
+    csv = tmp_path / "adult.csv"
+    df.to_csv(csv, index=False)
+    assert cli.main(["publish", "frapp", "--input", str(csv), "--output",
+                     str(tmp_path / "f.parquet"), "--duplicates", "records", "--seed", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "typical counts" not in captured.err
+    assert f"{USEFUL}: holds [" in captured.out
