@@ -26,8 +26,9 @@ from privpub.core.errors import (
     PrivpubError,
     QueryError,
     SchemaError,
+    UsefulnessWarning,
 )
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import Claim, Guarantee, Resolution
 from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
 from privpub.core.version import LIBRARY_VERSION as __version__
@@ -67,10 +68,12 @@ __all__ = [
     "QueryError",
     "RandomSource",
     "Release",
+    "Resolution",
     "Schema",
     "SchemaError",
     "SourceDistribution",
     "TableView",
+    "UsefulnessWarning",
     "__version__",
     "accounting",
     "col",

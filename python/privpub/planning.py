@@ -363,11 +363,13 @@ def _grid_rows(mechanism: str, calibration: str | None, facts: _Facts, ks: Seque
                         if isinstance(mech, AlphaBeta) else
                         FRAPP(facts.schema, mech.gamma_frapp, n=facts.published, d=mech.d,
                               gamma=gamma, epsilon=epsilon, records=facts.records_facts))
+            resolution = released.resolution()
             rows.append(row | {
                 "feasible": True, "alpha": getattr(mech, "alpha", None),
                 "beta": getattr(mech, "beta", None),
                 "gamma_frapp": getattr(mech, "gamma_frapp", None),
-                "error_bound": released.error_bound(), "rows": expected, "rows_stderr": stderr,
+                "error_bound": released.error_bound(), "typical_count": resolution.typical,
+                "weak_usefulness": resolution.weak, "rows": expected, "rows_stderr": stderr,
                 "bytes": _parquet_bytes(mech, expected, cache),
                 "claims_not_met": [c.name for c in released.guarantee().claims
                                    if not c.holds]})
@@ -440,8 +442,9 @@ def _splu_bytes(facts: _Facts, gamma: int, names: list[str]) -> int:
 #: The columns of :meth:`Plan.to_frame`, in order.
 COLUMNS = ("mechanism", "calibration", "sensitive", "k", "gamma", "d", "splu_gamma", "feasible",
            "reason", "library_error", "alpha", "beta", "gamma_frapp", "error_bound",
-           "splu_utility_threshold", "splu_small_sum_privacy", "rows", "rows_stderr", "bytes",
-           "largest_k", "least_gamma", "largest_splu_gamma", "claims_not_met")
+           "typical_count", "weak_usefulness", "splu_utility_threshold", "splu_small_sum_privacy",
+           "rows", "rows_stderr", "bytes", "largest_k", "least_gamma", "largest_splu_gamma",
+           "claims_not_met")
 LABELS = {"alphabeta": "αβ", "frapp": "FRAPP", "splu": "SPLU-Gen"}
 
 
@@ -488,6 +491,29 @@ class Plan:
             parts.append(_explain_splu(self) if mechanism == "splu"
                          else _explain_mechanism(self, mechanism))
         return "\n\n".join(parts)
+
+    def alternatives(self, mechanism: str, calibration: str | None, k: float,
+                     gamma: float) -> list[str]:
+        """The requests of the grid near (k, γ) whose error bound tells the typical
+        count from zero (``weak_usefulness`` False), one line each, for a weak
+        release's warning: for ``mechanism`` (and ``calibration``) the largest k
+        at γ and the least γ at k; then the other mechanisms and calibrations at
+        (k, γ) itself. Empty when the grid holds none."""
+        useful = [r for r in self.rows if r["feasible"] and r.get("weak_usefulness") is False]
+
+        def line(r: dict[str, Any]) -> str:
+            name = LABELS[r["mechanism"]] + ("" if r["calibration"] is None
+                                             else f" calibration {r['calibration']!r}")
+            return f"{name} at k = {r['k']:g}, γ = {r['gamma']:g}: ±{r['error_bound']:,.1f}"
+
+        same = [r for r in useful if (r["mechanism"], r["calibration"]) == (mechanism,
+                                                                            calibration)]
+        at_gamma = [r for r in same if r["gamma"] == gamma]
+        at_k = [r for r in same if r["k"] == k]
+        lines = [line(max(at_gamma, key=lambda r: r["k"]))] if at_gamma else []
+        lines += [line(min(at_k, key=lambda r: r["gamma"]))] if at_k else []
+        return lines + [line(r) for r in useful if r["k"] == k and r["gamma"] == gamma
+                        and (r["mechanism"], r["calibration"]) != (mechanism, calibration)]
 
     def __str__(self) -> str:
         feasible = sum(1 for r in self.rows if r["feasible"])
@@ -623,6 +649,12 @@ def _explain_mechanism(p: Plan, mechanism: str) -> str:
                      f"k = {big['k']:g}, γ = {big['gamma']:g}; smallest error bound "
                      f"{tight['error_bound']:,.1f} (each query, w.p. ≥ {1 - p.epsilon:g}) at "
                      f"k = {tight['k']:g}, γ = {tight['gamma']:g}.")
+        weak = [r for r in feasible if r["weak_usefulness"]]
+        if weak:
+            lines.append(f"At {len(weak)} of these {len(feasible)} points the bound is at least "
+                         f"the typical count {weak[0]['typical_count']:,.1f} (n/|D| for the "
+                         "attribute with the fewest values), so the release could not tell "
+                         "typical counts from zero: usefulness only weak (weak_usefulness).")
     for other in calibrations:
         if other != main:
             lines.append(f"Calibration {other!r}: largest feasible k by γ: " + "; ".join(

@@ -51,7 +51,7 @@ from privpub.alphabeta.accounting import (
 from privpub.alphabeta.source import SourceDistribution
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.distributed import DaskRelease, is_dask
@@ -61,6 +61,7 @@ from privpub.tables.records import (
     as_schema_codes,
     check_record_facts,
     code_range,
+    counted,
     distinct_sorted,
     prepare_records,
     repeated_rows,
@@ -332,17 +333,23 @@ class AlphaBeta:
         r = theorem_4_3_r(self.alpha, self.beta_max, self.n, self.schema.size)
         bound = self.error_bound()
         printed = rho_theorem_4_3(r, self.epsilon) * math.sqrt(self.n)
-        counted = ("distinct tuples" if (self.records or {}).get("duplicates") == "set"
-                   else "records")
-        return Claim(
-            "(ρ, ε)-usefulness", True,
+        unit = counted(self.records)
+        return usefulness_claim(
             f"for each fixed counting query (not all at once), |Q̃(V) − Q(I)| < {bound:,.1f} "
-            f"= ρ√n with ρ = {bound / math.sqrt(self.n):.6g}, n = {self.n:,} {counted}, with "
+            f"= ρ√n with ρ = {bound / math.sqrt(self.n):.6g}, n = {self.n:,} {unit}, with "
             f"probability ≥ {1 - self.epsilon:g}: Bernstein's inequality on the exact "
             f"variance bound, the argument of Theorem 4.3 with its slips mended. Theorem 4.3 "
             f"as printed gives ρ√n = √(2(r+1) ln(2/ε))·√n = {printed:,.1f} (r = βm/(α²n) = "
             f"{r:.6g}).",
-            "Theorem 4.3 (App. C.1), corrected")
+            "Theorem 4.3 (App. C.1), corrected", self.resolution())
+
+    def resolution(self) -> Resolution | None:
+        """Which counts the error bound tells from zero, when n is known
+        (:class:`~privpub.core.guarantee.Resolution`: the usefulness rule)."""
+        if self.n is None:
+            return None
+        return Resolution.of("αβ", self.error_bound(), self.epsilon, self.n,
+                             counted(self.records), self.schema)
 
     def error_bound(self) -> float | None:
         """The per-query (ρ, ε) bound ρ√n when n is known
@@ -412,7 +419,9 @@ class AlphaBeta:
         release (OS CSPRNG), or an int / numpy Generator for a reproducible
         run. ``duplicates`` must be given when the data repeat a tuple:
         ``"set"`` or ``"records"`` (module docstring). Refuses when the
-        expected number of noise tuples β·m exceeds ``max_noise_rows``.
+        expected number of noise tuples β·m exceeds ``max_noise_rows``. Warns
+        (:class:`~privpub.core.errors.UsefulnessWarning`) when the release's
+        error bound cannot tell its typical counts from zero (:meth:`resolution`).
 
         A dask DataFrame gives a lazy :class:`~privpub.tables.distributed.DaskRelease`
         (:func:`privpub.alphabeta.distributed.publish_dask`, over ``npartitions``
@@ -426,8 +435,11 @@ class AlphaBeta:
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
         view = self.draw(rand, records)
-        return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             self._released(records, facts, repeated_rows(view)), rand.policy)
+        released = PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
+                                 self._released(records, facts, repeated_rows(view)),
+                                 rand.policy)
+        warn_if_weak(released.mechanism_object().resolution())
+        return released
 
     def publish_to_parquet(self, data: TableLike | np.ndarray, path: str | os.PathLike,
                            seed: SeedLike = None, *, duplicates: str | None = None,
@@ -466,7 +478,9 @@ class AlphaBeta:
                                  rand.policy).metadata(prints, rows=rows)
 
         write_view(path, self.schema, batches(), metadata)
-        return PublishedView.open(path)
+        released = PublishedView.open(path)
+        warn_if_weak(released.mechanism_object().resolution())
+        return released
 
     def draw(self, rand: RandomSource, records: np.ndarray, start: int = 0,
              segments: tuple[int, int] | None = None) -> np.ndarray:

@@ -45,13 +45,14 @@ from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.mechanism import AlphaBeta
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
     as_schema_codes,
+    counted,
     distinct_sorted,
     isin_sorted,
     prepare_records,
@@ -131,16 +132,24 @@ class MultiViewStep:
             "Sec. 4.4.1, Algorithm 7")
         claims = [c for c in single.claims if c.name != "(ρ, ε)-usefulness"]
         if self.mech.n is not None:
-            claims.append(Claim(
-                "(ρ, ε)-usefulness", True,
+            claims.append(usefulness_claim(
                 f"for each fixed counting query, |Q̃(V_{self.view_index}) − Q(I)| < "
                 f"{self.error_bound():,.1f} with probability ≥ {1 - self.mech.epsilon:g} "
                 f"(Bernstein on the split estimator's variance bound, with |V'| = "
                 f"{self.previous_rows:,}; module docstring). Sec. 4.4.1's ρ = v√(k/γ) has no "
                 "constants and is not used.",
-                "Sec. 4.4.1, corrected"))
+                "Sec. 4.4.1, corrected", self.resolution()))
         return Guarantee(f"{single.mechanism}, view {self.view_index}/{self.max_views}",
                          (note, *claims))
+
+    def resolution(self) -> Resolution | None:
+        """Which counts this view's error bound tells from zero, when n is known
+        (:class:`~privpub.core.guarantee.Resolution`)."""
+        if self.mech.n is None:
+            return None
+        return Resolution.of(f"αβ view {self.view_index}/{self.max_views}", self.error_bound(),
+                             self.mech.epsilon, self.mech.n, counted(self.mech.records),
+                             self.mech.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
         """The split estimator of the module docstring, with plug-in binomial variances."""
@@ -255,4 +264,5 @@ class MultiViewPublisher:
                                   context={"previous_union": as_schema_codes(schema, union)})
         self.views.append(published)
         self._union = union_sorted(union, distinct_sorted(view))
+        warn_if_weak(step.resolution())
         return published

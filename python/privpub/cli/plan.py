@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import textwrap
 import warnings
 from typing import Any
@@ -105,3 +106,26 @@ def _summary(frame: Any) -> Any:
                "beta", "error_bound", "rows", "MB", "reason"]
     shown = keep[[c for c in columns if c in keep]]
     return shown.dropna(axis=1, how="all").fillna("")
+
+
+def report_weak_usefulness(view: Any, table: Any, schema: Any, args: argparse.Namespace,
+                           calibration: str | None = None) -> None:
+    """For `privpub publish`: when the release cannot tell its typical counts from
+    zero, say so on stderr as one block (the library's UsefulnessWarning), with
+    the requests `privpub plan` finds for this table whose bound would."""
+    from privpub.planning import DEFAULT_GAMMAS, DEFAULT_KS, plan
+
+    resolution = view.mechanism_object().resolution()
+    if resolution is None or not resolution.weak:
+        return
+    found = plan(table.select(list(schema.names)), schema=schema,
+                 mechanisms=["alphabeta", "frapp"], ks=sorted({*DEFAULT_KS, args.k}),
+                 gammas=sorted({*DEFAULT_GAMMAS, args.gamma}), epsilon=args.epsilon,
+                 duplicates=args.duplicates or "set")
+    lines = found.alternatives(view.mechanism, calibration, args.k, args.gamma)
+    print(f"warning: {resolution.warning()}", file=sys.stderr)
+    print(f"  `privpub plan` finds {'these' if lines else 'no'} requests for this table with a "
+          f"bound below {resolution.typical:,.1f}" + (":" if lines else " in its grid"),
+          file=sys.stderr)
+    for line in lines:
+        print(f"    {line}", file=sys.stderr)

@@ -22,6 +22,8 @@ from privpub.cli.common import (
     table_schema,
     warn_if_seeded,
 )
+from privpub.cli.plan import report_weak_usefulness
+from privpub.core.errors import UsefulnessWarning
 
 CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) also stops "
                     "positive leakage to d-exclusive (link-attack) adversaries; 'independent' "
@@ -119,13 +121,15 @@ def _alphabeta(args: argparse.Namespace) -> int:
                              f"past {CONFIRM_ROWS:,}: pass --yes to write it, or see "
                              "`privpub plan` for smaller choices (a larger γ or a smaller k)")
     warn_if_seeded(args.seed)
-    with progress("publish", "segment") as update:
+    with progress("publish", "segment") as update, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UsefulnessWarning)  # said below, as one block
         try:
             view = mech.publish_to_parquet(table.select(list(schema.names)), args.output,
                                            seed=args.seed, duplicates=args.duplicates,
                                            progress=update)
         except ParameterError as exc:
             raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
+    report_weak_usefulness(view, table, schema, args, args.calibration)
     return _done(view, args.output)
 
 
@@ -140,10 +144,13 @@ def _frapp(args: argparse.Namespace) -> int:
         schema, n=table.num_rows, gamma=args.gamma, k=args.k, epsilon=args.epsilon))
     warn_if_seeded(args.seed)
     try:
-        view = mech.publish(table.select(list(schema.names)), seed=args.seed,
-                            duplicates=args.duplicates)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UsefulnessWarning)  # said below, as one block
+            view = mech.publish(table.select(list(schema.names)), seed=args.seed,
+                                duplicates=args.duplicates)
     except ParameterError as exc:
         raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
+    report_weak_usefulness(view, table, schema, args)
     view.to_parquet(args.output)
     return _done(view, args.output)
 

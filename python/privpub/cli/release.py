@@ -76,7 +76,7 @@ def _estimate(args: argparse.Namespace) -> int:
     rows = []
     for query in args.query:
         est = view.estimate(query, tables=tables)
-        rows.append({"query": query, "estimate": round(est.value, 2),
+        rows.append({"query": query, "estimate": round(est.value, 2), "counts": est.counts,
                      "stderr": round(est.stderr, 2), "n_view": est.n_view,
                      "n_domain": est.n_domain,
                      "bound": None if est.bound is None else round(est.bound, 1),

@@ -56,3 +56,10 @@ class QueryError(PrivpubError, ValueError):
 class PrivacyWarning(UserWarning):
     """Something weakens what a release protects without making it wrong (a
     domain derived from the data, a seeded run): said once, and in the guarantee."""
+
+
+class UsefulnessWarning(UserWarning):
+    """A release's stated error bound cannot tell its typical counts from zero
+    (:class:`privpub.core.guarantee.Resolution`): the bound holds and the
+    release is valid, but usefulness holds only weakly. The message gives the
+    figures and what would help; the guarantee says the same."""

@@ -28,7 +28,7 @@ import numpy as np
 from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.frapp.accounting import (
@@ -45,6 +45,7 @@ from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
     as_schema_codes,
     check_record_facts,
+    counted,
     distinct_sorted,
     prepare_records,
     sorted_rows,
@@ -208,8 +209,17 @@ class FRAPP:
                 text += (f"\nSec. 5's bound ρ = 2k(1−γ)/γ·√ln(2/ε) = {rho:.6g} (ρ√n = "
                          f"{rho * math.sqrt(self.n):,.1f}) assumes another parametrisation; "
                          "shown for comparison only.")
-            claims.append(Claim("(ρ, ε)-usefulness", True, text, "Hoeffding; αβ paper Sec. 5"))
+            claims.append(usefulness_claim(text, "Hoeffding; αβ paper Sec. 5",
+                                           self.resolution()))
         return Guarantee(f"FRAPP (γ_frapp = {self.gamma_frapp:.6g}, m = {m:,})", tuple(claims))
+
+    def resolution(self) -> Resolution | None:
+        """Which counts the error bound tells from zero, when n is known
+        (:class:`~privpub.core.guarantee.Resolution`: the usefulness rule)."""
+        if self.n is None:
+            return None
+        return Resolution.of("FRAPP", self.error_bound(), self.epsilon, self.n,
+                             counted(self.records), self.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
         """Q̃ = (n_V − n·o·n_D)/(γ_f − o); the variance sums each record's
@@ -230,6 +240,8 @@ class FRAPP:
         """Perturb every record; the view holds the n perturbed records, sorted.
         ``data`` must hold the n records the mechanism was built for;
         ``duplicates`` ("set" or "records") must be given when it repeats a tuple.
+        Warns (:class:`~privpub.core.errors.UsefulnessWarning`) when the error
+        bound cannot tell the release's typical counts from zero (:meth:`resolution`).
         A dask DataFrame gives a lazy :class:`~privpub.tables.distributed.DaskRelease`
         (:func:`privpub.frapp.distributed.publish_dask`) equal to this view for
         the same seed."""
@@ -240,9 +252,10 @@ class FRAPP:
         source = resolve_seed(seed)
         view = sorted_rows(as_schema_codes(self.schema, self.perturb(source, codes)))
         facts |= {"distinct_tuples": len(distinct_sorted(codes)), "revealed_in_view": 0}
+        released = self.with_records(len(codes), facts)
+        warn_if_weak(released.resolution())
         return PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                             self.with_records(len(codes), facts).parameters(),
-                             source.policy)
+                             released.parameters(), source.policy)
 
     def perturb(self, source: RandomSource, records: np.ndarray, start: int = 0) -> np.ndarray:
         """The perturbed (n, limbs) ``records`` (sorted, as published), in their

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from privpub.core.version import LIBRARY_VERSION
 from privpub.tables.cover import budgeted_cover, sum_down
 from privpub.tables.domaincount import count
 from privpub.tables.query import Condition, QueryLike
-from privpub.tables.records import isin_sorted
+from privpub.tables.records import counted, isin_sorted
 from privpub.tables.schema import Schema
 from privpub.tables.view import (
     CHUNK_ROWS,
@@ -75,6 +75,10 @@ class Estimate:
     (exact), ``stderr`` the standard error from the binomial variances (with
     the estimate plugged in for the unknown Q(I)), and ``bound`` the
     mechanism's (ρ, ε) error bound ρ√n, which holds with probability ≥ 1−ε.
+    ``counts`` says what Q(I) counts: ``"records"``, or ``"distinct tuples"``
+    when the release published the distinct tuples (``duplicates="set"``), in
+    which case a record repeated in the data counts once (compare with
+    ``len(df.drop_duplicates().query(...))``, not ``len(df.query(...))``).
     """
 
     value: float
@@ -83,12 +87,17 @@ class Estimate:
     stderr: float
     bound: float | None
     epsilon: float | None
+    counts: str
 
     def __str__(self) -> str:
-        text = f"{self.value:,.1f} ± {self.stderr:,.1f} (stderr)"
+        text = f"{self.value:,.1f} {self.counts} ± {self.stderr:,.1f} (stderr)"
         if self.bound is not None:
             text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {1 - self.epsilon:g}"
         return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON-ready Python values."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,12 @@ class PublishedView(Release):
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def counts(self) -> str:
+        """What this release's estimates count: ``"records"``, or ``"distinct
+        tuples"`` when it published the distinct tuples (``duplicates="set"``)."""
+        return counted(self.parameters.get("records"))
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
@@ -291,7 +306,7 @@ class PublishedView(Release):
         return Estimate(value=float(value), n_view=int(n_view), n_domain=n_domain,
                         stderr=math.sqrt(max(float(variance), 0.0)),
                         bound=self.parameters.get("error_bound"),
-                        epsilon=self.parameters.get("epsilon"))
+                        epsilon=self.parameters.get("epsilon"), counts=self.counts)
 
     def estimate_many(self, queries: Sequence[QueryLike],
                       tables: Mapping[str, Any] | None = None) -> list[Estimate]:
@@ -301,7 +316,8 @@ class PublishedView(Release):
     def estimate_marginals(self, attributes: Sequence[str]) -> pd.DataFrame:
         """Every equality query over ``attributes`` at once: one row per value
         combination (first attribute slowest) with ``n_view``, ``n_domain``,
-        ``estimate`` and ``stderr`` — one histogram pass over the view."""
+        ``estimate`` and ``stderr`` — one histogram pass over the view. What the
+        estimates count (:attr:`counts`) is in the frame's ``attrs["counts"]``."""
         return self.estimate_marginals_many([attributes])[0]
 
     def estimate_marginals_many(self, subsets: Sequence[Sequence[str]]) -> list[pd.DataFrame]:
@@ -320,6 +336,7 @@ class PublishedView(Release):
                 len(frame), n_domain, dtype=object)
             frame["estimate"] = bulk.estimate[part]
             frame["stderr"] = bulk.stderr[part]
+            frame.attrs["counts"] = bulk.counts
             tables.append(frame)
         return tables
 
@@ -351,7 +368,7 @@ class PublishedView(Release):
         value, variance = self.mechanism_object().estimate(counts)
         return MarginalEstimates(subsets, offsets, counts.n_view, n_domain,
                                  np.asarray(value, dtype=float),
-                                 np.sqrt(np.maximum(variance, 0.0)))
+                                 np.sqrt(np.maximum(variance, 0.0)), self.counts)
 
     def _check_subsets(self, subsets: Sequence[Sequence[str]]) -> list[list[str]]:
         subsets = [list(s) for s in subsets]
@@ -437,7 +454,8 @@ class MarginalEstimates:
     """Estimates of every equality query over several attribute subsets, flat:
     subset s's cells are ``offsets[s]:offsets[s+1]`` of ``n_view``,
     ``estimate`` and ``stderr`` (first attribute slowest); ``n_domain[s]`` is
-    exact (a Python int) and the same for every cell of subset s."""
+    exact (a Python int) and the same for every cell of subset s. ``counts``
+    says what the estimates count, as :attr:`Estimate.counts`."""
 
     subsets: list[list[str]]
     offsets: np.ndarray
@@ -445,6 +463,7 @@ class MarginalEstimates:
     n_domain: list[int]
     estimate: np.ndarray
     stderr: np.ndarray
+    counts: str
 
 
 def _histograms(schema: Schema, subsets: list[list[str]],

@@ -41,6 +41,14 @@ def records_as_codes(schema: Schema, data: TableLike | np.ndarray) -> np.ndarray
 DUPLICATES = ("none", "set", "records")
 
 
+def counted(records: Mapping[str, Any] | None) -> str:
+    """What a release's counts and estimates count, from its ``records`` facts:
+    ``"distinct tuples"`` when it published the distinct tuples
+    (``duplicates="set"``), else ``"records"`` (every record was published; when
+    the data repeat no tuple the two are the same)."""
+    return "distinct tuples" if (records or {}).get("duplicates") == "set" else "records"
+
+
 def prepare_records(schema: Schema, data: TableLike | np.ndarray, n: int | None,
                     duplicates: str | None) -> tuple[np.ndarray, dict[str, Any]]:
     """The sorted records to publish and what the guarantee must know of them.
