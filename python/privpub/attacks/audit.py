@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from privpub.attacks.database import as_bound
 from privpub.attacks.decoders import (
     default_queries,
     lp_fit,
@@ -187,6 +188,16 @@ def _check_decoder(decoder: str) -> None:
         raise ParameterError(f"decoder must be one of {DECODERS}, got {decoder!r}")
 
 
+def _check_bound(decoder: str, bound) -> float | None:
+    """The LP's bound (finite, ≥ 0), or None; least squares takes none."""
+    if bound is None:
+        return None
+    if decoder != "lp":
+        raise ParameterError(f"bound is the LP decoder's (Theorem 3's E); decoder = "
+                             f"{decoder!r} takes none, got bound = {bound!r}")
+    return as_bound(bound)
+
+
 def _query_count(n: int, n_queries: int | None) -> int:
     return default_queries(n) if n_queries is None else validate.count("n_queries", n_queries,
                                                                        minimum=1)
@@ -251,6 +262,8 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
         standard error the estimator reports over the queries; answers off by more
         make the LP infeasible and :func:`~privpub.attacks.decoders.lp_fit` then
         minimises the total excess, an ℓ1 fit robust to the few large errors).
+    bound : float, optional
+        The LP's bound: finite, ≥ 0, for ``decoder="lp"`` only (least squares takes none).
     confidence : float
         Level of the Clopper–Pearson interval.
     seed : optional
@@ -267,7 +280,7 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     _check_decoder(decoder)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
     n_targets = validate.count("n_targets", n_targets, minimum=2)
-    bound = validate.optional(validate.real, "bound", bound)
+    bound = _check_bound(decoder, bound)
     j = schema.names.index(secret_column)
     one = _secret_index(schema, secret_column, secret_value)
     # SPLU-Gen randomises its sensitive attributes: only the others identify a record.
@@ -399,6 +412,8 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
         Random subset queries per round (default ⌈n (ln n)²⌉).
     decoder : {"lstsq", "lp"}
         As in :func:`audit`.
+    bound : float, optional
+        The LP's bound (``decoder="lp"`` only), as in :func:`audit`.
     confidence : float
         Level of the posterior's Clopper–Pearson interval.
     seed : optional
@@ -425,7 +440,7 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     prior = validate.probability("prior", prior, open_low=True, open_high=True)
     n = validate.count("n_candidates", n_candidates, minimum=2)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
-    bound = validate.optional(validate.real, "bound", bound)
+    bound = _check_bound(decoder, bound)
     rounds = (math.ceil(PRESENT_TARGET / (n * prior)) if rounds is None
               else validate.count("rounds", rounds, minimum=1))
     schema = release.schema

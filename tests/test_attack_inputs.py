@@ -1,0 +1,272 @@
+"""What the attacks take, and what the presence audit calls a breach (issue 22).
+
+Every public function of privpub.attacks checks its inputs through the one set
+of helpers in attacks/database.py and names the argument and the query, bit or
+entry at fault; a database too small for a decoder is refused by n. Each test
+says, under "Why", what privpub did before: every one of those failed then.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privpub
+from privpub.alphabeta import AlphaBeta
+from privpub.attacks import (
+    AnswerAuditor,
+    BinomialNoise,
+    SubsetSumDatabase,
+    audit,
+    audit_presence,
+    default_queries,
+    exhaustive_reconstruct,
+    lp_reconstruct,
+    lstsq_reconstruct,
+    pair_attack,
+    random_queries,
+    stays_private,
+)
+from privpub.attacks.decoders import band_fit, lp_fit, lstsq_fit
+from privpub.core.errors import ParameterError, PrivpubError, QueryError
+
+# Three bits (1, 0, 1) and four queries with their exact answers.
+Q = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0], [1, 1, 1]])
+A = np.array([2.0, 1.0, 1.0, 2.0])
+
+N = 400  # records; the domain is 200 · 200 · 2 = 80,000 tuples, so n/m = 1/200
+
+
+@pytest.fixture(scope="module")
+def table():
+    schema = privpub.Schema([privpub.IntRange("a", 0, 199), privpub.IntRange("b", 0, 199),
+                             privpub.Categorical("s", ["no", "yes"])])
+    rng = np.random.default_rng(0)
+    cells = rng.choice(200 * 200, N, replace=False)
+    df = pd.DataFrame({"a": cells // 200, "b": cells % 200,
+                       "s": pd.Categorical(rng.choice(["no", "yes"], N),
+                                           categories=["no", "yes"])})
+    return schema, df
+
+
+FITS = {
+    "lstsq_fit": lambda q, a: lstsq_fit(q, a),
+    "lp_fit": lambda q, a: lp_fit(q, a, 0.1),
+    "lp_fit highs": lambda q, a: lp_fit(q, a, 0.1, solver="highs"),
+    "band_fit": lambda q, a: band_fit(q, a, 0.1),
+}
+
+
+def fit_bits(fit) -> np.ndarray:
+    c = fit[0] if isinstance(fit, tuple) else fit
+    return np.asarray(c) > 0.5
+
+
+# ---- decoders refuse a database of fewer than 2 bits ------------------------------------
+@pytest.mark.parametrize("decoder", [
+    lambda db: lstsq_reconstruct(db, seed=1),
+    lambda db: lstsq_reconstruct(db, n_queries=8, seed=1),
+    lambda db: lp_reconstruct(db, 0.0, seed=1),
+    lambda db: exhaustive_reconstruct(db, 0.0),
+], ids=["lstsq", "lstsq-with-queries", "lp", "exhaustive"])
+@pytest.mark.parametrize("bit", [0, 1])
+def test_decoders_refuse_a_one_bit_database(decoder, bit):
+    """Why: lstsq_reconstruct asked t = ⌈1·(ln 1)²⌉ = 0 queries and returned bit 0 whatever
+    the database held (wrong for [1], silently); lp_reconstruct raised ZeroDivisionError."""
+    with pytest.raises(ParameterError, match=r"n ≥ 2 bits, got n = 1 .*db\.query\(\[1\]\)"):
+        decoder(SubsetSumDatabase([bit], seed=1))
+
+
+def test_two_bits_are_decoded():
+    """The smallest database the decoders take is decoded (power for the refusal above)."""
+    db = SubsetSumDatabase([1, 0], seed=1)
+    assert lstsq_reconstruct(db, seed=1).bits.tolist() == [True, False]
+    assert lp_reconstruct(db, 0.0, seed=1).bits.tolist() == [True, False]
+    assert exhaustive_reconstruct(db, 0.0).bits.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("n", [0, 1, -3])
+def test_default_queries_refuses_n_below_2(n):
+    """Why: default_queries(0) raised a bare ValueError (math domain error) and
+    default_queries(1) returned 0 queries."""
+    with pytest.raises(ParameterError, match=rf"^n must be at least 2, got {n}$"):
+        default_queries(n)
+    assert default_queries(2) == math.ceil(2 * math.log(2) ** 2) == 1
+
+
+@pytest.mark.parametrize(("n", "t", "name"), [(0, 5, "n"), (5, 0, "t"), (-1, 3, "n"),
+                                              (3, 2.0, "t")])
+def test_random_queries_names_n_or_t(n, t, name):
+    """Why: random_queries(5, 0) returned an empty matrix, (0, 5) five empty queries, and
+    (-1, 3) complained about "n = -3" (the product t·n) from the random stream."""
+    with pytest.raises(ParameterError, match=rf"^{name} must be"):
+        random_queries(n, t, seed=1)
+
+
+# ---- the fits: 0/1 queries, shapes, finite answers, non-negative bounds -----------------
+@pytest.mark.parametrize("fit", FITS.values(), ids=FITS.keys())
+def test_fits_decode_the_example(fit):
+    """The example every bad-input case below starts from is decoded (lists taken too).
+    Why (lists): lstsq_fit([[...]], [...]) raised AttributeError ('list' has no shape)."""
+    assert fit_bits(fit(Q, A)).tolist() == [True, False, True]
+    assert fit_bits(fit(Q.tolist(), A.tolist())).tolist() == [True, False, True]
+    assert fit_bits(fit(Q.astype(bool), A.astype(np.int64))).tolist() == [True, False, True]
+
+
+BAD_QUERIES = [
+    (Q * 2, r"^queries: bit 0 of query 0 is 2; entries must be 0 or 1$"),
+    (np.where(Q == 1, -1, 0), r"^queries: bit 0 of query 0 is -1"),
+    (Q * 0.5, r"^queries must be bool or 0/1 integers, got dtype float64$"),
+    (Q.astype(float), r"^queries must be bool or 0/1 integers, got dtype float64$"),
+    (Q[0], r"^queries must be a \(t, n\) 0/1 matrix, one row per query, got shape \(3,\)$"),
+    (Q[None], r"got shape \(1, 4, 3\)"),
+    (np.zeros((4, 0), bool), r"at least one query of at least one bit, got shape \(4, 0\)"),
+]
+
+
+@pytest.mark.parametrize("fit", FITS.values(), ids=FITS.keys())
+@pytest.mark.parametrize(("queries", "message"), BAD_QUERIES)
+def test_fits_name_the_query_at_fault(fit, queries, message):
+    """Why: a query entry of 2 or 0.5 was fitted as if it were a query (lp_fit returned
+    c = (0.5, 0, 0.5) for 2·Q, lstsq_fit the same); a vector or an empty matrix met raw
+    numpy errors (ValueError: not enough values to unpack)."""
+    with pytest.raises(QueryError, match=message) as caught:
+        fit(queries, A)
+    assert isinstance(caught.value, PrivpubError)
+
+
+def test_fits_refuse_zero_queries():
+    """Why: lstsq_fit with no queries returned c = 0 (a fit of nothing), lp_fit raised
+    ZeroDivisionError in its step-size estimate."""
+    for fit in FITS.values():
+        with pytest.raises(QueryError, match=r"at least one query .* shape \(0, 3\)"):
+            fit(np.zeros((0, 3), bool), np.zeros(0))
+
+
+BAD_ANSWERS = [
+    (A[:3], r"^answers has 3 rows but there are 4 queries \(one answer per query\)$"),
+    (np.append(A, 1.0), r"^answers has 5 rows but there are 4 queries"),
+    (np.array([2.0, 1.0, np.nan, 2.0]),
+     r"^answers: entry 2 \(the answer to query 2\) is nan; answers must be finite$"),
+    (np.array([np.inf, 1.0, 1.0, 2.0]), r"^answers: entry 0 \(the answer to query 0\) is inf"),
+    (np.array([2.0, 1.0, 1.0, -np.inf]), r"^answers: entry 3 .* is -inf"),
+    (np.array(["2", "1", "1", "2"]), r"^answers must be real numbers, got dtype <U1$"),
+    (np.array([True, False, False, True]), r"^answers must be real numbers, got dtype bool$"),
+    (np.array([2, 1, None, 2], dtype=object), r"^answers must be real numbers, got dtype object"),
+    (A + 0j, r"^answers must be real numbers, got dtype complex128$"),
+    (A.reshape(2, 2), r"^answers must have shape \(t,\)"),
+]
+
+
+@pytest.mark.parametrize("fit", [f for k, f in FITS.items() if k != "lstsq_fit"],
+                         ids=[k for k in FITS if k != "lstsq_fit"])
+@pytest.mark.parametrize(("answers", "message"), BAD_ANSWERS)
+def test_lp_fits_name_the_answer_at_fault(fit, answers, message):
+    """Why: NaN or inf answers met scipy's "array must not contain infs or NaNs", a short
+    answer vector numpy's matmul core-dimension mismatch; text answers got through."""
+    with pytest.raises(ParameterError, match=message):
+        fit(Q, answers)
+
+
+@pytest.mark.parametrize(("answers", "message"), [
+    *[case for case in BAD_ANSWERS if "shape" not in case[1]],
+    (np.ones((4, 2, 1)), r"^answers must have shape \(t,\) or \(t, R\)"),
+    (np.ones((4, 0)), r"^answers must have shape \(t,\) or \(t, R\), .* got shape \(4, 0\)$"),
+    (np.array([[2.0, 2.0], [1.0, np.nan], [1.0, 1.0], [2.0, 2.0]]),
+     r"^answers: entry 1, column 1 \(the answer to query 1\) is nan"),
+])
+def test_lstsq_fit_names_the_answer_at_fault(answers, message):
+    """Why: as for the LP; lstsq_fit also takes a (t, R) matrix of answers (R fits), whose
+    bad entry is named with its column."""
+    with pytest.raises(ParameterError, match=message):
+        lstsq_fit(Q, answers)
+    two = lstsq_fit(Q, np.stack([A, 3 - A], axis=1))   # the matrix form works
+    assert (two > 0.5).T.tolist() == [[True, False, True], [False, True, False]]
+
+
+@pytest.mark.parametrize("fit", [lambda b: lp_fit(Q, A, b),
+                                 lambda b: lp_fit(Q, A, b, solver="highs"),
+                                 lambda b: band_fit(Q, A, b)],
+                         ids=["lp_fit", "lp_fit highs", "band_fit"])
+@pytest.mark.parametrize(("bound", "message"), [
+    (-1.0, r"^bound must be non-negative, got -1.0$"),
+    (math.nan, r"^bound must be finite, got nan$"),
+    (math.inf, r"^bound must be finite, got inf$"),
+    ("1", r"^bound must be a number, got '1' \(str\)$"),
+])
+def test_lp_fits_refuse_a_bad_bound(fit, bound, message):
+    """Why: a negative bound made lp_fit call the LP infeasible and return the least-excess
+    fit with a note; NaN met scipy's bounds check."""
+    with pytest.raises(ParameterError, match=message):
+        fit(bound)
+
+
+def test_band_fit_takes_at_least_one_step():
+    """Why: max_steps = 0 returned the clipped least-squares start as if it had run."""
+    with pytest.raises(ParameterError, match=r"^max_steps must be at least 1, got 0$"):
+        band_fit(Q, A, 0.5, max_steps=0)
+
+
+# ---- the rest of privpub.attacks' public functions --------------------------------------
+def test_agreement_takes_0_1_candidates_only():
+    """Why: agreement() cast the candidate to bool, so [2, 0, 1] scored as [1, 0, 1]."""
+    db = SubsetSumDatabase([1, 0, 1])
+    assert db.agreement([1, 0, 1]) == 1.0 and db.agreement([0, 0, 1]) == pytest.approx(2 / 3)
+    with pytest.raises(ParameterError, match=r"^candidate: bit 0 is 2; entries must be 0 or 1$"):
+        db.agreement([2, 0, 1])
+    with pytest.raises(ParameterError, match="candidate must be bool or 0/1 integers"):
+        db.agreement([0.9, 0.0, 1.0])
+    with pytest.raises(ParameterError, match="candidate: bit 1 is 3"):
+        AnswerAuditor([1, 0, 1]).agreement([1, 3, 1])
+
+
+def test_binomial_noise_refuses_zero_coins():
+    """Why: at n = 1 the paper's R = ⌈T (ln n)^μ⌉ is 0 coins, and the database answered
+    every query exactly while its mechanism said binomial noise."""
+    with pytest.raises(ParameterError, match=r"R = ⌈T \(ln n\)\^μ⌉ = 0 coins at n = 1"):
+        BinomialNoise(4.0).coins(1)
+    with pytest.raises(ParameterError, match="0 coins at n = 1"):
+        SubsetSumDatabase([1], BinomialNoise(4.0), seed=1).query([1])
+    with pytest.raises(ParameterError, match=r"^n must be at least 1, got 0$"):
+        BinomialNoise(4.0).coins(0)
+    assert BinomialNoise(4.0, mu=0.0).coins(1) == 4   # (ln 1)^0 = 1: four coins
+    assert BinomialNoise(4.0).coins(2) == 1
+
+
+def test_stays_private_checks_the_walks():
+    """Why: a 1-d conf raised numpy's AxisError; a walk holding NaN was counted as leaving
+    the band (its max is NaN, and NaN < δ′ is False), silently."""
+    conf = np.array([[0.1, 0.2], [0.1, 5.0]])
+    assert stays_private(conf, 0.2) == 0.5
+    with pytest.raises(ParameterError, match=r"\(walks, steps\) array .* got shape \(2,\)"):
+        stays_private(conf[0], 0.2)
+    with pytest.raises(ParameterError, match=r"^conf: walk 1, step 0 is nan$"):
+        stays_private(np.array([[0.1, 0.2], [np.nan, 0.1]]), 0.2)
+    with pytest.raises(ParameterError, match="got shape \\(0, 2\\)"):
+        stays_private(np.zeros((0, 2)), 0.2)
+    with pytest.raises(ParameterError, match="conf must be real log-odds, got dtype <U"):
+        stays_private(np.array([["0.1"]]), 0.2)
+
+
+def test_pair_attack_names_a_wrong_auditor():
+    """Why: pair_attack(object()) raised AttributeError ('object' has no attribute 'n')."""
+    with pytest.raises(ParameterError, match="AnswerAuditor or a SelfAuditor, got list"):
+        pair_attack([1, 0, 1])
+
+
+def test_audit_bound_is_the_lps(table):
+    """Why: audit(..., decoder="lstsq", bound=3) ignored the bound silently, and a negative
+    bound reached the LP, which called the answers infeasible."""
+    schema, df = table
+    release = AlphaBeta(schema, 0.9, 0.0).publish(df, seed=1)
+    with pytest.raises(ParameterError, match="bound is the LP decoder's .* got bound = 3"):
+        audit(release, "s", df, secret_value="yes", bound=3)
+    with pytest.raises(ParameterError, match=r"^bound must be non-negative, got -1.0$"):
+        audit(release, "s", df, secret_value="yes", decoder="lp", bound=-1.0)
+    with pytest.raises(ParameterError, match="bound is the LP decoder's"):
+        audit_presence(release, df, prior=0.005, rounds=1, bound=1.0)
+    with pytest.raises(ParameterError, match=r"^bound must be finite, got nan$"):
+        audit_presence(release, df, prior=0.005, rounds=1, decoder="lp", bound=math.nan)
