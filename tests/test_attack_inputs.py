@@ -4,10 +4,16 @@ Every public function of privpub.attacks checks its inputs through the one set
 of helpers in attacks/database.py and names the argument and the query, bit or
 entry at fault; a database too small for a decoder is refused by n. Each test
 says, under "Why", what privpub did before: every one of those failed then.
+
+The presence audit calls a result a breach in Theorem 2.6's sense only at a
+prior within the theorem's range, Pr₁[t] ≤ n/m (n: distinct tuples of the data,
+m: the domain size); above 2/3 at a larger prior (the release's d = k·n/m
+among them) it says so and that it is outside the range.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -19,6 +25,7 @@ from privpub.alphabeta import AlphaBeta
 from privpub.attacks import (
     AnswerAuditor,
     BinomialNoise,
+    PresenceAuditResult,
     SubsetSumDatabase,
     audit,
     audit_presence,
@@ -270,3 +277,99 @@ def test_audit_bound_is_the_lps(table):
         audit_presence(release, df, prior=0.005, rounds=1, bound=1.0)
     with pytest.raises(ParameterError, match=r"^bound must be finite, got nan$"):
         audit_presence(release, df, prior=0.005, rounds=1, decoder="lp", bound=math.nan)
+
+
+# ---- Theorem 2.6's range in the presence audit ------------------------------------------
+def result(prior: float, interval=(0.9, 1.0), named: int = 30, d=None, gamma=None,
+           tuples: int = N, domain: int = 80_000) -> PresenceAuditResult:
+    return PresenceAuditResult("lstsq", prior, 256, 10, 7872, named, named, named, interval,
+                               0.95, gamma, d, tuples=tuples, domain=domain)
+
+
+@pytest.mark.parametrize(("prior", "interval", "verdict"), [
+    (1 / 200, (0.9, 1.0), "breach"),                         # at n/m: the theorem's range
+    (0.001, (2 / 3, 1.0), "breach"),                          # the interval reaches 2/3
+    (math.nextafter(1 / 200, 1), (0.9, 1.0), "above-2/3-outside-range"),  # just past n/m
+    (0.05, (0.9, 1.0), "above-2/3-outside-range"),           # d = 10·n/m
+    (0.5, (0.9, 1.0), "above-2/3-outside-range"),            # 100·n/m
+    (1 / 200, (0.6, 1.0), "not-shown"),
+    (0.05, (0.6, 1.0), "not-shown"),
+])
+def test_breach_only_at_a_prior_within_n_over_m(prior, interval, verdict):
+    """Why: breach was interval[0] ≥ 2/3 whatever the prior, printed as "a breach in
+    Theorem 2.6's sense (above 2/3 at a prior within d)" at a prior 107× d."""
+    r = result(prior, interval)
+    assert r.theorem_prior == 1 / 200 and r.verdict == verdict
+    assert r.breach == (verdict == "breach")
+    assert r.above_two_thirds == (verdict != "not-shown")
+    assert r.within_theorem_range == (prior <= 1 / 200)
+    text = str(r)
+    assert ("A breach in Theorem 2.6's sense" in text) == (verdict == "breach")
+    if verdict == "above-2/3-outside-range":
+        assert f"Posterior above 2/3 at prior {prior:.3g} (outside the theorem's range)" in text
+        assert "so this is not one" in text
+    assert "n/m = 400/80,000 ≈ 5e-3" in text
+
+
+def test_the_range_is_n_over_m_of_distinct_tuples_not_d():
+    """n counts distinct tuples (the theorem's I is a set): with 19,502 of them in Adult's
+    m = 648,023,040 the range is ≈ 3.009e-5, shown rounded down (a prior typed from the
+    text stays within), and the release's d = 10·n/m lies outside it."""
+    m = 648_023_040
+    r = result(19_502 / m, d=10 * 30_162 / m, gamma=0.2, tuples=19_502, domain=m)
+    assert r.breach and "n/m = 19,502/648,023,040 ≈ 3.009e-5" in str(r)
+    assert result(3.009e-5, tuples=19_502, domain=m).breach
+    assert not result(3.01e-5, tuples=19_502, domain=m).within_theorem_range
+    outside = result(r.d, d=r.d, gamma=0.2, tuples=19_502, domain=m)
+    assert outside.verdict == "above-2/3-outside-range" and not outside.breach
+    assert "the release promises ≤ 20.0% at priors ≤ d = 0.000465" in str(outside)
+    far = result(0.05, d=r.d, gamma=0.2, tuples=19_502, domain=m)   # the issue's 107× d
+    assert "only at priors ≤ d = 0.000465, not at this one" in str(far)
+    assert "A breach" not in str(far) and far.verdict == "above-2/3-outside-range"
+    assert result(0.01, interval=(math.nan, math.nan), named=0).verdict == "not-shown"
+
+
+def test_presence_audit_breach_within_range_and_outside_it(table):
+    """End to end on a release with β = 0 (every tuple in the view is in the table): at a
+    prior of n/m it is a breach in Theorem 2.6's sense; the same release audited at
+    10·n/m (the d of (10n/m, γ)-privacy) is above 2/3 outside the theorem's range.
+    Why: both were labelled breaches, the second falsely."""
+    schema, df = table
+    release = AlphaBeta(schema, 0.9, 0.0).publish(df, seed=1)
+    within = audit_presence(release, df, prior=N / schema.size, rounds=24, seed=2)
+    assert (within.tuples, within.domain) == (N, 80_000) and within.within_theorem_range
+    assert within.named >= 12 and within.posterior == 1.0 and within.interval[0] > 2 / 3
+    assert within.breach and within.verdict == "breach"
+    assert "A breach in Theorem 2.6's sense: posterior above 2/3 at prior 0.005" in str(within)
+    outside = audit_presence(release, df, prior=10 * N / schema.size, rounds=4, seed=2)
+    assert outside.posterior == 1.0 and outside.above_two_thirds and not outside.breach
+    assert outside.verdict == "above-2/3-outside-range"
+    assert "(outside the theorem's range)" in str(outside) and "A breach" not in str(outside)
+
+
+def test_presence_range_counts_distinct_tuples(table):
+    """A table that repeats a record has fewer tuples than records; n/m counts tuples."""
+    schema, df = table
+    doubled = pd.concat([df, df.iloc[:50]], ignore_index=True)
+    release = AlphaBeta(schema, 0.9, 0.0).publish(doubled, seed=1, duplicates="set")
+    r = audit_presence(release, doubled, prior=0.005, rounds=2, seed=2)
+    assert r.tuples == N and r.theorem_prior == N / 80_000
+
+
+def test_presence_verdict_in_the_cli_json(table, tmp_path, capsys):
+    """Why: the CLI's JSON carried breach: true for a posterior above 2/3 at any prior."""
+    from privpub.cli import main
+
+    schema, df = table
+    AlphaBeta(schema, 0.9, 0.0).publish(df, seed=1).to_parquet(tmp_path / "view.parquet")
+    df.to_csv(tmp_path / "data.csv", index=False)
+    base = ["attack", str(tmp_path / "view.parquet"), "--data", str(tmp_path / "data.csv"),
+            "--presence", "--seed", "2", "--format", "json"]
+    for prior, rounds, verdict in (("0.005", "24", "breach"),
+                                   ("0.05", "4", "above-2/3-outside-range")):
+        assert main(base + ["--prior", prior, "--rounds", rounds]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["verdict"] == verdict and out["breach"] == (verdict == "breach")
+        assert out["within_theorem_range"] == (verdict == "breach")
+        assert out["above_two_thirds"] and out["theorem_prior"] == 0.005
+        assert (out["tuples"], out["domain"]) == (N, 80_000)
