@@ -132,12 +132,16 @@ def test_presence_audit_at_the_papers_parameters_stays_below_gamma(table):
     expected = posterior_in_view(mech.alpha, mech.beta, mech.d)
     assert stats.binomtest(result.correct, result.named, expected).pvalue > 1e-3
     assert result.interval[1] < 0.25 and not result.breach
-    assert "no breach" in str(result)
+    # d = 10·n/m lies outside Theorem 2.6's range (prior ≤ n/m): not a test of its breach
+    assert not result.within_theorem_range and result.verdict == "not-shown"
+    assert "outside Theorem 2.6's range" in str(result)
 
 
 def test_presence_audit_breaks_a_release_made_too_accurate(table):
     """Theorem 2.6's other side: as β → 0 the posterior of a named candidate climbs from
-    γ towards 1, and at β = 0 every candidate named is in the table (a breach)."""
+    γ towards 1, and at β = 0 every candidate named is in the table: above 2/3, at the
+    prior d = 10·n/m, outside the theorem's range (so not called its breach; the breach at
+    a prior ≤ n/m is tests/test_attack_inputs.py's)."""
     from privpub.attacks import audit_presence
 
     schema, df = table
@@ -149,7 +153,9 @@ def test_presence_audit_breaks_a_release_made_too_accurate(table):
         posteriors.append(result.posterior)
     assert posteriors == sorted(posteriors)
     assert posteriors[0] < 0.25 and posteriors[-1] == 1.0
-    assert result.breach and result.interval[0] > 2 / 3 and "a breach" in str(result)
+    assert result.above_two_thirds and result.interval[0] > 2 / 3
+    assert not result.breach and result.verdict == "above-2/3-outside-range"
+    assert "Posterior above 2/3 at prior 0.05 (outside the theorem's range)" in str(result)
     assert result.recall == pytest.approx(mech.alpha, abs=0.1)  # named iff kept (α)
 
 

@@ -15,7 +15,12 @@ def test_audit_experiment_shows_both_sides(tmp_path, capsys):
     # at the paper's calibration the posterior of a named candidate stays near its
     # Bayes value (0.111) and below γ = 0.2; with β = 0 every named candidate is present
     assert paper["interval"][1] < summary["gamma"] + 0.05 and not paper["breach"]
-    assert exact["posterior"] == 1.0 and exact["breach"] and exact["named"] >= 12
+    assert exact["posterior"] == 1.0 and exact["above_two_thirds"] and exact["named"] >= 12
+    # ... at prior d = 10·n/m, outside Theorem 2.6's range (≤ n/m): not called its breach
+    assert summary["theorem_prior"] < summary["d"] / 10
+    assert not exact["within_theorem_range"] and not exact["breach"]
+    assert exact["verdict"] == "above-2/3-outside-range"
     assert all(r["error_bound"] > s["error_bound"] for r, s in zip(rows, rows[1:], strict=False))
     assert (out / "audit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "posterior (95%)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "posterior (95%)" in out and "above 2/3, prior outside n/m" in out

@@ -26,17 +26,21 @@ and scored against the data:
   Theorem 2.6 calls a release broken when some tuple with prior ≤ n/m gets a
   posterior ≥ 2/3; the audit measures the posterior of the tuples the
   decoder names present (the fraction of them that are), with its interval,
-  beside p, the release's γ, and 2/3.
+  beside p, the release's γ, and 2/3, and calls it a breach in the theorem's
+  sense only when p ≤ n/m (at a larger p, the release's d = k·n/m included,
+  it says the posterior is above 2/3 outside the theorem's range).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
 import numpy as np
 
+from privpub.attacks.database import as_bound
 from privpub.attacks.decoders import (
     default_queries,
     lp_fit,
@@ -187,6 +191,16 @@ def _check_decoder(decoder: str) -> None:
         raise ParameterError(f"decoder must be one of {DECODERS}, got {decoder!r}")
 
 
+def _check_bound(decoder: str, bound) -> float | None:
+    """The LP's bound (finite, ≥ 0), or None; least squares takes none."""
+    if bound is None:
+        return None
+    if decoder != "lp":
+        raise ParameterError(f"bound is the LP decoder's (Theorem 3's E); decoder = "
+                             f"{decoder!r} takes none, got bound = {bound!r}")
+    return as_bound(bound)
+
+
 def _query_count(n: int, n_queries: int | None) -> int:
     return default_queries(n) if n_queries is None else validate.count("n_queries", n_queries,
                                                                        minimum=1)
@@ -251,6 +265,8 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
         standard error the estimator reports over the queries; answers off by more
         make the LP infeasible and :func:`~privpub.attacks.decoders.lp_fit` then
         minimises the total excess, an ℓ1 fit robust to the few large errors).
+    bound : float, optional
+        The LP's bound: finite, ≥ 0, for ``decoder="lp"`` only (least squares takes none).
     confidence : float
         Level of the Clopper–Pearson interval.
     seed : optional
@@ -267,7 +283,7 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     _check_decoder(decoder)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
     n_targets = validate.count("n_targets", n_targets, minimum=2)
-    bound = validate.optional(validate.real, "bound", bound)
+    bound = _check_bound(decoder, bound)
     j = schema.names.index(secret_column)
     one = _secret_index(schema, secret_column, secret_value)
     # SPLU-Gen randomises its sensitive attributes: only the others identify a record.
@@ -310,6 +326,19 @@ PRESENT_TARGET = 200
 #: Theorem 2.6's breach: a tuple with prior ≤ n/m whose posterior reaches this.
 BREACH_POSTERIOR = 2 / 3
 
+#: What a presence audit found (:attr:`PresenceAuditResult.verdict`).
+BREACH = "breach"
+ABOVE_OUTSIDE_RANGE = "above-2/3-outside-range"
+NOT_SHOWN = "not-shown"
+
+
+def _floor_text(num: int, den: int, digits: int = 4) -> str:
+    """num/den to ``digits`` significant digits, rounded down (a prior typed from it stays
+    within num/den)."""
+    with localcontext() as ctx:
+        ctx.prec, ctx.rounding = digits, ROUND_FLOOR
+        return f"{Decimal(num) / Decimal(den):e}"
+
 
 @dataclass(frozen=True)
 class PresenceAuditResult:
@@ -320,7 +349,9 @@ class PresenceAuditResult:
     ``named`` present, and ``correct`` of those were. ``posterior`` =
     correct / named is the adversary's posterior on a tuple it names, with
     its Clopper–Pearson ``interval``; ``gamma`` and ``d`` are what the release
-    promises (None when its parameters state none).
+    promises (None when its parameters state none). ``tuples`` is the number
+    of distinct tuples in the data (the theorem's n = |I|) and ``domain`` the
+    domain size m: Theorem 2.6's range of priors is ≤ n/m (see :attr:`verdict`).
     """
 
     decoder: str
@@ -335,6 +366,8 @@ class PresenceAuditResult:
     confidence: float
     gamma: float | None
     d: float | None
+    tuples: int
+    domain: int
 
     @property
     def posterior(self) -> float:
@@ -347,20 +380,68 @@ class PresenceAuditResult:
         return self.correct / self.present if self.present else math.nan
 
     @property
+    def theorem_prior(self) -> float:
+        """n/m (distinct tuples of the data over the domain size, as the float nearest it):
+        the largest prior Theorem 2.6's breach is about."""
+        return self.tuples / self.domain  # int / int: correctly rounded, however large m is
+
+    @property
+    def within_theorem_range(self) -> bool:
+        """Whether ``prior`` ≤ n/m (:attr:`theorem_prior`): Theorem 2.6's range of priors."""
+        return self.prior <= self.theorem_prior
+
+    @property
+    def above_two_thirds(self) -> bool:
+        """The posterior's interval lies at or above 2/3 (shown at ``confidence``)."""
+        return self.named > 0 and self.interval[0] >= BREACH_POSTERIOR
+
+    @property
     def breach(self) -> bool:
-        """Theorem 2.6's breach, shown at ``confidence``: the posterior's interval lies
-        above 2/3 for tuples whose prior is at most the release's d."""
-        return self.interval[0] >= BREACH_POSTERIOR
+        """Theorem 2.6's breach, shown at ``confidence``: the posterior's interval lies at
+        or above 2/3 at a prior within the theorem's range, prior ≤ n/m."""
+        return self.above_two_thirds and self.within_theorem_range
+
+    @property
+    def verdict(self) -> str:
+        """:data:`BREACH` (posterior above 2/3 at a prior ≤ n/m), :data:`ABOVE_OUTSIDE_RANGE`
+        (posterior above 2/3 at a prior > n/m, outside the theorem's range: not its
+        breach) or :data:`NOT_SHOWN` (no posterior above 2/3 shown)."""
+        if not self.above_two_thirds:
+            return NOT_SHOWN
+        return BREACH if self.within_theorem_range else ABOVE_OUTSIDE_RANGE
 
     def __str__(self) -> str:
         lo, hi = self.interval
-        promise = "" if self.gamma is None else f"; the release promises ≤ {self.gamma:.1%}"
         found = (f"posterior {self.posterior:.1%}, {self.confidence:.0%} interval "
                  f"[{lo:.1%}, {hi:.1%}]" if self.named else "no posterior to measure")
-        verdict = ("a breach in Theorem 2.6's sense (above 2/3 at a prior within d)"
-                   if self.breach else "no breach in Theorem 2.6's sense shown")
+        if self.gamma is None:
+            promise = ""
+        elif self.d is None:
+            promise = f"; the release states γ = {self.gamma:.1%} but no prior bound d"
+        elif self.prior <= self.d:
+            promise = f"; the release promises ≤ {self.gamma:.1%} at priors ≤ d = {self.d:.3g}"
+        else:
+            promise = (f"; the release promises ≤ {self.gamma:.1%} only at priors ≤ "
+                       f"d = {self.d:.3g}, not at this one")
+        p = f"{self.prior:.3g}"
+        # Rounded down, so a prior copied from the text stays within the range.
+        ratio = (f"n/m = {self.tuples:,}/{self.domain:,} ≈ "
+                 f"{_floor_text(self.tuples, self.domain)}")
+        verdict = {
+            BREACH: f"A breach in Theorem 2.6's sense: posterior above 2/3 at prior {p} "
+                    f"≤ {ratio}.",
+            ABOVE_OUTSIDE_RANGE: f"Posterior above 2/3 at prior {p} (outside the theorem's "
+                                 f"range): Theorem 2.6's breach is at priors ≤ {ratio}, so "
+                                 f"this is not one.",
+            NOT_SHOWN: (f"No posterior above 2/3 shown at prior {p}, within Theorem 2.6's "
+                        f"range, priors ≤ {ratio}: no breach in its sense shown."
+                        if self.within_theorem_range else
+                        f"No posterior above 2/3 shown at prior {p}, outside Theorem 2.6's "
+                        f"range, priors ≤ {ratio}: the audit did not test the theorem's "
+                        f"breach."),
+        }[self.verdict]
         return (f"{self.decoder} named {self.named:,} of {self.rounds * self.n_candidates:,} "
-                f"candidate tuples present (prior {self.prior:.3g} each, "
+                f"candidate tuples present (prior {p} each, "
                 f"{self.n_queries:,} queries per {self.n_candidates}); {self.correct:,} were: "
                 f"{found}{promise}; it found {self.correct:,} of the {self.present:,} present. "
                 f"{verdict}")
@@ -382,6 +463,21 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     present are scored against the data: the fraction that are is the
     posterior an adversary with this prior gets from the release.
 
+    What it calls a breach. Theorem 2.6 (αβ paper, Sec. 2.4): "there exists
+    a tuple t such that Pr₁[t] is small (≤ n/m) but Pr₁[t|V] is large
+    (≥ 2/3)". The result is a breach in that sense (``verdict ==
+    "breach"``) only when the posterior's interval lies at or above 2/3 *and*
+    ``prior`` ≤ n/m (the float nearest it), with n the number of distinct tuples
+    in ``records`` (the theorem's I is a set of tuples, so its base rate is
+    |I|/m) and m the domain size. The release's d is not the theorem's
+    range: Sec. 2.4 takes "d = kn/m, for some k > 1", so the default prior d
+    lies k times above it, and a posterior above 2/3 there is reported as
+    ``"above-2/3-outside-range"`` (for the same evidence the posterior grows
+    with the prior, so one above 2/3 at a larger prior does not imply one at
+    n/m). Nor is a
+    measured posterior above γ at a prior ≤ d labelled: that is the
+    release's own promise (Definition 2.3), printed beside the result.
+
     Parameters
     ----------
     release : PublishedView
@@ -391,6 +487,7 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     prior : float, optional
         The adversary's prior per candidate (default: the release's d, the
         largest prior its guarantee covers; required if it states none).
+        Theorem 2.6's range is prior ≤ n/m (``result.theorem_prior``).
     n_candidates : int
         Candidates per round (the n of the reconstruction).
     rounds : int, optional
@@ -399,6 +496,8 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
         Random subset queries per round (default ⌈n (ln n)²⌉).
     decoder : {"lstsq", "lp"}
         As in :func:`audit`.
+    bound : float, optional
+        The LP's bound (``decoder="lp"`` only), as in :func:`audit`.
     confidence : float
         Level of the posterior's Clopper–Pearson interval.
     seed : optional
@@ -425,7 +524,7 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     prior = validate.probability("prior", prior, open_low=True, open_high=True)
     n = validate.count("n_candidates", n_candidates, minimum=2)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
-    bound = validate.optional(validate.real, "bound", bound)
+    bound = _check_bound(decoder, bound)
     rounds = (math.ceil(PRESENT_TARGET / (n * prior)) if rounds is None
               else validate.count("rounds", rounds, minimum=1))
     schema = release.schema
@@ -473,7 +572,7 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     correct, n_named = int(np.sum(named & member)), int(named.sum())
     return PresenceAuditResult(decoder, prior, n, rounds, t, int(member.sum()), n_named,
                                correct, _interval(correct, n_named, confidence), confidence,
-                               gamma, d)
+                               gamma, d, tuples=len(data.values), domain=schema.size)
 
 
 def _absent_tuples(count: int, sizes: list[int], data: _KeyCounts,

@@ -186,6 +186,9 @@ def pair_attack(auditor) -> tuple[np.ndarray, np.ndarray]:
     >>> c.astype(int).tolist()
     [0, 1, 1, 0, 1]
     """
+    if not isinstance(auditor, (AnswerAuditor, SelfAuditor)):
+        raise ParameterError(f"auditor must be an AnswerAuditor or a SelfAuditor, got "
+                             f"{type(auditor).__name__}")
     n = auditor.n
     if n < 2:
         raise ParameterError(f"the pair attack needs n ≥ 2 entries, got n = {n}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from privpub.attacks.perturbations import UNIFORMS_PER_QUERY, Exact, Perturbation
+from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
 from privpub.core.seeding import SeedLike, resolve_seed
 
@@ -31,6 +32,57 @@ def as_bits(values: np.ndarray, what: str, error: type[Exception]) -> np.ndarray
         where = f"bit {at[-1]}" + (f" of query {at[0]}" if len(at) == 2 else "")
         raise error(f"{what}: {where} is {values[at]}; entries must be 0 or 1")
     return values.astype(np.bool_)
+
+
+# ---- what the decoders take: one check each, shared by every public function -----------
+def as_queries(queries, what: str = "queries", *, n: int | None = None) -> np.ndarray:
+    """``queries`` as a (t, n) bool matrix with t ≥ 1 rows (queries) and n ≥ 1 columns
+    (bits), or a QueryError naming ``what`` and its shape, or the first entry that is not
+    0/1 (its bit and its query, through :func:`as_bits`). ``n``: the columns required."""
+    q = np.asarray(queries)
+    if q.ndim != 2:
+        raise QueryError(f"{what} must be a (t, n) 0/1 matrix, one row per query, got "
+                         f"shape {q.shape}")
+    t, cols = q.shape
+    if n is not None and cols != n:
+        raise QueryError(f"{what} must have one column per bit, n = {n}, got {cols} "
+                         f"(shape {q.shape})")
+    if t < 1 or cols < 1:
+        raise QueryError(f"{what} must hold at least one query of at least one bit, got "
+                         f"shape {q.shape}")
+    return as_bits(q, what, QueryError)
+
+
+def as_answers(answers, t: int, what: str = "answers", *, columns: bool = False) -> np.ndarray:
+    """``answers`` as float64, one per query (t of them; ``columns``: a (t, R) matrix,
+    R ≥ 1, is also taken), every entry a finite real number; otherwise a
+    ParameterError naming ``what`` and its shape, dtype or first non-finite entry."""
+    a = np.asarray(answers)
+    if a.dtype.kind not in "iuf":  # bool, complex, text and objects are not answers
+        raise ParameterError(f"{what} must be real numbers, got dtype {a.dtype}")
+    shape = "(t,) or (t, R)" if columns else "(t,)"
+    if a.ndim not in ((1, 2) if columns else (1,)) or (a.ndim == 2 and a.shape[1] < 1):
+        raise ParameterError(f"{what} must have shape {shape}, one answer per query, got "
+                             f"shape {a.shape}")
+    if a.shape[0] != t:
+        raise ParameterError(f"{what} has {a.shape[0]} rows but there are {t} queries "
+                             f"(one answer per query)")
+    a = a.astype(np.float64, copy=False)
+    bad = np.argwhere(~np.isfinite(a))
+    if bad.size:
+        at = tuple(int(i) for i in bad[0])
+        where = f"entry {at[0]}" + (f", column {at[1]}" if len(at) == 2 else "")
+        raise ParameterError(f"{what}: {where} (the answer to query {at[0]}) is {a[at]}; "
+                             f"answers must be finite")
+    return a
+
+
+def as_bound(bound, what: str = "bound") -> float:
+    """A finite, non-negative bound E on the answers' perturbation."""
+    E = validate.real(what, bound)
+    if E < 0:
+        raise ParameterError(f"{what} must be non-negative, got {E}")
+    return E
 
 
 class SubsetSumDatabase:
@@ -109,10 +161,10 @@ class SubsetSumDatabase:
 
     def agreement(self, candidate) -> float:
         """Fraction of bits on which ``candidate`` agrees with the database (for evaluation)."""
-        c = np.asarray(candidate).astype(np.bool_)
+        c = np.asarray(candidate)
         if c.shape != self._bits.shape:
             raise ParameterError(f"candidate must have {self.n} bits, got shape {c.shape}")
-        return float(np.mean(c == self._bits))
+        return float(np.mean(as_bits(c, "candidate", ParameterError) == self._bits))
 
     def __repr__(self) -> str:
         return (f"SubsetSumDatabase(n={self.n}, mechanism={self.mechanism!r}, "

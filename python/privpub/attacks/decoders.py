@@ -17,7 +17,11 @@
   products per step (BLAS), in a metric that tames the all-ones direction.
 
 Each returns a :class:`Reconstruction` with the candidate bits and the
-number of queries it asked.
+number of queries it asked. Every public function checks what it takes, with
+the checks of :mod:`privpub.attacks.database` (one place): a database of
+n ≥ 2 bits, queries a (t, n) matrix of 0/1 with t ≥ 1, one finite real
+answer per query, a finite bound ≥ 0; an error names the argument and the
+query, bit or entry at fault.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privpub import _core
-from privpub.attacks.database import ROWS, SubsetSumDatabase
+from privpub.attacks.database import ROWS, SubsetSumDatabase, as_answers, as_bound, as_queries
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.seeding import SeedLike, resolve_seed
@@ -53,26 +57,31 @@ class Reconstruction:
     note: str = ""
 
 
+#: The fewest bits a decoder attacks (at n = 1 Theorem 3's t = ⌈n (ln n)²⌉ is 0 queries).
+MIN_BITS = 2
+
+
 def _check_db(db) -> SubsetSumDatabase:
     if not isinstance(db, SubsetSumDatabase):
         raise ParameterError(f"db must be a SubsetSumDatabase, got {type(db).__name__}")
+    if db.n < MIN_BITS:
+        raise ParameterError(f"the decoders attack databases of n ≥ {MIN_BITS} bits, got "
+                             f"n = {db.n} (Theorem 3's t = ⌈n (ln n)²⌉ is 0 queries at "
+                             f"n = 1; one bit is read by one query, db.query([1]))")
     return db
 
 
-def _check_bound(bound) -> float:
-    E = validate.real("bound", bound)
-    if E < 0:
-        raise ParameterError(f"bound must be non-negative, got {E}")
-    return E
-
-
 def default_queries(n: int) -> int:
-    """Theorem 3's t = ⌈n (ln n)²⌉ random queries."""
+    """Theorem 3's t = ⌈n (ln n)²⌉ random queries, for n ≥ 2 bits (t = 0 at n = 1)."""
+    n = validate.count("n", n, minimum=MIN_BITS)
     return math.ceil(n * math.log(n) ** 2)
 
 
 def random_queries(n: int, t: int, seed: SeedLike = None) -> np.ndarray:
-    """t uniformly random subsets of [n] as a (t, n) bool matrix (each bit in w.p. 1/2)."""
+    """t ≥ 1 uniformly random subsets of [n], n ≥ 1, as a (t, n) bool matrix (each bit
+    in w.p. 1/2)."""
+    n = validate.count("n", n, minimum=1)
+    t = validate.count("t", t, minimum=1)
     source = resolve_seed(seed).derive("random subset queries")
     return (source.uniform(t * n) < 0.5).reshape(t, n)
 
@@ -82,10 +91,10 @@ def exhaustive_reconstruct(db: SubsetSumDatabase, bound: float) -> Reconstructio
     contradicts by more than ``bound``; the first survivor (by bit mask, bit i
     of the mask being d_i) is within Hamming distance 4·bound of d.
 
-    Raises ParameterError if n > EXHAUSTIVE_MAX_BITS or if no candidate
+    Raises ParameterError if n < 2, n > EXHAUSTIVE_MAX_BITS or if no candidate
     survives (the answers were not within ``bound``).
     """
-    db, E = _check_db(db), _check_bound(bound)
+    db, E = _check_db(db), as_bound(bound)
     n = db.n
     if n > EXHAUSTIVE_MAX_BITS:
         raise ParameterError(f"the exhaustive attack asks all 2^n subsets; n = {n} is past "
@@ -234,6 +243,9 @@ def band_fit(queries: np.ndarray, answers: np.ndarray, bound: float,
     the bound) or after ``max_steps``. The 0/1 queries are
     held as float32 (exact), so a step reads t·n·4 bytes twice.
     """
+    queries = as_queries(queries)
+    answers, bound = as_answers(answers, len(queries)), as_bound(bound)
+    max_steps = validate.count("max_steps", max_steps, minimum=1)
     t, n = queries.shape
     Q = queries.astype(np.float32)
     a, b = _metric(Q)
@@ -280,7 +292,9 @@ def lp_fit(queries: np.ndarray, answers: np.ndarray, bound: float,
            solver: str = "auto") -> tuple[np.ndarray, str]:
     """A c ∈ [0, 1]^n with |queries · c − answers| ≤ bound: Theorem 3's LP.
 
-    The LP has no objective, so any feasible point solves it. ``solver``:
+    ``queries``: a (t, n) 0/1 matrix (t ≥ 1 queries, one column per bit);
+    ``answers``: t finite reals; ``bound``: finite, ≥ 0. The LP has no
+    objective, so any feasible point solves it. ``solver``:
 
     - ``"first-order"``: :func:`band_fit`, which returns a point within
       ``bound`` + :data:`BAND_TOLERANCE` of every answer (checked in float64),
@@ -296,6 +310,8 @@ def lp_fit(queries: np.ndarray, answers: np.ndarray, bound: float,
     """
     if solver not in SOLVERS:
         raise ParameterError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    queries = as_queries(queries)
+    answers, bound = as_answers(answers, len(queries)), as_bound(bound)
     if solver != "highs":
         c, note = band_fit(queries, answers, bound)
         if not note or solver == "first-order":
@@ -311,7 +327,7 @@ def lp_reconstruct(db: SubsetSumDatabase, bound: float, n_queries: int | None = 
 
     ``seed`` draws the attacker's queries; the note says when no feasible point was found.
     """
-    db, E = _check_db(db), _check_bound(bound)
+    db, E = _check_db(db), as_bound(bound)
     queries, answers = _ask(db, n_queries, seed)
     c, note = lp_fit(queries, answers, E, solver)
     return Reconstruction(c > 0.5, len(answers), "lp", fractional=c, note=note)
@@ -320,12 +336,15 @@ def lp_reconstruct(db: SubsetSumDatabase, bound: float, n_queries: int | None = 
 def lstsq_fit(queries: np.ndarray, answers: np.ndarray) -> np.ndarray:
     """argmin_c ‖queries · c − answers‖₂ by the normal equations (Cholesky of QᵀQ);
     a 2-d ``answers`` (t × R) gives R fits (n × R) from one factorisation.
+    ``queries`` is a (t, n) 0/1 matrix with t ≥ 1, ``answers`` finite reals.
 
     For random subset queries QᵀQ ≈ (t/4)(I + 11ᵀ) is well conditioned, so the
     normal equations lose nothing against an SVD-based lstsq and cost t·n²/2
     flops for QᵀQ instead of an SVD of the t × n matrix. Rows are converted in
     blocks, so memory stays at n² + ROWS·n doubles however many queries there are.
     """
+    queries = as_queries(queries)
+    answers = as_answers(answers, len(queries), columns=True)
     t, n = queries.shape
     gram, rhs = np.zeros((n, n)), np.zeros((n, *np.shape(answers)[1:]))
     for i in range(0, t, ROWS):

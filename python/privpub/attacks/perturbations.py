@@ -184,8 +184,14 @@ class BinomialNoise(Perturbation):
             raise ParameterError(f"mu must be non-negative, got {self.mu}")
 
     def coins(self, n: int) -> int:
-        """R = ⌈T · (ln n)^μ⌉ for an n-bit database."""
-        return math.ceil(self.T * math.log(n) ** self.mu)
+        """R = ⌈T · (ln n)^μ⌉ for an n-bit database (refused where it is 0: n = 1, μ > 0)."""
+        n = validate.count("n", n, minimum=1)
+        R = math.ceil(self.T * math.log(n) ** self.mu)
+        if R < 1:
+            raise ParameterError(f"BinomialNoise(T={self.T}, mu={self.mu}) has R = "
+                                 f"⌈T (ln n)^μ⌉ = 0 coins at n = {n}: it would answer without "
+                                 f"noise")
+        return R
 
     def small_size(self, n: int) -> float:
         """Queries smaller than √R · (ln n)² are answered 0."""

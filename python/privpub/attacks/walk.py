@@ -43,5 +43,20 @@ def confidence_walk(R: int, steps: int, walks: int, seed: SeedLike = None) -> np
 
 
 def stays_private(conf: np.ndarray, delta: float) -> float:
-    """Fraction of walks with |conf_ℓ| < δ′ at every step."""
-    return float(np.mean(np.max(np.abs(conf), axis=1) < delta_prime(delta)))
+    """Fraction of walks with |conf_ℓ| < δ′ at every step.
+
+    ``conf`` is (walks, steps), as :func:`confidence_walk` returns: real log-odds, ±inf
+    allowed (a proof either way), NaN refused with the walk and step that hold it.
+    """
+    dp = delta_prime(delta)
+    c = np.asarray(conf)
+    if c.dtype.kind not in "iuf":
+        raise ParameterError(f"conf must be real log-odds, got dtype {c.dtype}")
+    if c.ndim != 2 or 0 in c.shape:
+        raise ParameterError(f"conf must be a (walks, steps) array with at least one walk "
+                             f"and one step, got shape {c.shape}")
+    bad = np.argwhere(np.isnan(c))
+    if bad.size:
+        walk, step = (int(i) for i in bad[0])
+        raise ParameterError(f"conf: walk {walk}, step {step} is nan")
+    return float(np.mean(np.max(np.abs(c), axis=1) < dp))

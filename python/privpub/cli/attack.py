@@ -24,7 +24,10 @@ def _attack(args: argparse.Namespace) -> int:
                                 rounds=args.rounds, n_queries=args.queries,
                                 decoder=args.decoder, seed=args.seed, progress=True)
         extra = {"posterior": result.posterior, "recall": result.recall,
-                 "breach": result.breach}
+                 "theorem_prior": result.theorem_prior,
+                 "within_theorem_range": result.within_theorem_range,
+                 "above_two_thirds": result.above_two_thirds, "breach": result.breach,
+                 "verdict": result.verdict}
     else:
         for flag, value in (("--prior", args.prior), ("--rounds", args.rounds)):
             if value is not None:
@@ -71,7 +74,9 @@ def add_parser(sub: Any) -> None:
                     "--presence (the αβ paper's Theorem 2.6): candidate tuples each in the "
                     "data with prior d (the view's, or --prior); prints the posterior of "
                     "the tuples the decoder names present, beside the view's promised γ and "
-                    "Theorem 2.6's 2/3.",
+                    "Theorem 2.6's 2/3; \"breach\" only at a prior within the theorem's "
+                    "range, ≤ n/m (distinct tuples of the data over the domain size; the "
+                    "JSON's theorem_prior), else \"above-2/3-outside-range\".",
         epilog="examples:\n"
                "  privpub publish alphabeta --input adult.csv --output view.parquet "
                "--duplicates set\n"
@@ -98,7 +103,8 @@ def add_parser(sub: Any) -> None:
                      help="records to attack, or candidates per round with --presence "
                           "(default 256)")
     att.add_argument("--prior", type=float, default=None,
-                     help="--presence: the prior per candidate (default: the view's d)")
+                     help="--presence: the prior per candidate (default: the view's d; "
+                          "Theorem 2.6's breach is at priors ≤ n/m)")
     att.add_argument("--rounds", type=int, default=None,
                      help="--presence: candidate sets (default: about 200 candidates in the "
                           "data)")
