@@ -28,7 +28,13 @@ import pytest
 
 import privpub
 from privpub import OutputExistsError, ParameterError, PrivpubError, PublishedView, cli
-from privpub.core.files import TEMP_MARK, atomic_output, write_text
+from privpub.core.files import (
+    TEMP_MARK,
+    atomic_output,
+    deferred_signals,
+    save_figure,
+    write_text,
+)
 
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
     [os.path.dirname(os.path.dirname(privpub.__file__)), os.environ.get("PYTHONPATH", "")]))
@@ -185,6 +191,53 @@ def test_a_lost_race_is_refused_and_the_winner_stays(view, tmp_path):
     assert path.read_text() == "the winner's" and os.listdir(tmp_path) == ["view.parquet"]
 
 
+def test_an_interrupt_during_a_rename_is_delivered_after_it():
+    """deferred_signals (around a rename and its clean-up): SIGINT and SIGTERM
+    sent inside the block are held until it ends, then raised."""
+    done = []
+    with pytest.raises(KeyboardInterrupt), deferred_signals():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # Python runs a handler here: the held one only records it
+        done.append("the rest of the block")
+    assert done == ["the rest of the block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_outputs_of_runs_are_refused_before_the_run(tmp_path, capsys, monkeypatch):
+    from privpub.experiments import relationship
+
+    def never(name):
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(relationship, "load_graph", never)
+    (tmp_path / "table1.md").write_text("an earlier run's table")
+    with pytest.raises(OutputExistsError, match="table1.md' exists"):
+        relationship.run(tmp_path, seed=1, runs=10, graphs=("ca-grqc",))
+    assert cli.main(["experiments", "relationship", "--out", str(tmp_path), "--runs", "10",
+                     "--graphs", "ca-grqc"]) == 1
+    err = capsys.readouterr().err
+    assert "table1.md' exists" in err and "--force" in err and err.count("\n") == 1
+    assert (tmp_path / "table1.md").read_text() == "an earlier run's table"
+    assert os.listdir(tmp_path) == ["table1.md"]
+
+
+def test_figures_and_text_follow_the_same_rules(tmp_path):
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(2, 2))
+    figure.subplots().plot([0, 1], [1, 0])
+    save_figure(figure, tmp_path / "f.png", dpi=50)  # the format from the name, not the temporary's
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    write_text(tmp_path / "s.json", "{}")
+    for write in (lambda **kw: save_figure(figure, tmp_path / "f.png", **kw),
+                  lambda **kw: write_text(tmp_path / "s.json", "[]", **kw)):
+        with pytest.raises(OutputExistsError, match="exists; overwrite=True"):
+            write()
+        write(overwrite=True)
+    assert (tmp_path / "s.json").read_text() == "[]"
+    assert sorted(os.listdir(tmp_path)) == ["f.png", "s.json"]
+
+
 # ---- a Dask release (a directory) -------------------------------------------------------------
 
 
@@ -276,10 +329,21 @@ def test_the_command_line_refuses_a_wrong_suffix_and_an_existing_output(adult_fi
         assert cli.main(["publish", kind, *base, "--output", str(out)]) == 1
         err = capsys.readouterr().err
         assert err == f"privpub: error: --output '{out}' exists; --force replaces it\n"
+    assert cli.main(["demo", "--out", str(out)]) == 1
+    assert f"--out '{out}' exists; --force replaces it" in capsys.readouterr().err
     assert digest(out) == before
     assert cli.main(["publish", "frapp", *base, "--output", str(out), "--force"]) == 0
     assert "published 19,502 rows" in capsys.readouterr().out
     assert PublishedView.open(out).mechanism == "frapp" and os.listdir(tmp_path) == ["v.parquet"]
+
+    table = tmp_path / "bench.md"
+    table.write_text("an earlier table")
+    assert cli.main(["bench", "--quick", "--only", "cond", "--out", str(table)]) == 1
+    assert f"--out '{table}' exists; --force replaces it" in capsys.readouterr().err
+    assert cli.main(["bench", "--quick", "--only", "cond", "--out", str(tmp_path / "b.txt")]) \
+        == 1
+    assert "must end in '.md'" in capsys.readouterr().err
+    assert table.read_text() == "an earlier table"
 
 
 def test_sigterm_unwinds_as_an_interrupt(adult_file, tmp_path, capsys, monkeypatch):

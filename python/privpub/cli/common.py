@@ -84,9 +84,10 @@ def read_input(args: argparse.Namespace) -> Any:
 
 def add_force_argument(parser: argparse.ArgumentParser, what: str = "--output") -> None:
     parser.add_argument("--force", action="store_true",
-                        help=f"replace {what} if it exists (an input is never replaced); the "
-                             "file is written beside it and renamed into place only once "
-                             "complete, so an interrupted run leaves the old one intact")
+                        help=f"replace {what} if already there (an input is never replaced); "
+                             "each file is written beside its name and renamed into place "
+                             "only once complete, so an interrupted run leaves the old one "
+                             "intact")
 
 
 def check_output(path: str, force: bool, *, suffix: str | tuple[str, ...] | None = None,
