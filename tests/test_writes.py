@@ -382,9 +382,11 @@ def test_sigterm_unwinds_as_an_interrupt(adult_file, tmp_path, capsys, monkeypat
 
 
 def _wait_for_temporary(proc: subprocess.Popen, folder, name: str) -> bool:
-    """Poll until a temporary of ``name`` appears (True) or the process ends."""
+    """Poll until a new temporary of ``name`` appears (True; one left by a killed
+    run does not count) or the process ends."""
+    before = set(temporaries(folder, name))
     while proc.poll() is None:
-        if temporaries(folder, name):
+        if set(temporaries(folder, name)) - before:
             return True
         time.sleep(0.005)
     return False
@@ -427,10 +429,11 @@ def test_signals_at_random_moments_never_lose_the_release(adult_file, tmp_path):
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
         for phase in ("starting", "writing", "writing"):
             seed += 1
+            left_before = set(temporaries(folder, out.name))
             proc = privpub_cli(*base, "--force", "--seed", str(seed))
             if phase == "starting":
                 time.sleep(rng.uniform(0, startup))
-                was_writing = bool(temporaries(folder, out.name))
+                was_writing = bool(set(temporaries(folder, out.name)) - left_before)
             else:
                 was_writing = _wait_for_temporary(proc, folder, out.name)
                 time.sleep(rng.uniform(0, 0.8 * write))
