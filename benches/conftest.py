@@ -13,7 +13,8 @@
   ``benchmark.extra_info["role"] = "privpub" | "baseline"`` get a row of a
   markdown table there: each side's median and the ratio baseline / privpub
   (above 1: privpub is faster). With ``PRIVPUB_BENCH_REPORT=FILE`` the table and
-  the lines are also written to FILE (the README's performance section is one).
+  the lines are also written to FILE (the README's performance section is one):
+  a new file, or one replaced with ``PRIVPUB_BENCH_OVERWRITE=1``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import os
 
 import pytest
+
+from privpub.core.files import write_text
 
 _REPORT: list[str] = []
 
@@ -93,6 +96,6 @@ def pytest_terminal_summary(terminalreporter, config):
         for line in lines:
             terminalreporter.write_line(line)
         path = os.environ.get("PRIVPUB_BENCH_REPORT")
-        if path:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write("\n".join(lines) + "\n")
+        if path:  # whole or not at all; replaced only when `privpub bench --force` said so
+            write_text(path, "\n".join(lines) + "\n",
+                       overwrite=bool(os.environ.get("PRIVPUB_BENCH_OVERWRITE")))

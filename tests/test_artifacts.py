@@ -140,4 +140,5 @@ def test_a_non_default_index_survives_the_round_trip(tmp_path):
 def test_categories_that_json_cannot_hold_are_a_parameter_error(tmp_path):
     frame = pd.DataFrame({"t": pd.Categorical(pd.to_datetime(["2020-01-01", "2021-01-01"]))})
     with pytest.raises(privpub.ParameterError, match="categories cannot be stored as JSON"):
-        privpub.Artifact(frame, mechanism="identity", parameters={}).to_parquet(tmp_path / "b")
+        privpub.Artifact(frame, mechanism="identity", parameters={}).to_parquet(
+            tmp_path / "b.parquet")

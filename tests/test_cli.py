@@ -134,23 +134,24 @@ def test_publish_frapp_tsv_and_yaml_schema(tmp_path, capsys):
     assert "inferred" not in captured.err and "warning" not in captured.err  # unseeded
     release = privpub.PublishedView.open(out)
     assert release.mechanism == "frapp" and release.schema.size == schema.size
-    # The same file read with the wrong separator is one column: refused, named.
+    # The same file read with the wrong separator is one column: refused, named. (--force:
+    # each run below may replace the release above.)
     assert cli.main(["publish", "frapp", "--input", str(tsv), "--sep", ",", "--schema",
-                     str(spec), "--output", str(out)]) == 1
+                     str(spec), "--output", str(out), "--force"]) == 1
     assert "does not list" in capsys.readouterr().err
     # A shell's '\t' (two characters) means a tab; other multi-character separators are refused.
     renamed = tmp_path / "adult-tabs.csv"  # tabs in a .csv: the separator must be said
     df.to_csv(renamed, index=False, sep="\t")
     assert cli.main(["publish", "frapp", "--input", str(renamed), "--sep", "\\t", "--schema",
-                     str(spec), "--output", str(out), "--duplicates", "records"]) == 0
+                     str(spec), "--output", str(out), "--force", "--duplicates", "records"]) == 0
     capsys.readouterr()
     assert cli.main(["publish", "frapp", "--input", str(renamed), "--sep", ";;",
-                     "--output", str(out)]) == 1
+                     "--output", str(out), "--force"]) == 1
     assert "--sep must be one character, got ';;'" in capsys.readouterr().err
     bad = tmp_path / "bad.yaml"
     bad.write_text("attributes: [unclosed")
     assert cli.main(["publish", "frapp", "--input", str(tsv), "--schema", str(bad),
-                     "--output", str(out)]) == 1
+                     "--output", str(out), "--force"]) == 1
     assert "is not YAML" in capsys.readouterr().err
 
 

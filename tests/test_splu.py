@@ -507,7 +507,7 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     expected = reconstruct(privpub.PublishedView.read_parquet(out), "a = 1", {"s": 2})
     assert f"≈ {expected:,.1f}" in capsys.readouterr().out
     assert main(["publish", "splu", "--input", str(src), "--gamma", "9", "--sensitive", "s",
-                 "--output", str(out)]) == 1
+                 "--output", str(out), "--force"]) == 1
     assert "a decoy group needs gamma = 9 distinct ones" in capsys.readouterr().err
 
 

@@ -184,7 +184,7 @@ def test_file_backed_estimates_match_memory_at_any_batch_size(view, tmp_path, ba
     if batch_rows == 1:  # one row per batch is slow on 1.5M rows: use a slice of the view
         small = PublishedView(view.codes[:3000], view.schema, view.mechanism, view.parameters,
                               view.seed_policy)
-        small.to_parquet(path)
+        small.to_parquet(path, overwrite=True)
         opened, view = PublishedView.open(path), small
         opened.rows.batch_rows = 1
     for q in QUERIES:

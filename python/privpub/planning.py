@@ -183,7 +183,7 @@ def _measure(mech: AlphaBeta | FRAPP, rows: float) -> tuple[float, float]:
             codes = as_schema_codes(mech.schema, distinct_sorted(sorted_rows(
                 MemoryView(mech.schema, digits=digits).codes())))
             PublishedView(codes, mech.schema, mech.name, mech.parameters(),
-                          SEEDED).to_parquet(path)
+                          SEEDED).to_parquet(path, overwrite=True)
             sizes.append((len(codes), os.path.getsize(path)))
     (r1, b1), (r2, b2) = sizes
     slope = (b1 - b2) / (r1 - r2) if r1 != r2 else 0.0

@@ -51,6 +51,7 @@ from privpub.alphabeta.accounting import (
 from privpub.alphabeta.source import SourceDistribution
 from privpub.core import validate
 from privpub.core.errors import ParameterError
+from privpub.core.files import PARQUET, check_output
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
@@ -445,7 +446,7 @@ class AlphaBeta:
                            seed: SeedLike = None, *, duplicates: str | None = None,
                            max_noise_rows: int = MAX_NOISE_ROWS,
                            progress: Callable[[int, int], None] | None = None,
-                           ) -> PublishedView:
+                           overwrite: bool = False) -> PublishedView:
         """:meth:`publish` straight to a Parquet file, in bounded memory.
 
         The view is drawn and written ``WINDOW_SEGMENTS`` β-step segments at a
@@ -454,11 +455,17 @@ class AlphaBeta:
         ``publish(data, seed).to_parquet(path)``. ``progress(done, total)`` is
         called after each window with segment counts. Returns the view opened
         from the file. (A dask DataFrame: ``publish(ddf).to_parquet(directory)``.)
+
+        The file appears whole or not at all, as with :meth:`PublishedView.to_parquet`:
+        an existing ``path`` is refused (before anything is drawn) unless
+        ``overwrite=True``, and so is ``path`` being the ``data`` file.
         """
         self._check_noise(max_noise_rows)
         if is_dask(data):
             raise ParameterError("publish_to_parquet takes an in-memory table or a file; for a "
                                  "dask DataFrame use publish(ddf, seed=...).to_parquet(directory)")
+        inputs = (data,) if isinstance(data, (str, os.PathLike)) else ()
+        check_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs)
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
         run = _Draw(self, rand, records, window=WINDOW_SEGMENTS, progress=progress)
@@ -477,7 +484,7 @@ class AlphaBeta:
                                  self._released(records, facts, revealed),
                                  rand.policy).metadata(prints, rows=rows)
 
-        write_view(path, self.schema, batches(), metadata)
+        write_view(path, self.schema, batches(), metadata, overwrite=overwrite, inputs=inputs)
         released = PublishedView.open(path)
         warn_if_weak(released.mechanism_object().resolution())
         return released

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from privpub import __version__
@@ -44,6 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so that it unwinds as Ctrl-C does
+    (a file being written is removed, the previous one left as it was)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -52,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from privpub.core.errors import PrivpubError
 
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: SIGTERM keeps its handler
+        previous = None
     try:
         return args.run(args)
     except BrokenPipeError:  # the reader went away (`privpub inspect … | head`): stop quietly
@@ -63,6 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"privpub: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("privpub: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("privpub: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

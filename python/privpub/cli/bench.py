@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, note
+from privpub.cli.common import ExampleFormatter, add_force_argument, check_output, note
 
 EXAMPLES = """examples:
   privpub bench --quick                      # small sizes, a minute or two: a smoke run
   privpub bench --out bench.md               # full sizes (10^8 noise tuples, 10M rows …)
+  privpub bench --quick --out bench.md --force  # replace an existing table
   privpub bench --only beta_step,encode --out bench.md
 """
 
@@ -38,7 +39,8 @@ def add_parser(sub: Any) -> None:
     bench.add_argument("--quick", action="store_true",
                        help="the small problem sizes the test suite uses, few rounds")
     bench.add_argument("--out", metavar="FILE.md", default="bench.md",
-                       help="where to write the table (default bench.md)")
+                       help="where to write the table (default bench.md; new unless --force)")
+    add_force_argument(bench, "--out")
     bench.add_argument("--only", metavar="NAME[,NAME]",
                        help="suites to run, by the part of their file name after bench_ "
                             "(default: all)")
@@ -79,8 +81,11 @@ def _bench(args: argparse.Namespace) -> int:
             raise ParameterError(f"--only names {unknown}, not suites in {benches} "
                                  f"(suites: {known})")
         files = [benches / f"bench_{w}.py" for w in wanted]
+    check_output(args.out, args.force, suffix=".md", option="--out")
     out = Path(args.out).resolve()
-    env = dict(os.environ, PRIVPUB_BENCH_REPORT=str(out))
+    # The suites' conftest writes the table (through privpub.core.files, as --force says).
+    env = dict(os.environ, PRIVPUB_BENCH_REPORT=str(out),
+               PRIVPUB_BENCH_OVERWRITE="1" if args.force else "")
     command = [sys.executable, "-m", "pytest", *map(str, files), "-q", "-p", "no:cacheprovider",
                "--benchmark-enable", "--benchmark-columns=median,rounds",
                f"--rootdir={benches.parent}"]

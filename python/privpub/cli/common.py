@@ -99,15 +99,25 @@ def read_input(args: argparse.Namespace) -> Any:
     return table
 
 
-def check_output(path: str) -> None:
-    """--output must name a file in an existing directory (checked before any work)."""
-    from privpub.core.errors import ParameterError
+def add_force_argument(parser: argparse.ArgumentParser, what: str = "--output") -> None:
+    parser.add_argument("--force", action="store_true",
+                        help=f"replace {what} if already there (an input is never replaced); "
+                             "each file is written beside its name and renamed into place "
+                             "only once complete, so an interrupted run leaves the old one "
+                             "intact")
 
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ParameterError(f"--output {path!r} is a directory; name the file to write")
-    if not os.path.isdir(folder):
-        raise ParameterError(f"--output {path!r}: the directory {folder!r} does not exist")
+
+def check_output(path: str, force: bool, *, suffix: str | tuple[str, ...] | None = None,
+                 inputs: Sequence[str | None] = (), option: str = "--output") -> None:
+    """``option`` must name a new file (or, with --force, one to replace) in an
+    existing directory, with the format's suffix (Parquet's unless given), and
+    be none of the ``inputs``: checked before any work (and again when the file
+    is put in place)."""
+    from privpub.core.files import PARQUET
+    from privpub.core.files import check_output as check
+
+    check(path, overwrite=force, suffix=PARQUET if suffix is None else suffix,
+          inputs=[i for i in inputs if i], what=option, how="--force")
 
 
 def read_schema(path: str) -> Any:

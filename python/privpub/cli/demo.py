@@ -6,7 +6,13 @@ import argparse
 from typing import Any
 
 from privpub.alphabeta.accounting import CALIBRATIONS
-from privpub.cli.common import ExampleFormatter, add_privacy_arguments, add_seed_argument
+from privpub.cli.common import (
+    ExampleFormatter,
+    add_force_argument,
+    add_privacy_arguments,
+    add_seed_argument,
+    check_output,
+)
 from privpub.cli.publish import CALIBRATION_HELP
 
 DEMO_QUERIES = (
@@ -26,6 +32,8 @@ def _demo(args: argparse.Namespace) -> int:
     from privpub import AlphaBeta
     from privpub.datasets import load_adult
 
+    if args.out:
+        check_output(args.out, args.force, option="--out")
     with tqdm(total=3, desc="demo", unit="step", disable=None) as bar:
         df, schema = load_adult(args.split)
         bar.update()
@@ -73,7 +81,7 @@ def _demo(args: argparse.Namespace) -> int:
               "does not estimate:" if distinct else ":"))
     print(pd.DataFrame(rows).to_string(index=False))
     if args.out:
-        view.to_parquet(args.out)
+        view.to_parquet(args.out, overwrite=args.force)
         print(f"\nview written to {args.out}")
     return 0
 
@@ -97,6 +105,7 @@ def add_parser(sub: Any) -> None:
                       help="Adult repeats tuples: 'set' publishes distinct tuples with the "
                            "full guarantee (default), 'records' keeps every record (the "
                            "guarantee then leaves the repeated tuples out)")
-    demo.add_argument("--out", metavar="PATH", default=None,
-                      help="also write the view to this Parquet file")
+    demo.add_argument("--out", metavar="FILE.parquet", default=None,
+                      help="also write the view to this Parquet file (new unless --force)")
+    add_force_argument(demo, "--out")
     demo.set_defaults(run=_demo)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, add_privacy_arguments, add_seed_argument
+from privpub.cli.common import (
+    ExampleFormatter,
+    add_force_argument,
+    add_privacy_arguments,
+    add_seed_argument,
+)
 
 EXPERIMENTS = {
     "audit": "both sides of the αβ paper's Theorem 2.6 on Adult: Dinur–Nissim audits "
@@ -29,46 +34,37 @@ EXPERIMENTS = {
 def _experiments(args: argparse.Namespace) -> int:
     import json
 
+    force = args.force
     if args.name == "relationship":
-        from privpub.experiments import relationship
+        from privpub.experiments import relationship as module
 
-        summary = relationship.run(args.out, seed=args.seed, epsilon=args.privacy_epsilon,
-                                   gamma=args.gamma, runs=args.runs,
-                                   graphs=tuple(args.graphs.split(",")))
-        print(relationship.markdown(summary))
-        print(f"wrote {args.out}/table1.md, {args.out}/relationship.json, "
-              f"{args.out}/relationship.png")
-        return 0
-    if args.name == "audit":
-        from privpub.experiments import audit
+        summary = module.run(args.out, seed=args.seed, epsilon=args.privacy_epsilon,
+                             gamma=args.gamma, runs=args.runs,
+                             graphs=tuple(args.graphs.split(",")), overwrite=force)
+        print(module.markdown(summary))
+    elif args.name == "audit":
+        from privpub.experiments import audit as module
 
-        summary = audit.run(args.out, seed=args.seed, quick=args.quick)
-        print(audit.markdown(summary))
-        print(f"wrote {args.out}/audit.png, {args.out}/summary.json")
-        return 0
-    if args.name == "reconstruction":
-        from privpub.experiments import reconstruction
+        summary = module.run(args.out, seed=args.seed, quick=args.quick, overwrite=force)
+        print(module.markdown(summary))
+    elif args.name == "reconstruction":
+        from privpub.experiments import reconstruction as module
 
-        summary = reconstruction.run(args.out, seed=args.seed, quick=args.quick)
+        summary = module.run(args.out, seed=args.seed, quick=args.quick, overwrite=force)
         print(json.dumps({"threshold (largest E/sqrt(n) with >= 90% recovered, lstsq)":
                           summary["threshold"]}, indent=2))
-        print(f"wrote {args.out}/reconstruction.png, {args.out}/summary.json")
-        return 0
-    if args.name == "splu":
-        from privpub.experiments import splu
+    elif args.name == "splu":
+        from privpub.experiments import splu as module
 
-        summary = splu.run(args.out, seed=args.seed, quick=args.quick)
-        print(splu.markdown(summary))
-        print(f"wrote {args.out}/fig7_small_counts.png, {args.out}/fig8_large_counts.png, "
-              f"{args.out}/fig12_two_sensitive.png, {args.out}/publish_time.png, "
-              f"{args.out}/summary.json, {args.out}/summary.md")
-        return 0
-    from privpub.experiments import adult_alphabeta
+        summary = module.run(args.out, seed=args.seed, quick=args.quick, overwrite=force)
+        print(module.markdown(summary))
+    else:
+        from privpub.experiments import adult_alphabeta as module
 
-    summary = adult_alphabeta.run(args.out, seed=args.seed, k=args.k, gamma=args.gamma,
-                                  epsilon=args.epsilon)
-    print(json.dumps(summary, indent=2))
-    print(f"wrote {args.out}/fig2.png, {args.out}/fig3.png, {args.out}/summary.json")
+        summary = module.run(args.out, seed=args.seed, k=args.k, gamma=args.gamma,
+                             epsilon=args.epsilon, overwrite=force)
+        print(json.dumps(summary, indent=2))
+    print("wrote " + ", ".join(f"{args.out}/{name}" for name in module.OUTPUTS))
     return 0
 
 
@@ -81,10 +77,14 @@ def add_parser(sub: Any) -> None:
                       "  privpub experiments relationship --out rel --graphs ca-grqc --runs 200 "
                       "--privacy-epsilon 0.5 --gamma 0.1\n"
                       "  privpub experiments splu --out splu --seed 1 --quick\n"
+                      "  privpub experiments splu --out splu --seed 2 --quick --force\n"
                       "  privpub experiments audit --out audit --seed 1",
         formatter_class=ExampleFormatter)
     exp.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment")
-    exp.add_argument("--out", metavar="DIR", required=True, help="directory for the outputs")
+    exp.add_argument("--out", metavar="DIR", required=True,
+                     help="directory for the outputs (created if needed; files already there "
+                          "are refused before the run unless --force)")
+    add_force_argument(exp, "the output files")
     add_seed_argument(exp)
     add_privacy_arguments(exp)
     exp.add_argument("--privacy-epsilon", type=float, default=1.0,

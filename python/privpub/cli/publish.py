@@ -11,6 +11,7 @@ from typing import Any
 from privpub.alphabeta.accounting import CALIBRATIONS
 from privpub.cli.common import (
     ExampleFormatter,
+    add_force_argument,
     add_input_arguments,
     add_privacy_arguments,
     add_seed_argument,
@@ -32,6 +33,10 @@ CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) al
 DUPLICATES_HELP = ("required when the table repeats a tuple: 'set' publishes distinct tuples "
                    "with the full guarantee, 'records' keeps every record (the guarantee then "
                    "leaves the repeated tuples out)")
+WRITES = ("The release is written beside --output under a hidden temporary name, checked, "
+          "and renamed into place only when whole: an interrupted run (Ctrl-C, SIGTERM) leaves "
+          "an earlier file as it was. An existing --output is refused unless --force; an "
+          "input is never overwritten.")
 #: Views expected past this many rows are written only after a yes.
 CONFIRM_ROWS = 10_000_000
 
@@ -42,6 +47,7 @@ EXAMPLES = """examples:
   privpub publish frapp --input adult.csv --output frapp.parquet --duplicates records
   privpub publish splu --input adult.csv --output splu.parquet --gamma 5 --sensitive occupation
   privpub publish alphabeta --input people.tsv --sep '\\t' --columns age,sex,zip --output v.parquet
+  privpub publish alphabeta --input adult.csv --output view.parquet --duplicates set --force
 """
 
 
@@ -50,7 +56,8 @@ def add_parser(sub: Any) -> None:
         "publish", help="publish a table file with αβ, FRAPP or SPLU-Gen",
         description="Publish a CSV/TSV or Parquet table and write the release (rows plus "
                     "everything needed to estimate from it and to check it) to Parquet. "
-                    "The guarantee is printed for the data actually published.\n\n" + EXAMPLES,
+                    "The guarantee is printed for the data actually published. " + WRITES
+                    + "\n\n" + EXAMPLES,
         formatter_class=ExampleFormatter)
     kinds = pub.add_subparsers(dest="mechanism", metavar="MECHANISM", required=True)
 
@@ -59,8 +66,8 @@ def add_parser(sub: Any) -> None:
         description="Publish with the αβ algorithm (Rastogi, Suciu, Hong) at (d, γ)-privacy, "
                     "d = k·n/m. The view is drawn and written in bounded memory, with a "
                     "progress bar on a terminal. Views expected past "
-                    f"{CONFIRM_ROWS:,} rows are written only after a yes (--yes).\n\n"
-                    + EXAMPLES, formatter_class=ExampleFormatter)
+                    f"{CONFIRM_ROWS:,} rows are written only after a yes (--yes). "
+                    + WRITES + "\n\n" + EXAMPLES, formatter_class=ExampleFormatter)
     _common(ab, privacy=True)
     ab.add_argument("--calibration", choices=CALIBRATIONS, default="exclusive",
                     help=CALIBRATION_HELP)
@@ -71,7 +78,8 @@ def add_parser(sub: Any) -> None:
     fr = kinds.add_parser(
         "frapp", help="the FRAPP baseline at the same (k·n/m, γ)-privacy",
         description="Publish with FRAPP (gamma-diagonal perturbation), calibrated at "
-                    "Definition 2.3's posterior for the same (d, γ) as αβ.\n\n" + EXAMPLES,
+                    "Definition 2.3's posterior for the same (d, γ) as αβ. " + WRITES
+                    + "\n\n" + EXAMPLES,
         formatter_class=ExampleFormatter)
     _common(fr, privacy=True)
     fr.set_defaults(run=_frapp)
@@ -80,7 +88,8 @@ def add_parser(sub: Any) -> None:
         "splu", help="SPLU-Gen: sensitive values randomised over decoy groups",
         description="Publish with SPLU-Gen (small-sum privacy, large-sum utility): each "
                     "record's sensitive value is redrawn over its decoy group of γ values. "
-                    "Estimate from it with `privpub splu estimate`.\n\n" + EXAMPLES,
+                    "Estimate from it with `privpub splu estimate`. " + WRITES + "\n\n"
+                    + EXAMPLES,
         formatter_class=ExampleFormatter)
     _common(sp)
     sp.add_argument("--gamma", type=int, required=True, help="decoy group size γ ≥ 2")
@@ -93,7 +102,9 @@ def _common(parser: argparse.ArgumentParser, privacy: bool = False) -> None:
     """Input, output and seed; with ``privacy``, the (k, γ, ε) request and --duplicates."""
     add_input_arguments(parser)
     parser.add_argument("--output", required=True, metavar="FILE.parquet",
-                        help="the release's Parquet file")
+                        help="the release's Parquet file (new unless --force; never the "
+                             "input or the schema)")
+    add_force_argument(parser)
     add_seed_argument(parser)
     if privacy:
         add_privacy_arguments(parser)
@@ -106,7 +117,7 @@ def _alphabeta(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.planning import expected_view_size
 
-    check_output(args.output)
+    check_output(args.output, args.force, inputs=[args.input, args.schema])
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
@@ -126,7 +137,7 @@ def _alphabeta(args: argparse.Namespace) -> int:
         try:
             view = mech.publish_to_parquet(table.select(list(schema.names)), args.output,
                                            seed=args.seed, duplicates=args.duplicates,
-                                           progress=update)
+                                           progress=update, overwrite=args.force)
         except ParameterError as exc:
             raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
     report_weak_usefulness(view, table, schema, args, args.calibration)
@@ -137,7 +148,7 @@ def _frapp(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.frapp import FRAPP
 
-    check_output(args.output)
+    check_output(args.output, args.force, inputs=[args.input, args.schema])
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
@@ -151,7 +162,7 @@ def _frapp(args: argparse.Namespace) -> int:
     except ParameterError as exc:
         raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
     report_weak_usefulness(view, table, schema, args)
-    view.to_parquet(args.output)
+    view.to_parquet(args.output, overwrite=args.force)
     return _done(view, args.output)
 
 
@@ -159,7 +170,7 @@ def _splu(args: argparse.Namespace) -> int:
     from privpub.core.errors import PrivacyWarning
     from privpub.splu import SPLUGen
 
-    check_output(args.output)
+    check_output(args.output, args.force, inputs=[args.input, args.schema])
     table = read_input(args)
     schema = table_schema(args, table)
     mech = SPLUGen(args.gamma, args.sensitive.split(","), schema=schema)
@@ -170,7 +181,7 @@ def _splu(args: argparse.Namespace) -> int:
     for w in caught:
         if issubclass(w.category, UserWarning) and not issubclass(w.category, PrivacyWarning):
             note(str(w.message))
-    view.to_parquet(args.output)
+    view.to_parquet(args.output, overwrite=args.force)
     return _done(view, args.output)
 
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from privpub.core.errors import ArtifactError, ParameterError
+from privpub.core.files import PARQUET, atomic_output
 
 METADATA_KEY = b"privpub"
 #: Column dtypes that pyarrow's pandas metadata does not bring back by itself.
@@ -78,12 +79,26 @@ def encode_metadata(metadata: dict[str, Any]) -> bytes:
 
 
 def write_parquet(path: str | os.PathLike, frames: Iterable[pd.DataFrame],
-                  metadata: dict[str, Any]) -> None:
+                  metadata: dict[str, Any], *, overwrite: bool = False) -> None:
     """Write frames (same columns and dtypes) as row groups of one Parquet file,
     with ``metadata`` as JSON under the key ``privpub``. Streaming: only one
-    frame is in memory at a time."""
+    frame is in memory at a time. The file appears whole or not at all
+    (:func:`privpub.core.files.atomic_output`): written beside ``path``, its
+    footer and row count checked, then renamed; an existing ``path`` is
+    refused unless ``overwrite=True``."""
     document = encode_metadata(metadata)
-    writer = None
+    with atomic_output(path, overwrite=overwrite, suffix=PARQUET) as temp:
+        rows = _write_frames(temp, frames, document)
+        found = pq.ParquetFile(temp).metadata
+        parse_metadata(path, pa.schema([], metadata=found.metadata or {}))
+        if found.num_rows != rows:
+            raise ArtifactError(f"{os.fspath(path)!r}: {found.num_rows:,} rows written back, "
+                                f"{rows:,} given")
+
+
+def _write_frames(path: str, frames: Iterable[pd.DataFrame], document: bytes) -> int:
+    """The frames as row groups of one file (metadata in its schema); the rows written."""
+    writer, rows = None, 0
     try:
         for frame in frames:
             # A default RangeIndex is stored as metadata only; any other index is
@@ -99,11 +114,13 @@ def write_parquet(path: str | os.PathLike, frames: Iterable[pd.DataFrame],
                                          f"{exc}") from exc
                 writer = pq.ParquetWriter(path, table.schema.with_metadata(meta))
             writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
+            rows += table.num_rows
     finally:
         if writer is not None:
             writer.close()
     if writer is None:
         raise ParameterError("write_parquet needs at least one frame (it may be empty)")
+    return rows
 
 
 def read_frame(path: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, Any]]:

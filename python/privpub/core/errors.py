@@ -44,6 +44,12 @@ class ParameterError(PrivpubError, ValueError):
     """A parameter (seed, split, privacy level, …) is invalid."""
 
 
+class OutputExistsError(ParameterError, FileExistsError):
+    """An output file exists and was not to be replaced (``overwrite=True``, or
+    ``--force`` on the command line, replaces it; an input is never replaced).
+    Also a ``FileExistsError``, so generic handlers of either kind catch it."""
+
+
 class ArtifactError(PrivpubError, ValueError):
     """A published artifact is missing privpub metadata or has it malformed."""
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -38,6 +39,7 @@ from privpub.alphabeta.accounting import (
     exclusive_worst_posterior,
     rho_alphabeta,
 )
+from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.seeding import SeedLike
 from privpub.datasets import load_adult
 from privpub.frapp import FRAPP
@@ -69,12 +71,17 @@ def true_marginals(schema, df, subsets) -> np.ndarray:
     return np.concatenate(out)
 
 
+#: The files :func:`run` writes in its output directory.
+OUTPUTS = ("fig2.png", "fig3.png", "summary.json")
+
+
 def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.2,
-        epsilon: float = 0.05, progress: bool | None = None) -> dict:
+        epsilon: float = 0.05, progress: bool | None = None, overwrite: bool = False) -> dict:
     """Run the experiment, write fig2.png, fig3.png and summary.json to ``out``,
-    and return the summary."""
+    and return the summary. Existing files are refused unless ``overwrite``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    check_outputs(out, OUTPUTS, overwrite=overwrite)  # refused now, not after the run
     df, schema = load_adult()
     n = len(df)
     mechanisms = {"frapp": FRAPP.for_privacy(schema, n=n, gamma=gamma, k=k, epsilon=epsilon)}
@@ -120,9 +127,11 @@ def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.
         "seed_policy": views["frapp"].seed_policy,
     }
     labels = {"frapp": "FRAPP"} | {key: f"αβ {cal}" for cal, key in ALPHABETA_KEYS.items()}
-    _plot_fig2(out / "fig2.png", truth, {labels[key]: v for key, v in est.items()})
-    _plot_fig3(out / "fig3.png", truth, {labels[key]: v for key, v in errors.items()})
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    save_figure(_plot_fig2(truth, {labels[key]: v for key, v in est.items()}),
+                out / "fig2.png", overwrite=overwrite, dpi=100)
+    save_figure(_plot_fig3(truth, {labels[key]: v for key, v in errors.items()}),
+                out / "fig3.png", overwrite=overwrite, dpi=110)
+    write_text(out / "summary.json", json.dumps(summary, indent=2) + "\n", overwrite=overwrite)
     return summary
 
 
@@ -139,7 +148,7 @@ def cumulative_error(truth: np.ndarray, error: np.ndarray,
     return t[last], means[last]
 
 
-def _plot_fig2(path: Path, truth: np.ndarray, est: dict[str, np.ndarray]) -> None:
+def _plot_fig2(truth: np.ndarray, est: dict[str, np.ndarray]) -> Any:
     """Estimates against true counts as a density (304k points overplot): a
     2-D histogram per mechanism, drawn as one image (log colour scale)."""
     from matplotlib.colors import LogNorm
@@ -166,7 +175,7 @@ def _plot_fig2(path: Path, truth: np.ndarray, est: dict[str, np.ndarray]) -> Non
     axes[0].set_ylabel("Q̃(V) (estimate); colour: log number of queries")
     fig.suptitle(f"Fig. 2: estimates against true counts, {len(truth):,} equality queries "
                  "over ≤ 3 attributes (central 99.8% shown), Adult at (10n/m, 0.2)-privacy")
-    fig.savefig(path, dpi=100)
+    return fig
 
 
 def _density(x: np.ndarray, y: np.ndarray, x_range: tuple[float, float],
@@ -185,7 +194,7 @@ def _density(x: np.ndarray, y: np.ndarray, x_range: tuple[float, float],
     return np.bincount(i[inside] * bins + j[inside], minlength=bins * bins).reshape(bins, bins)
 
 
-def _plot_fig3(path: Path, truth: np.ndarray, errors: dict[str, np.ndarray]) -> None:
+def _plot_fig3(truth: np.ndarray, errors: dict[str, np.ndarray]) -> Any:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(7, 5))
@@ -200,4 +209,4 @@ def _plot_fig3(path: Path, truth: np.ndarray, errors: dict[str, np.ndarray]) -> 
     ax.set_ylabel("mean |Q̃(V) − Q(I)| over queries with Q(I) ≥ x")
     ax.set_title("Fig. 3: cumulative average error, Adult at (10n/m, 0.2)-privacy")
     ax.legend()
-    fig.savefig(path, dpi=110)
+    return fig

@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
 from privpub.alphabeta import AlphaBeta
 from privpub.attacks import audit, audit_presence
+from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.datasets import load_adult
 
@@ -42,14 +44,21 @@ from privpub.datasets import load_adult
 BETA_FACTORS = (1.0, 1e-1, 1e-2, 1e-3, 0.0)
 
 
-def run(out: str | Path, seed: SeedLike = None, quick: bool = False) -> dict:
-    """Audit Adult releases at shrinking β; write ``audit.png`` and ``summary.json`` to ``out``.
+#: The files :func:`run` writes in its output directory.
+OUTPUTS = ("audit.png", "summary.json")
+
+
+def run(out: str | Path, seed: SeedLike = None, quick: bool = False,
+        overwrite: bool = False) -> dict:
+    """Audit Adult releases at shrinking β; write ``audit.png`` and ``summary.json`` to ``out``
+    (existing files are refused unless ``overwrite``).
 
     ``quick`` audits 400 candidate rounds per release instead of enough for
     about 200 candidates in the table (for tests).
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    check_outputs(out, OUTPUTS, overwrite=overwrite)  # refused now, not after the run
     source = resolve_seed(seed)
     df, schema = load_adult()
     n = len(df)
@@ -81,12 +90,12 @@ def run(out: str | Path, seed: SeedLike = None, quick: bool = False) -> dict:
     summary = {"n": n, "m": schema.size, "d": paper.d, "gamma": 0.2,
                "tuples": presence.tuples, "theorem_prior": presence.theorem_prior,
                "breach_posterior": 2 / 3, "seed_policy": source.policy, "releases": rows}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    _plot(out / "audit.png", summary)
+    write_text(out / "summary.json", json.dumps(summary, indent=2), overwrite=overwrite)
+    save_figure(_plot(summary), out / "audit.png", overwrite=overwrite, dpi=100)
     return summary
 
 
-def _plot(path: Path, summary: dict) -> None:
+def _plot(summary: dict) -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -125,7 +134,7 @@ def _plot(path: Path, summary: dict) -> None:
     right.legend(fontsize=7)
     fig.suptitle("Auditing αβ releases of Adult by Dinur–Nissim reconstruction")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig
     plt.close(fig)
 
 

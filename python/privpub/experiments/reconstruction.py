@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -48,6 +49,7 @@ from privpub.attacks import (
     lstsq_reconstruct,
 )
 from privpub.attacks.walk import confidence_walk, delta_prime, stays_private
+from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.seeding import SeedLike, resolve_seed
 
 SIZES = (128, 256, 512, 1024)
@@ -74,14 +76,21 @@ def paper_settings(n: int) -> dict[str, tuple]:
             "cd-model-0.1": (CDModel(0.1), 0.0)}
 
 
+#: The files :func:`run` writes in its output directory.
+OUTPUTS = ("reconstruction.png", "walk.png", "summary.json")
+
+
 def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
-        lp_max_n: int = 256, first_order_max_n: int = 1024, quick: bool = False) -> dict:
-    """Run the sweep, write ``reconstruction.png`` and ``summary.json`` to ``out``.
+        lp_max_n: int = 256, first_order_max_n: int = 1024, quick: bool = False,
+        overwrite: bool = False) -> dict:
+    """Run the sweep, write ``reconstruction.png``, ``walk.png`` and ``summary.json`` to
+    ``out`` (existing files are refused unless ``overwrite``).
 
     ``quick`` shrinks it to n ∈ {32, 64}, four ratios and 8n queries (for tests).
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    check_outputs(out, OUTPUTS, overwrite=overwrite)  # refused now, not after the run
     source = resolve_seed(seed)
     if quick:
         sizes, ratios, lp_max_n, first_order_max_n = (32, 64), (0.125, 0.5, 2.0, 8.0), 64, 64
@@ -120,9 +129,10 @@ def run(out: str | Path, seed: SeedLike = None, sizes=SIZES, ratios=RATIOS,
                "theorem5_walk": {"T": T, "walks": walks, "delta": WALK_DELTA,
                                  "delta_prime": delta_prime(WALK_DELTA),
                                  "fraction_private_by_R_over_T": walk}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    _plot(out / "reconstruction.png", results, sizes)
-    _plot_walk(out / "walk.png", summary["theorem5_walk"])
+    write_text(out / "summary.json", json.dumps(summary, indent=2), overwrite=overwrite)
+    save_figure(_plot(results, sizes), out / "reconstruction.png", overwrite=overwrite, dpi=100)
+    save_figure(_plot_walk(summary["theorem5_walk"]), out / "walk.png", overwrite=overwrite,
+                dpi=100)
     return summary
 
 
@@ -153,7 +163,7 @@ def threshold(results: list[dict], level: float = 0.9) -> dict[str, dict[str, fl
     return found
 
 
-def _plot(path: Path, results: list[dict], sizes) -> None:
+def _plot(results: list[dict], sizes) -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -182,11 +192,11 @@ def _plot(path: Path, results: list[dict], sizes) -> None:
     axes[-1].legend(fontsize=7)
     fig.suptitle("Dinur–Nissim reconstruction against perturbation magnitude")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig
     plt.close(fig)
 
 
-def _plot_walk(path: Path, walk: dict) -> None:
+def _plot_walk(walk: dict) -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -200,5 +210,5 @@ def _plot_walk(path: Path, walk: dict) -> None:
     ax.set_ylabel("walks with |conf| < δ′ for all ℓ ≤ T")
     ax.set_title(f"Theorem 5: T = {walk['T']}, δ = {walk['delta']}")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig
     plt.close(fig)

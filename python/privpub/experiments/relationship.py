@@ -34,6 +34,7 @@ import numpy as np
 from tqdm import tqdm
 
 from privpub.core.errors import QueryError
+from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.datasets import load_graph
 from privpub.graphs import (
@@ -95,11 +96,18 @@ def errors(draw, truth: int, runs: int) -> np.ndarray:
     return np.array([float(abs(draw() - truth)) for _ in range(runs)])
 
 
+#: The files :func:`run` writes in its output directory.
+OUTPUTS = ("table1.md", "relationship.json", "relationship.png")
+
+
 def run(out: str | Path, seed: SeedLike = None, epsilon: float = 1.0, gamma: float = 0.2,
-        runs: int = 1000, graphs: tuple[str, ...] = GRAPHS) -> dict[str, Any]:
-    """Measure every row, write table1.md, relationship.json and relationship.png."""
+        runs: int = 1000, graphs: tuple[str, ...] = GRAPHS,
+        overwrite: bool = False) -> dict[str, Any]:
+    """Measure every row, write table1.md, relationship.json and relationship.png
+    (existing files are refused unless ``overwrite``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    check_outputs(out, OUTPUTS, overwrite=overwrite)  # refused now, not after the run
     source = resolve_seed(seed)
     rows = []
     loaded = {name: Graph.from_edges(load_graph(name), directed=False) for name in graphs}
@@ -147,9 +155,9 @@ def run(out: str | Path, seed: SeedLike = None, epsilon: float = 1.0, gamma: flo
         })
     summary = {"epsilon": epsilon, "gamma": gamma, "runs": runs, "smooth_delta": "1/m^2",
                "seed_policy": source.policy, "m_derived_from_data": True, "rows": rows}
-    (out / "relationship.json").write_text(json.dumps(summary, indent=2))
-    (out / "table1.md").write_text(markdown(summary))
-    _plot(out / "relationship.png", rows)
+    write_text(out / "relationship.json", json.dumps(summary, indent=2), overwrite=overwrite)
+    write_text(out / "table1.md", markdown(summary), overwrite=overwrite)
+    save_figure(_plot(rows), out / "relationship.png", overwrite=overwrite, dpi=120)
     return summary
 
 
@@ -178,7 +186,7 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _plot(path: Path, rows: list[dict[str, Any]]) -> None:
+def _plot(rows: list[dict[str, Any]]) -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -205,5 +213,5 @@ def _plot(path: Path, rows: list[dict[str, Any]]) -> None:
         ax.set_ylabel("absolute error / count")
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    return fig
     plt.close(fig)

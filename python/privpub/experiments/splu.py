@@ -37,11 +37,13 @@ import math
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.datasets import load_adult, synthetic_census
 from privpub.splu import SPLUGen, anatomy, dbr, laplace_counts, reconstruct_many
@@ -236,10 +238,18 @@ def publish_times(sizes, source) -> dict[str, float]:
     return out
 
 
-def run(out: str | Path, seed: SeedLike = None, quick: bool = False) -> dict:
-    """Run every part, write the PNGs, ``summary.json`` and ``summary.md`` to ``out``."""
+#: The files :func:`run` writes in its output directory.
+OUTPUTS = ("fig7_small_counts.png", "fig8_large_counts.png", "fig12_two_sensitive.png",
+           "publish_time.png", "summary.json", "summary.md")
+
+
+def run(out: str | Path, seed: SeedLike = None, quick: bool = False,
+        overwrite: bool = False) -> dict:
+    """Run every part, write the PNGs, ``summary.json`` and ``summary.md`` to ``out``
+    (existing files are refused unless ``overwrite``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    check_outputs(out, OUTPUTS, overwrite=overwrite)  # refused now, not after the run
     source = resolve_seed(seed)
     # The paper's stopping rule leaves some queries moving for the whole cap (a state
     # whose estimate creeps towards 0); --quick caps them sooner to stay fast.
@@ -272,14 +282,17 @@ def run(out: str | Path, seed: SeedLike = None, quick: bool = False) -> dict:
         summary["publish_seconds"] = publish_times((5_000, 10_000) if quick else TIME_SIZES,
                                                    source.derive("time"))
         bar.update()
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    (out / "summary.md").write_text(markdown(summary))
-    _plot_small(out / "fig7_small_counts.png", summary)
-    _plot_bands(out / "fig8_large_counts.png", summary, "large_counts",
-                "large counts by selectivity")
-    _plot_bands(out / "fig12_two_sensitive.png", summary, "two_sensitive",
-                "two sensitive attributes (occupation, ageband)")
-    _plot_time(out / "publish_time.png", summary["publish_seconds"])
+    write_text(out / "summary.json", json.dumps(summary, indent=2), overwrite=overwrite)
+    write_text(out / "summary.md", markdown(summary), overwrite=overwrite)
+    save_figure(_plot_small(summary), out / "fig7_small_counts.png", overwrite=overwrite,
+                dpi=100)
+    save_figure(_plot_bands(summary, "large_counts", "large counts by selectivity"),
+                out / "fig8_large_counts.png", overwrite=overwrite, dpi=100)
+    save_figure(_plot_bands(summary, "two_sensitive",
+                            "two sensitive attributes (occupation, ageband)"),
+                out / "fig12_two_sensitive.png", overwrite=overwrite, dpi=100)
+    save_figure(_plot_time(summary["publish_seconds"]), out / "publish_time.png",
+                overwrite=overwrite, dpi=100)
     return summary
 
 
@@ -325,7 +338,7 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height))
 
 
-def _plot_small(path: Path, summary: dict) -> None:
+def _plot_small(summary: dict) -> Any:
     parts = summary["data"]
     fig = _figure(5 * len(parts), 3.8)
     axes = fig.subplots(1, len(parts), squeeze=False)[0]
@@ -341,10 +354,10 @@ def _plot_small(path: Path, summary: dict) -> None:
     axes[-1].legend(fontsize=7)
     fig.suptitle("Small-count privacy (Fig. 7/10): larger is more private")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig
 
 
-def _plot_bands(path: Path, summary: dict, key: str, title: str) -> None:
+def _plot_bands(summary: dict, key: str, title: str) -> Any:
     parts = summary["data"]
     fig = _figure(5 * len(parts), 3.8)
     axes = fig.subplots(1, len(parts), squeeze=False)[0]
@@ -361,10 +374,10 @@ def _plot_bands(path: Path, summary: dict, key: str, title: str) -> None:
     axes[-1].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig
 
 
-def _plot_time(path: Path, seconds: dict[str, float]) -> None:
+def _plot_time(seconds: dict[str, float]) -> Any:
     fig = _figure(5, 3.6)
     ax = fig.subplots()
     ax.plot([int(n) for n in seconds], list(seconds.values()), "-o")
@@ -372,4 +385,4 @@ def _plot_time(path: Path, seconds: dict[str, float]) -> None:
     ax.set_ylabel("SPLU-Gen publish, seconds")
     ax.set_title("Publish time against N (γ = 5)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    return fig

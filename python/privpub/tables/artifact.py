@@ -40,9 +40,10 @@ class Artifact:
             "extra": self.extra,
         }
 
-    def to_parquet(self, path: str | os.PathLike) -> None:
-        """Write frame and metadata to one Parquet file."""
-        write_parquet(path, [self.frame], self.metadata())
+    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
+        """Write frame and metadata to one Parquet file, whole or not at all (an
+        existing ``path`` is refused unless ``overwrite=True``)."""
+        write_parquet(path, [self.frame], self.metadata(), overwrite=overwrite)
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> Artifact:

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 
 from privpub.core.artifacts import encode_metadata
 from privpub.core.errors import ArtifactError, ParameterError
+from privpub.core.files import PARQUET, atomic_output
 from privpub.core.guarantee import Guarantee
 from privpub.core.release import mechanism_class
 from privpub.tables.published import PublishedView
@@ -53,6 +54,7 @@ from privpub.tables.schema import Schema
 from privpub.tables.view import (
     CHUNK_ROWS,
     METADATA_FILE,
+    PART_FILES,
     FileView,
     Fingerprint,
     MemoryView,
@@ -63,6 +65,8 @@ from privpub.tables.view import (
 SAMPLE_PER_PARTITION = 1024
 #: The column a shuffle routes rows by (the index of their range).
 RANGE_COLUMN = "__privpub_range"
+#: What a release directory holds; ``overwrite=True`` replaces nothing else.
+RELEASE_FILES = (METADATA_FILE, PART_FILES)
 
 
 def is_dask(data: Any) -> bool:
@@ -324,32 +328,34 @@ class DaskRelease:
         return (f"DaskRelease({self.mechanism}: {len(self.rows)} ranges over m = "
                 f"{self.schema.size:,}; randomness: {self.seed_policy})")
 
-    def to_parquet(self, path: str | os.PathLike) -> PublishedView:
+    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> PublishedView:
         """Compute the release and write it as a directory: one part file per
         range (written by the worker that computed it) and ``_common_metadata``
         holding the metadata one machine's file holds (the fingerprint summed
-        over the parts). The directory must be new or empty and visible to every
-        worker. Returns the release opened from the directory (re-validated)."""
+        over the parts). The parts are written into a temporary directory beside
+        ``path`` (which must be visible to every worker), reopened there, then
+        renamed into place (:func:`privpub.core.files.atomic_output`): the
+        directory must be new or empty, unless ``overwrite=True`` replaces a
+        release directory (one holding only what a release writes). Returns the
+        release opened from the directory (re-validated)."""
         import dask
 
-        path = os.fspath(path)
-        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
-            raise ParameterError(f"{path!r} exists and is not an empty directory; a release "
-                                 "is written to a new one")
-        os.makedirs(path, exist_ok=True)
-        files = [os.path.join(path, f"part.{i}.parquet") for i in range(len(self.rows))]
-        written = [dask.delayed(_write_part)(self.schema, r, f)
-                   for r, f in zip(self.rows, files, strict=True)]
-        parts, parameters = dask.compute(written, self.parameters)
-        prints = {name: np.zeros(3, dtype=np.uint64) for name in self.schema.names}
-        for _, found in parts:
-            for name, value in found.items():
-                prints[name] += np.array(value, dtype=np.uint64)  # mod 2^64, as the sums are
-        fingerprint = {name: [int(x) for x in v] for name, v in prints.items()}
-        rows = FileView(self.schema, path, sum(count for count, _ in parts), fingerprint)
-        view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
-        with pq.ParquetWriter(os.path.join(path, METADATA_FILE), rows.arrow_schema()) as w:
-            w.add_key_value_metadata({"privpub": encode_metadata(view.metadata(fingerprint))})
+        with atomic_output(path, overwrite=overwrite, suffix=PARQUET, directory=True,
+                           replaces=RELEASE_FILES) as temp:
+            files = [os.path.join(temp, f"part.{i}.parquet") for i in range(len(self.rows))]
+            written = [dask.delayed(_write_part)(self.schema, r, f)
+                       for r, f in zip(self.rows, files, strict=True)]
+            parts, parameters = dask.compute(written, self.parameters)
+            prints = {name: np.zeros(3, dtype=np.uint64) for name in self.schema.names}
+            for _, found in parts:
+                for name, value in found.items():
+                    prints[name] += np.array(value, dtype=np.uint64)  # mod 2^64, as the sums are
+            fingerprint = {name: [int(x) for x in v] for name, v in prints.items()}
+            rows = FileView(self.schema, temp, sum(count for count, _ in parts), fingerprint)
+            view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
+            with pq.ParquetWriter(os.path.join(temp, METADATA_FILE), rows.arrow_schema()) as w:
+                w.add_key_value_metadata({"privpub": encode_metadata(view.metadata(fingerprint))})
+            PublishedView.open(temp)
         return PublishedView.open(path)
 
     def compute(self) -> PublishedView:

@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from privpub import _core
 from privpub.core.artifacts import encode_metadata, read_metadata
 from privpub.core.errors import ArtifactError, ParameterError, SchemaError
+from privpub.core.files import PARQUET, atomic_output
 from privpub.core.release import Release
 from privpub.core.validate import count as check_count
 from privpub.core.validate import field
@@ -201,12 +202,19 @@ class PublishedView(Release):
                 else self.rows.fingerprint(),
                 "context": {k: len(v) for k, v in self.context.items()}}
 
-    def to_parquet(self, path: str | os.PathLike) -> None:
+    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
         """Write the rows (dictionary-encoded columns, streamed batch by batch),
         any context sets, and the metadata (in the file's footer, with the
-        fingerprint taken in the same pass) to one Parquet file."""
+        fingerprint taken in the same pass) to one Parquet file.
+
+        The file appears whole or not at all (:func:`privpub.core.files.atomic_output`):
+        an existing ``path`` is an :class:`~privpub.OutputExistsError` unless
+        ``overwrite=True``, ``path`` must end in ``.parquet``, and a file-backed
+        view is never written over its own file."""
+        inputs = self.rows.files if isinstance(self.rows, FileView) else ()
         write_view(path, self.schema, self.rows.batches(),
-                   lambda rows, prints: self.metadata(prints), self.context)
+                   lambda rows, prints: self.metadata(prints), self.context,
+                   overwrite=overwrite, inputs=inputs)
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
@@ -508,10 +516,23 @@ def _rows(codes: np.ndarray) -> np.ndarray:
 
 def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits],
                metadata: Callable[[int, dict[str, list[int]]], dict[str, Any]],
-               context: Mapping[str, np.ndarray] | None = None) -> None:
+               context: Mapping[str, np.ndarray] | None = None, *, overwrite: bool = False,
+               inputs: Iterable[Any] = ()) -> None:
     """Write a view's rows, batch by batch as they come, then its context sets,
     then ``metadata(rows, fingerprint)`` in the footer: the rows are never all
-    held, so a view can be written while it is drawn."""
+    held, so a view can be written while it is drawn.
+
+    Written to a temporary beside ``path``, reopened there (:meth:`PublishedView.open`:
+    footer metadata and row count), then renamed into place
+    (:func:`~privpub.core.files.atomic_output`; ``overwrite`` and ``inputs`` as there)."""
+    with atomic_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs) as temp:
+        _write_view(temp, schema, batches, metadata, context)
+        PublishedView.open(temp)
+
+
+def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
+                metadata: Callable[[int, dict[str, list[int]]], dict[str, Any]],
+                context: Mapping[str, np.ndarray] | None) -> None:
     context = context or {}
     arrow_schema = MemoryView(schema, digits=[np.zeros(0, np.int8)] * len(schema)).arrow_schema()
     if context:

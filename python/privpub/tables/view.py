@@ -43,6 +43,8 @@ SET_COLUMN = "__privpub_set"
 #: A release written as a directory (by Dask, one file per partition): the file
 #: holding the metadata (an empty Parquet file); the rows are in ``part.*.parquet``.
 METADATA_FILE = "_common_metadata"
+#: The names of a directory release's part files (``part.<i>.parquet``).
+PART_FILES = "part.*.parquet"
 
 Digits = dict[str, np.ndarray]
 
@@ -52,7 +54,7 @@ def part_files(path: str | os.PathLike) -> list[str]:
     ``part.<i>.parquet`` files in partition order."""
     if not os.path.isdir(path):
         return [os.fspath(path)]
-    parts = sorted(Path(path).glob("part.*.parquet"),
+    parts = sorted(Path(path).glob(PART_FILES),
                    key=lambda p: (len(p.name), p.name))
     return [str(p) for p in parts]
 
