@@ -22,6 +22,7 @@ from privpub.graphs.query import CQ, Const, Term, Var, as_query
 
 METHODS = ("auto", "join")
 PARTS = 64  # generic-join counts with progress: Rust calls over node-id ranges
+MAX_CLIQUE = 32  # the clique path's largest k (rust/src/graph/patterns.rs); the join does more
 
 
 def _shape(query: CQ) -> tuple[int, set[tuple[int, int]]] | None:
@@ -57,7 +58,7 @@ def special_path(graph: Graph, query: CQ) -> str | None:
     k, edges = shape
     every = {(a, b) for a in range(k) for b in range(k) if a != b}
     directed_cycle = k == 3 and len(edges) == 3 and _one_cycle(edges, k)
-    if graph.symmetric and k >= 2 and (edges == every or directed_cycle):
+    if graph.symmetric and 2 <= k <= MAX_CLIQUE and (edges == every or directed_cycle):
         return "cliques"
     if k == 4 and len(edges) == 4 and _one_cycle(edges, k):
         return "four_cycles"

@@ -8,12 +8,21 @@ tuples (the guarantees say what that means for it).
 
 Node ids may be any hashable values: they are mapped to dense ints 0..n−1 in
 sorted order (first-appearance order when they do not sort), kept in
-``Graph.labels``. The CSR adjacency is built by the Rust core; data stays in
+``Graph.labels``. Ids are labels, not positions, so negative or huge ints
+are ids like any other; what is refused, with the edge row named, is a
+missing id, a bool (True would merge with 1), a float that is not a whole
+number, and an unhashable value. A Python list of pairs is read as objects,
+so no id changes kind (numpy would turn ``[[1, "a"]]`` into strings). The
+domain is bounded by the Rust core: node ids are 32-bit (m ≤ 2^32 − 1) and
+the CSR's offsets (16(m + 1) bytes) must fit in memory; past either, m is a
+named error. The CSR adjacency is built by the Rust core; data stays in
 numpy arrays throughout.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -24,22 +33,136 @@ from privpub.core import validate
 from privpub.core.errors import DataTypeError, DomainError, MissingValueError, ParameterError
 
 DUPLICATE_POLICIES = ("error", "merge")
+#: The largest domain the Rust core holds: node ids are 32-bit (rust/src/graph/csr.rs).
+MAX_NODES = 2**32 - 1
+
+
+def _side(i: int, k: int) -> tuple[int, str]:
+    """(edge row, "source" or "target") of position i of the two id columns stacked."""
+    return (i, "source") if i < k else (i - k, "target")
+
+
+def _show(x: Any) -> Any:
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _check_ids(both: pd.Series, k: int) -> pd.Series:
+    """The stacked id columns, checked: no missing, bool, unhashable or
+    non-integral numeric id (each a named error with its edge row); an object
+    column of one kind (all ints, all strings, all floats) takes that kind's
+    dtype, nothing converted across kinds."""
+    missing = both.isna().to_numpy()
+    if missing.any():
+        row, side = _side(int(np.flatnonzero(missing)[0]), k)
+        raise MissingValueError(f"edge row {row} has a missing {side} node id; "
+                                "privpub never drops edges silently")
+    values = both.to_numpy()
+    kind = values.dtype.kind
+    if kind == "b":
+        raise DataTypeError(f"node id {_show(values[0])!r} (source of edge row 0) is a bool; a "
+                            "bool is not a node id: pass ints or strings")
+    if kind == "f":
+        bad = ~np.isfinite(values) | (values != np.floor(values))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            row, side = _side(i, k)
+            raise DomainError(f"node id {_show(values[i])!r} ({side} of edge row {row}) is not "
+                              "an integer; a numeric node id must be a whole number")
+    if kind == "c":
+        raise DataTypeError(f"node id {_show(values[0])!r} (source of edge row 0) is a complex "
+                            "number; pass ints or strings")
+    if kind != "O":
+        return both
+    inferred = pd.api.types.infer_dtype(values, skipna=False)
+    if inferred in ("integer", "string", "floating"):
+        return _check_ids(both.infer_objects(), k) if inferred == "floating" else \
+            both.infer_objects()
+    for i, x in enumerate(values):  # mixed kinds (rare): find the offending id
+        row, side = _side(i, k)
+        if isinstance(x, (bool, np.bool_)):
+            raise DataTypeError(f"node id {x!r} ({side} of edge row {row}) is a bool; a bool "
+                                "is not a node id (True would merge with 1)")
+        if isinstance(x, (float, np.floating)) and not float(x).is_integer():
+            raise DomainError(f"node id {_show(x)!r} ({side} of edge row {row}) is not an "
+                              "integer; a numeric node id must be a whole number")
+        try:
+            hash(x)
+        except TypeError:
+            raise DataTypeError(f"node id {x!r} ({side} of edge row {row}) is a "
+                                f"{type(x).__name__}, which cannot be a node id (ids must be "
+                                "hashable: ints, strings, …)") from None
+    return both
 
 
 def _dense_ids(src: Any, dst: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(src codes, dst codes, labels): one label table shared by both columns."""
-    both = pd.concat([pd.Series(src), pd.Series(dst)], ignore_index=True)
-    if both.isna().any():
-        row = int(np.flatnonzero(both.isna().to_numpy())[0])
-        side, row = ("source", row) if row < len(src) else ("target", row - len(src))
-        raise MissingValueError(f"edge row {row} has a missing {side} node id; "
-                                "privpub never drops edges silently")
+    both = _check_ids(pd.concat([pd.Series(src), pd.Series(dst)], ignore_index=True), len(src))
     try:
         codes, labels = pd.factorize(both, sort=True)
     except TypeError:  # ids of mixed types that do not sort
         codes, labels = pd.factorize(both, sort=False)
     codes = codes.astype(np.int64)
     return codes[: len(src)], codes[len(src):], np.asarray(labels)
+
+
+def _edge_array(edges: Any) -> np.ndarray:
+    """A (k, 2) array of ids. An array (numpy, pandas, …) keeps its dtype; any
+    other iterable of pairs is read as objects, so numpy never converts across
+    kinds (``[[1, "a"]]`` would otherwise make the int 1 the string "1", and
+    ``[[True, 2]]`` make True the node 1)."""
+    if isinstance(edges, (str, bytes, dict)) or edges is None:
+        raise DataTypeError(f"edges must be a (k, 2) array of (source, target) ids, got "
+                            f"{type(edges).__name__}")
+    try:
+        if hasattr(edges, "__array__"):
+            arr = np.asarray(edges)
+        else:
+            arr = np.asarray(list(edges), dtype=object)
+    except (TypeError, ValueError) as exc:
+        raise DataTypeError(f"edges must be a (k, 2) array of (source, target) ids; the "
+                            f"{type(edges).__name__} given is not one ({exc})") from None
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise DataTypeError(f"edges must be a (k, 2) array of (source, target) ids, "
+                            f"got shape {arr.shape}")
+    return arr
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory of this machine (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return None
+
+
+def _domain_size(m: Any, ids: int) -> tuple[int, bool]:
+    """(m, m_derived): the declared m, checked, or the number of distinct ids;
+    within what the Rust core holds either way: node ids are 32-bit, and the
+    CSR's two offset arrays (16(m + 1) bytes) must fit in memory (the Rust
+    allocator aborts the process otherwise, so this is checked first)."""
+    if m is None:
+        if ids > MAX_NODES:
+            raise DomainError(f"the edges hold {ids:,} distinct node ids, beyond the supported "
+                              f"range: node ids are 32-bit, so a graph has at most 2^32 − 1 = "
+                              f"{MAX_NODES:,} nodes")
+        m_derived, what = True, f"the {ids:,} distinct node ids"
+        m = ids
+    else:
+        m = validate.count("m", m)
+        if m > MAX_NODES:
+            raise ParameterError(f"m = {m} is beyond the supported range: node ids are 32-bit, "
+                                 f"so m must be at most 2^32 − 1 = {MAX_NODES:,}")
+        if m < ids:
+            raise ParameterError(f"m = {m} is below the {ids} distinct node ids in the edges")
+        m_derived, what = False, f"m = {m}"
+    need, memory = 16 * (m + 1), _physical_memory()
+    if memory is not None and need > memory:
+        raise (DomainError if m_derived else ParameterError)(
+            f"{what}: the CSR holds two offset arrays of m + 1 64-bit entries "
+            f"({need / 2**30:.1f} GiB), more than this machine's {memory / 2**30:.1f} GiB of "
+            "memory")
+    return m, m_derived
 
 
 class Graph:
@@ -98,10 +221,7 @@ class Graph:
             either order) is an error naming the row by default; ``"merge"``
             keeps one copy and records how many were merged in ``merged``.
         """
-        arr = np.asarray(edges)
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise DataTypeError(f"edges must be a (k, 2) array of (source, target) ids, "
-                                f"got shape {arr.shape}")
+        arr = _edge_array(edges)
         return cls._build(arr[:, 0], arr[:, 1], directed, m, duplicates)
 
     @classmethod
@@ -116,7 +236,7 @@ class Graph:
                 raise DataTypeError(f"expected a pandas DataFrame or Arrow table, got "
                                     f"{type(frame).__name__}")
         for name in (source, target):
-            if name not in frame.columns:
+            if not isinstance(name, Hashable) or name not in frame.columns:
                 raise DataTypeError(f"no column {name!r} in the edge table (columns: "
                                     f"{', '.join(map(str, frame.columns))})")
         return cls._build(frame[source].to_numpy(), frame[target].to_numpy(), directed, m,
@@ -132,17 +252,17 @@ class Graph:
             import networkx as nx
         except ImportError as exc:  # pragma: no cover - networkx is a test dependency
             raise ParameterError("from_networkx needs networkx installed") from exc
+        if not isinstance(g, nx.Graph):
+            raise DataTypeError(f"from_networkx needs a networkx graph, got "
+                                f"{type(g).__name__} (use from_edges for an edge list)")
         if g.is_multigraph():
             raise DataTypeError("a multigraph has repeated tuples; R is a set of tuples "
                                 "(convert with networkx.Graph(g) or DiGraph(g) first)")
-        m_derived = m is None
         nodes = list(g.nodes)
+        m, m_derived = _domain_size(m, len(nodes))
         index = {v: i for i, v in enumerate(nodes)}
         edges = np.array([(index[u], index[v]) for u, v in g.edges], dtype=np.int64)
         edges = edges.reshape(-1, 2)
-        m = len(nodes) if m is None else validate.count("m", m)
-        if m < len(nodes):
-            raise ParameterError(f"m = {m} is below the {len(nodes)} nodes of the graph")
         csr, merged = _core.graph_build(edges[:, 0].copy(), edges[:, 1].copy(), m,
                                         not nx.is_directed(g))
         labels = np.empty(len(nodes), dtype=object)
@@ -158,18 +278,15 @@ class Graph:
             raise ParameterError(f"duplicates must be one of {DUPLICATE_POLICIES}, got "
                                  f"{duplicates!r}")
         s, d, labels = _dense_ids(src, dst)
-        m_derived = m is None
-        m = len(labels) if m is None else validate.count("m", m)
-        if m < len(labels):
-            raise ParameterError(f"m = {m} is below the {len(labels)} distinct node ids "
-                                 "in the edges")
+        m, m_derived = _domain_size(m, len(labels))
         csr, repeated = _core.graph_build(s, d, m, not directed)
         if repeated and duplicates == "error":
             row = _first_repeat(s, d, directed)
-            pair = tuple(np.asarray(x)[row].item() for x in (src, dst))
+            pair = tuple(_show(np.asarray(x)[row]) for x in (src, dst))
+            same = "" if directed else " (undirected: (u, v) and (v, u) are one edge)"
             raise DomainError(f"edge row {row} {pair!r} repeats an "
-                              f"earlier tuple of R ({repeated} repeated tuples in all); R is "
-                              "a set: pass duplicates='merge' to keep one copy")
+                              f"earlier tuple of R{same} ({repeated} repeated tuples in all); "
+                              "R is a set: pass duplicates='merge' to keep one copy")
         return cls(csr, m, labels, directed, int(repeated), m_derived)
 
     # ---------------------------------------------------------------- accessors
@@ -208,10 +325,12 @@ class Graph:
 
     def node(self, label: Any) -> int:
         """The dense id of an original node id (for constants in queries)."""
-        hits = np.flatnonzero(self.labels == label) if len(self.labels) else []
-        if len(hits) == 0:
+        if isinstance(label, (bool, np.bool_)):  # True == 1 would find node 1
+            raise DomainError(f"node {label!r} is a bool, not a node id")
+        at = pd.Index(self.labels, tupleize_cols=False).get_indexer([label])[0]
+        if at < 0:
             raise DomainError(f"node {label!r} is not in the graph")
-        return int(hits[0])
+        return int(at)
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

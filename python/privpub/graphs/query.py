@@ -39,6 +39,13 @@ class Var:
 class Const:
     value: Any
 
+    def __post_init__(self) -> None:
+        try:
+            hash(self.value)
+        except TypeError:
+            raise QueryError(f"constant {self.value!r} is a {type(self.value).__name__}; a "
+                             "constant names a node by its id, which is hashable") from None
+
     def __str__(self) -> str:
         return repr(self.value) if isinstance(self.value, str) else str(self.value)
 
@@ -343,6 +350,12 @@ def pattern(edges: Iterable[tuple[Any, Any]], name: str = "pattern") -> CQ:
         raise QueryError("a pattern is a non-empty list of (node, node) edges")
     nodes: list[Any] = []
     for e in edges:
+        for x in e:
+            try:
+                hash(x)
+            except TypeError:
+                raise QueryError(f"pattern node {x!r} in edge {e} is a {type(x).__name__}; "
+                                 "pattern nodes are labels (ints, strings, …)") from None
         if e[0] == e[1]:
             raise QueryError(f"pattern edge {e} is a self-loop; pattern nodes are distinct")
         for x in e:
