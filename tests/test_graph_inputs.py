@@ -16,7 +16,23 @@ from privpub.core.errors import (
     ParameterError,
     QueryError,
 )
-from privpub.graphs import CQ, Graph, clique, count, local_sensitivity, path_from, pattern
+from privpub.graphs import (
+    CQ,
+    Graph,
+    LaplaceMechanism,
+    MultipleQueryMechanism,
+    NegativeLeakageMechanism,
+    RelationshipMechanism,
+    SmoothTriangleMechanism,
+    clique,
+    count,
+    cycle,
+    local_sensitivity,
+    path_from,
+    pattern,
+    triangle,
+    two_path,
+)
 from privpub.graphs import graph as graph_module
 
 TRIANGLE_EDGES = [[0, 1], [1, 2], [2, 0]]
@@ -137,3 +153,69 @@ def test_bad_constants_and_counting_limits_are_named():
     raises(QueryError, "may overflow the kernel's 128-bit counts",
            lambda: local_sensitivity(big, clique(9)))
     assert local_sensitivity(big, clique(3)).removed == 6
+
+
+# ------------------------------------------------------------ relation names
+WRONG = "q(x) :- Friends(x, y)"
+WHERE_A_QUERY_MEETS_A_GRAPH = {
+    "count": lambda g, q: count(g, q),
+    "count (join)": lambda g, q: count(g, q, method="join"),
+    "local_sensitivity": lambda g, q: local_sensitivity(g, q),
+    "RelationshipMechanism.for_graph": lambda g, q: RelationshipMechanism.for_graph(
+        1.0, 0.5, q, g),
+    "LaplaceMechanism.for_graph": lambda g, q: LaplaceMechanism.for_graph(1.0, q, g),
+    "NegativeLeakageMechanism.for_graph": lambda g, q: NegativeLeakageMechanism.for_graph(
+        1.0, 0.5, q, g),
+    "MultipleQueryMechanism.for_graph": lambda g, q: MultipleQueryMechanism.for_graph(
+        1.0, 0.9, [triangle(g.relation_names[0]), q], g),
+    "RelationshipMechanism.answer": lambda g, q: RelationshipMechanism(
+        1.0, 0.5, q, g.m).answer(g, seed=1),
+    "LaplaceMechanism.answer": lambda g, q: LaplaceMechanism(1.0, q, g.m).answer(g, seed=1),
+    "NegativeLeakageMechanism.answer": lambda g, q: NegativeLeakageMechanism(
+        1.0, 0.5, q, g.m).answer(g, seed=1),
+    "MultipleQueryMechanism.answer": lambda g, q: MultipleQueryMechanism(
+        1.0, 0.9, [q], g.m).answer(g, seed=1),
+}
+
+
+@pytest.mark.parametrize("call", WHERE_A_QUERY_MEETS_A_GRAPH.values(),
+                         ids=WHERE_A_QUERY_MEETS_A_GRAPH.keys())
+def test_a_query_must_name_the_graphs_relation(call):
+    g = Graph.from_edges(TRIANGLE_EDGES, directed=False, m=8)
+    wrong = "triangle(x, y, z) :- Friends(x, y), Friends(y, z), Friends(z, x), x != y, " \
+            "y != z, z != x"
+    err = raises(QueryError, "reads relation 'Friends', but the graph's relation is 'R'",
+                 lambda: call(g, wrong))
+    assert "relation=['R', 'Friends']" in str(err)
+    call(g, triangle())                                   # R is the default name
+    named = Graph.from_edges(TRIANGLE_EDGES, directed=False, m=8, relation="Friends")
+    call(named, wrong)
+    raises(QueryError, "reads relation 'R', but the graph's relation is 'Friends'",
+           lambda: call(named, triangle()))
+    both = Graph.from_edges(TRIANGLE_EDGES, directed=False, m=8, relation=["Friends", "R"])
+    call(both, wrong)
+    call(both, triangle())
+
+
+def test_relation_names_on_every_builder_and_in_the_catalog():
+    frame = pd.DataFrame(TRIANGLE_EDGES, columns=["source", "target"])
+    for g in (Graph.from_edges(TRIANGLE_EDGES, directed=False, relation="Friends"),
+              Graph.from_frame(frame, directed=False, relation="Friends"),
+              Graph.from_networkx(nx.cycle_graph(3), relation="Friends")):
+        assert g.relation_names == ("Friends",) and "relation=Friends" in repr(g)
+        assert count(g, "q(x, y) :- Friends(x, y)") == 6
+        assert count(g, triangle("Friends")) == 6 and count(g, two_path("Friends")) == 6
+        assert count(g, cycle(3, "Friends")) == 6 and count(g, clique(3, "Friends")) == 6
+        assert count(g, path_from(0, 2, "Friends")) == 3
+        assert count(g, pattern([(0, 1), (1, 2)], relation="Friends")) == 6
+        raises(QueryError, "reads relation 'R'", lambda g=g: count(g, WRONG.replace(
+            "Friends", "R")))
+        # The smooth mechanism counts Δ itself, over whatever the relation is called.
+        mech = SmoothTriangleMechanism.for_graph(1.0, 1e-3, g)
+        assert isinstance(mech.answer(g, seed=1).value, int)
+    for bad in ("", "1R", "R S", ["R", "R"], [], None, 5, ["R", 5]):
+        raises(ParameterError, "relation", lambda bad=bad: Graph.from_edges(
+            TRIANGLE_EDGES, relation=bad))
+    raises(ParameterError, "relation must be a relation name", lambda: triangle("R(x"))
+    raises(ParameterError, "relation must be a relation name", lambda: Graph.from_networkx(
+        nx.cycle_graph(3), relation="no such"))

@@ -71,15 +71,19 @@ def special_path(graph: Graph, query: CQ) -> str | None:
 
 def checked_inputs(graph: Graph, query: CQ | str) -> CQ:
     """The query (parsed from text) after checking that ``graph`` is a Graph and
-    the query reads only the binary relation R."""
+    the query reads only its binary relation, by a name the graph has
+    (:attr:`Graph.relation_names`). Every function where a query meets a graph
+    (count, local sensitivity, the mechanisms' ``for_graph`` and ``answer``)
+    checks through here."""
     check_graph(graph)
     query = as_query(query)
-    check_relation(query)
+    check_relation(query, graph)
     return query
 
 
-def check_relation(query: CQ) -> None:
-    """QueryError unless every subgoal is binary over one relation (a graph)."""
+def check_relation(query: CQ, graph: Graph | None = None) -> None:
+    """QueryError unless every subgoal is binary over one relation (a graph),
+    named as ``graph`` names it when a graph is given."""
     names = {a.relation for a in query.atoms}
     bad = [a for a in query.atoms if len(a.terms) != 2]
     if bad:
@@ -88,6 +92,16 @@ def check_relation(query: CQ) -> None:
     if len(names) > 1:
         raise QueryError(f"the query uses relations {sorted(names)}; a graph holds one binary "
                          "relation")
+    if graph is None:
+        return
+    (name,) = names
+    if name not in graph.relation_names:
+        has = " or ".join(repr(n) for n in graph.relation_names)
+        raise QueryError(
+            f"query {query.name} reads relation {name!r}, but the graph's relation is {has}: "
+            f"write the query over {graph.relation_names[0]} (the catalog functions take "
+            f"relation=), or declare {name!r} as a name of the graph when building it "
+            f"(relation=[{', '.join(repr(n) for n in (*graph.relation_names, name))}])")
 
 
 def count(graph: Graph, query: CQ | str, *, method: str = "auto",

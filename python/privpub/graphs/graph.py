@@ -31,6 +31,7 @@ import pandas as pd
 from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import DataTypeError, DomainError, MissingValueError, ParameterError
+from privpub.graphs.query import relation_name
 
 DUPLICATE_POLICIES = ("error", "merge")
 #: The largest domain the Rust core holds: node ids are 32-bit (rust/src/graph/csr.rs).
@@ -128,6 +129,19 @@ def _edge_array(edges: Any) -> np.ndarray:
     return arr
 
 
+def _relation_names(value: Any) -> tuple[str, ...]:
+    """The names a query may give the graph's relation: one name or a list of
+    aliases, each a relation name, none repeated."""
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not names:
+        raise ParameterError(f"relation must be a relation name or a non-empty list of names, "
+                             f"got {value!r}")
+    out = tuple(relation_name(n) for n in names)
+    if len(set(out)) != len(out):
+        raise ParameterError(f"relation lists a name twice: {list(out)!r}")
+    return out
+
+
 def _physical_memory() -> int | None:
     """Bytes of physical memory of this machine (None where the OS does not say)."""
     try:
@@ -187,6 +201,11 @@ class Graph:
     m_derived : bool
         True when m was taken from the data (the ids seen) rather than given:
         publishing m then reveals the number of nodes, and guarantees say so.
+    relation_names : tuple of str
+        The names a query may call the relation by: ``("R",)`` unless the
+        builder's ``relation=`` declared others (``"Friends"``, or aliases
+        ``["Friends", "R"]``). A query over any other name is a QueryError
+        wherever it meets the graph (:func:`~privpub.graphs.count.checked_inputs`).
 
     Examples
     --------
@@ -197,15 +216,17 @@ class Graph:
     """
 
     def __init__(self, csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], m: int,
-                 labels: np.ndarray, directed: bool, merged: int = 0, m_derived: bool = True):
+                 labels: np.ndarray, directed: bool, merged: int = 0, m_derived: bool = True,
+                 relation_names: tuple[str, ...] = ("R",)):
         self._csr = csr
         self.m, self.labels, self.directed, self.merged = m, labels, directed, merged
         self.m_derived = m_derived
+        self.relation_names = _relation_names(relation_names)
 
     # ----------------------------------------------------------------- builders
     @classmethod
     def from_edges(cls, edges: Any, *, directed: bool = True, m: int | None = None,
-                   duplicates: str = "error") -> Graph:
+                   duplicates: str = "error", relation: str | list[str] = "R") -> Graph:
         """R from a (k, 2) array of (source, target) node ids.
 
         Parameters
@@ -220,15 +241,19 @@ class Graph:
             A tuple listed twice (for undirected input, the same pair in
             either order) is an error naming the row by default; ``"merge"``
             keeps one copy and records how many were merged in ``merged``.
+        relation : str or list of str
+            The name queries use for this relation (default ``R``, as in the
+            paper), or several aliases; see :attr:`relation_names`.
         """
         arr = _edge_array(edges)
-        return cls._build(arr[:, 0], arr[:, 1], directed, m, duplicates)
+        return cls._build(arr[:, 0], arr[:, 1], directed, m, duplicates, relation)
 
     @classmethod
     def from_frame(cls, frame: Any, source: str = "source", target: str = "target", *,
                    directed: bool = True, m: int | None = None,
-                   duplicates: str = "error") -> Graph:
-        """R from two columns of a pandas DataFrame or a pyarrow Table."""
+                   duplicates: str = "error", relation: str | list[str] = "R") -> Graph:
+        """R from two columns of a pandas DataFrame or a pyarrow Table; the
+        other parameters are :meth:`from_edges`'."""
         if not isinstance(frame, pd.DataFrame):
             if hasattr(frame, "to_pandas"):
                 frame = frame.to_pandas()
@@ -240,14 +265,16 @@ class Graph:
                 raise DataTypeError(f"no column {name!r} in the edge table (columns: "
                                     f"{', '.join(map(str, frame.columns))})")
         return cls._build(frame[source].to_numpy(), frame[target].to_numpy(), directed, m,
-                          duplicates)
+                          duplicates, relation)
 
     from_arrow = from_frame
 
     @classmethod
-    def from_networkx(cls, g: Any, *, m: int | None = None) -> Graph:
+    def from_networkx(cls, g: Any, *, m: int | None = None,
+                      relation: str | list[str] = "R") -> Graph:
         """R from a networkx graph: directed for DiGraph, symmetric for Graph.
         Isolated nodes count towards m."""
+        names = _relation_names(relation)
         try:
             import networkx as nx
         except ImportError as exc:  # pragma: no cover - networkx is a test dependency
@@ -267,11 +294,12 @@ class Graph:
                                         not nx.is_directed(g))
         labels = np.empty(len(nodes), dtype=object)
         labels[:] = nodes
-        return cls(csr, m, labels, nx.is_directed(g), merged, m_derived)
+        return cls(csr, m, labels, nx.is_directed(g), merged, m_derived, names)
 
     @classmethod
     def _build(cls, src: Any, dst: Any, directed: bool, m: int | None,
-               duplicates: str) -> Graph:
+               duplicates: str, relation: Any) -> Graph:
+        names = _relation_names(relation)
         if not isinstance(directed, bool):
             raise ParameterError(f"directed must be True or False, got {directed!r}")
         if duplicates not in DUPLICATE_POLICIES:
@@ -287,7 +315,7 @@ class Graph:
             raise DomainError(f"edge row {row} {pair!r} repeats an "
                               f"earlier tuple of R{same} ({repeated} repeated tuples in all); "
                               "R is a set: pass duplicates='merge' to keep one copy")
-        return cls(csr, m, labels, directed, int(repeated), m_derived)
+        return cls(csr, m, labels, directed, int(repeated), m_derived, names)
 
     # ---------------------------------------------------------------- accessors
     @property
@@ -334,7 +362,9 @@ class Graph:
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
-        return f"Graph({kind}, m={self.m:,}, tuples={self.tuples:,})"
+        names = "" if self.relation_names == ("R",) else \
+            f", relation={'/'.join(self.relation_names)}"
+        return f"Graph({kind}, m={self.m:,}, tuples={self.tuples:,}{names})"
 
 
 def _first_repeat(s: np.ndarray, d: np.ndarray, directed: bool) -> int:
