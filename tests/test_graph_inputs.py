@@ -4,6 +4,7 @@ error, and nothing is converted across kinds."""
 
 from __future__ import annotations
 
+import igraph as ig
 import networkx as nx
 import numpy as np
 import pandas as pd
@@ -36,6 +37,7 @@ from privpub.graphs import (
 from privpub.graphs import graph as graph_module
 
 TRIANGLE_EDGES = [[0, 1], [1, 2], [2, 0]]
+LES_MISERABLES_ASSIGNMENTS = 2_802   # 467 triangles × 3! ordered assignments
 
 
 def raises(cls, match, call):
@@ -45,6 +47,62 @@ def raises(cls, match, call):
     assert info.type is cls, f"{info.type.__name__}: {info.value}"
     assert match in str(info.value), str(info.value)
     return info.value
+
+
+# ------------------------------------------------- direction: undirected default
+@pytest.fixture(scope="module")
+def les_miserables() -> nx.Graph:
+    return nx.les_miserables_graph()
+
+
+def test_an_edge_list_is_undirected_by_default(les_miserables):
+    G = les_miserables
+    triangles = sum(nx.triangles(G).values()) // 3
+    assert 6 * triangles == LES_MISERABLES_ASSIGNMENTS
+    edges = list(G.edges())                     # each friendship once, as in a file
+    h = ig.Graph.TupleList(edges, directed=False)
+    assert len(h.list_triangles()) == triangles
+    frame = nx.to_pandas_edgelist(G)            # source, target, weight
+    for g in (Graph.from_edges(edges), Graph.from_edges(np.array(edges)),
+              Graph.from_frame(frame), Graph.from_frame(frame[["target", "source"]])):
+        assert not g.directed and g.symmetric
+        assert (g.m, g.tuples) == (77, 2 * 254)
+        assert count(g, triangle()) == count(g, triangle(), method="join") == \
+            LES_MISERABLES_ASSIGNMENTS
+        assert count(g, two_path()) == sum(d * (d - 1) for _, d in G.degree())
+    # The same relation as networkx's own (undirected) graph gives.
+    g = Graph.from_edges(edges)
+    nxg = Graph.from_networkx(G)
+    assert {tuple(p) for p in g.labels[g.edges()].tolist()} == \
+        {tuple(p) for p in nxg.labels[nxg.edges()].tolist()}
+    # A mechanism answers around the true count, not around 0.
+    answers = [LaplaceMechanism.for_graph(1e3, triangle(), g).answer(g, seed=s).value
+               for s in range(9)]
+    assert np.median(answers) == LES_MISERABLES_ASSIGNMENTS
+
+
+def test_directed_true_reads_each_row_as_one_tuple(les_miserables):
+    edges = list(les_miserables.edges())
+    g = Graph.from_edges(edges, directed=True)
+    assert g.directed and g.tuples == 254 and not g.symmetric
+    # As main counted it: the rows' orientations close no directed cycle.
+    dg = nx.DiGraph(edges)
+    cycles3 = sum(1 for c in nx.simple_cycles(dg, length_bound=3) if len(c) == 3)
+    assert count(g, triangle()) == 3 * cycles3 == 0
+    assert count(Graph.from_frame(nx.to_pandas_edgelist(les_miserables), directed=True),
+                 triangle()) == 0
+    # One directed 3-cycle (0→1→2→0: 3 rotations); 0, 2, 3 is a triangle only undirected.
+    rows = [[0, 1], [1, 2], [2, 0], [2, 3], [3, 0]]
+    d = Graph.from_edges(rows, directed=True)
+    assert count(d, triangle()) == 3 and count(Graph.from_edges(rows), triangle()) == 12
+    assert {tuple(p) for p in d.edges().tolist()} == {tuple(p) for p in rows}
+    assert count(d, "q(x, y) :- R(x, y), R(y, x)") == 0           # no reciprocal tuple
+    assert count(Graph.from_networkx(nx.DiGraph(rows)), triangle()) == 3
+    # Both orientations of one friendship in an undirected list: named, with both ways out.
+    err = raises(DomainError, "edge row 1 (1, 0) repeats an earlier tuple of R (undirected",
+                 lambda: Graph.from_edges([[0, 1], [1, 0]]))
+    assert "duplicates='merge'" in str(err) and "directed=True" in str(err)
+    assert Graph.from_edges([[0, 1], [1, 0]], directed=True).tuples == 2
 
 
 # ------------------------------------------------------------------------- m
@@ -117,7 +175,7 @@ def test_ids_keep_their_kind():
     # An all-int list keeps an integer dtype, as an array would.
     assert Graph.from_edges([[0, 1]]).labels.dtype == np.int64
     # Iterables of pairs (networkx edge views, zip) are read as lists.
-    assert Graph.from_edges(nx.path_graph(3).edges()).tuples in (2, 4)
+    assert Graph.from_edges(nx.path_graph(3).edges()).tuples == 4    # undirected
     assert Graph.from_edges(zip([0, 1], [1, 2], strict=True)).m == 3
 
 
