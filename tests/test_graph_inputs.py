@@ -181,6 +181,9 @@ def test_ids_keep_their_kind():
 
 def test_bad_edge_containers_are_named():
     raises(DataTypeError, "got shape (2,)", lambda: Graph.from_edges([[1, 2], [3]]))
+    raises(DataTypeError, "got shape (1,)", lambda: Graph.from_edges([7]))
+    empty = Graph.from_edges([], m=5)                     # no edges: isolated nodes
+    assert (empty.m, empty.tuples, count(empty, triangle())) == (5, 0, 0)
     raises(DataTypeError, "got shape (1, 3)", lambda: Graph.from_edges([[1, 2, 3]]))
     raises(DataTypeError, "got NoneType", lambda: Graph.from_edges(None))
     raises(DataTypeError, "got str", lambda: Graph.from_edges("0 1"))

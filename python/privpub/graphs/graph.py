@@ -135,6 +135,8 @@ def _edge_array(edges: Any) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise DataTypeError(f"edges must be a (k, 2) array of (source, target) ids; the "
                             f"{type(edges).__name__} given is not one ({exc})") from None
+    if arr.shape == (0,):  # [] : no edges (m= gives the isolated nodes)
+        arr = arr.reshape(0, 2)
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise DataTypeError(f"edges must be a (k, 2) array of (source, target) ids, "
                             f"got shape {arr.shape}")
