@@ -35,10 +35,11 @@ def test_undirected_edges_become_a_symmetric_relation():
 
 def test_frames_arrow_and_networkx_give_the_same_relation():
     edges = np.array([[10, 20], [20, 30], [30, 10], [30, 40]])
-    base = Graph.from_edges(edges)
+    base = Graph.from_edges(edges, directed=True)
     frame = pd.DataFrame({"source": edges[:, 0], "target": edges[:, 1]})
-    assert relation(Graph.from_frame(frame)) == relation(base)
-    assert relation(Graph.from_arrow(pa.Table.from_pandas(frame))) == relation(base)
+    assert relation(Graph.from_frame(frame, directed=True)) == relation(base)
+    assert relation(Graph.from_arrow(pa.Table.from_pandas(frame), directed=True)) == \
+        relation(base)
     dg = nx.DiGraph()
     dg.add_edges_from(edges.tolist())
     assert relation(Graph.from_networkx(dg)) == relation(base)
@@ -137,7 +138,7 @@ def test_counting_the_last_variable_agrees_with_brute_force(directed):
 def test_counting_the_last_variable_from_many_lists():
     # Five lists into x5 (past the four kept on the stack), ≠ terms that share values.
     g = Graph.from_edges(np.array([[a, b] for a in range(5) for b in range(5)
-                                   if (a * 3 + b) % 4 != 0]), m=5)
+                                   if (a * 3 + b) % 4 != 0]), directed=True, m=5)
     labels = {(int(g.labels[u]), int(g.labels[v])) for u, v in relation(g)}
     for text in ["q(x0, x1, x2, x3, x4, x5) :- R(x0, x5), R(x1, x5), R(x2, x5), R(x3, x5), "
                  "R(x4, x5), x5 != x0, x5 != x1, x5 != 2",
@@ -165,7 +166,7 @@ def test_catalog_queries_and_special_paths_agree_with_brute_force(query):
 
 def test_special_paths_are_taken_where_they_apply():
     sym = Graph.from_edges([[0, 1], [1, 2], [2, 0]], directed=False)
-    directed = Graph.from_edges([[0, 1], [1, 2], [2, 0]])
+    directed = Graph.from_edges([[0, 1], [1, 2], [2, 0]], directed=True)
     assert special_path(sym, triangle()) == "cliques"
     assert special_path(directed, triangle()) is None
     assert special_path(sym, clique(4)) == "cliques"
@@ -272,7 +273,7 @@ def test_counting_in_parts_with_progress_gives_the_same_count(capsys):
         seen += 1
     assert seen > 30
     # A constants-only query has no variable to split on: every part is the whole answer.
-    g = Graph.from_edges(np.array([[0, 1], [1, 2]]), m=3)
+    g = Graph.from_edges(np.array([[0, 1], [1, 2]]), directed=True, m=3)
     assert count(g, "q() :- R(0, 1)", progress=True) == 1
     assert count(g, "q() :- R(1, 0)", progress=True) == 0
     # The bar is silent off a terminal (pytest captures stderr).

@@ -60,7 +60,7 @@ def test_refusals_name_the_reason():
         RelationshipMechanism(0.5, 0.001, triangle(), m=100)
     with pytest.raises(ParameterError, match="epsilon must be positive"):
         RelationshipMechanism(0, 0.1, triangle(), m=100)
-    g = Graph.from_edges([[0, 1], [1, 2], [2, 0]])
+    g = Graph.from_edges([[0, 1], [1, 2], [2, 0]], directed=True)
     with pytest.raises(ParameterError, match="built for m = 100"):
         RelationshipMechanism(0.5, 0.1, triangle(), m=100).answer(g, seed=1)
 
@@ -120,7 +120,7 @@ def test_guarantees_say_what_holds_and_for_whom():
     assert not rel["ε-indistinguishability"].holds
     assert not rel["privacy of an undirected edge"].holds
     assert not rel["public domain"].holds  # m came from the data
-    directed = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=3)
+    directed = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=3)
     claims = RelationshipMechanism.for_graph(1.0, 1.0, triangle(), directed).guarantee()
     assert [c.name for c in claims.claims] == ["(ε, γ)-adversarial privacy",
                                                "ε-indistinguishability", "(Σ, Γ)-usefulness"]
@@ -148,7 +148,7 @@ def test_usefulness_bound_is_the_tail():
 
 
 def test_answer_is_the_count_plus_noise():
-    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=3)
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=3)
     mech = LaplaceMechanism.for_graph(50.0, triangle(), g)  # scale 3/50: noise is rare
     values = [mech.answer(g, seed=s).value for s in range(20)]
     assert np.median(values) == count(g, triangle()) == 3
@@ -210,7 +210,7 @@ def test_min_with_gs_output_distribution_in_both_branches(m, branch):
 
 
 def test_min_with_gs_releases_reopen_and_refuse_a_forged_branch():
-    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=60)
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=60)
     mech = RelationshipMechanism.for_graph(1.0, 0.5, triangle(), g, min_with_gs=True)
     a = mech.answer(g, seed=2)
     assert a.parameters["branch"] == "global sensitivity"

@@ -190,7 +190,7 @@ def test_answers_reopen_and_refuse_forgeries():
 
 
 def test_refusals():
-    directed = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=5)
+    directed = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=5)
     with pytest.raises(ParameterError, match="undirected"):
         SmoothTriangleMechanism.for_graph(1.0, 1e-3, directed)
     with pytest.raises(ParameterError, match="undirected"):

@@ -133,7 +133,7 @@ def test_negative_leakage_output_distribution():
 
 
 def test_negative_leakage_release_reopens():
-    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=40)
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=40)
     mech = NegativeLeakageMechanism.for_graph(1.0, 0.5, triangle(), g)
     a = mech.answer(g, seed=5)
     assert a.mechanism == "relationship-negative-leakage"

@@ -70,7 +70,9 @@ def load_graph(name: str) -> np.ndarray:
     """An embedded SNAP graph as a (k, 2) int64 edge array, one undirected edge per row.
 
     ``name`` is ``"facebook"`` (ego-Facebook: 4,039 nodes, 88,234 edges) or
-    ``"ca-grqc"`` (5,241 nodes, 14,484 edges).
+    ``"ca-grqc"`` (5,241 nodes, 14,484 edges). ``Graph.from_edges`` reads it
+    as the undirected graph it is (its default; ``directed=False`` says so
+    explicitly in the experiments).
     """
     key = name.lower() if isinstance(name, str) else name
     if key not in _GRAPH_FILES:

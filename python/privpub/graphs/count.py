@@ -22,6 +22,7 @@ from privpub.graphs.query import CQ, Const, Term, Var, as_query
 
 METHODS = ("auto", "join")
 PARTS = 64  # generic-join counts with progress: Rust calls over node-id ranges
+MAX_CLIQUE = 32  # the clique path's largest k (rust/src/graph/patterns.rs); the join does more
 
 
 def _shape(query: CQ) -> tuple[int, set[tuple[int, int]]] | None:
@@ -57,7 +58,7 @@ def special_path(graph: Graph, query: CQ) -> str | None:
     k, edges = shape
     every = {(a, b) for a in range(k) for b in range(k) if a != b}
     directed_cycle = k == 3 and len(edges) == 3 and _one_cycle(edges, k)
-    if graph.symmetric and k >= 2 and (edges == every or directed_cycle):
+    if graph.symmetric and 2 <= k <= MAX_CLIQUE and (edges == every or directed_cycle):
         return "cliques"
     if k == 4 and len(edges) == 4 and _one_cycle(edges, k):
         return "four_cycles"
@@ -70,15 +71,19 @@ def special_path(graph: Graph, query: CQ) -> str | None:
 
 def checked_inputs(graph: Graph, query: CQ | str) -> CQ:
     """The query (parsed from text) after checking that ``graph`` is a Graph and
-    the query reads only the binary relation R."""
+    the query reads only its binary relation, by a name the graph has
+    (:attr:`Graph.relation_names`). Every function where a query meets a graph
+    (count, local sensitivity, the mechanisms' ``for_graph`` and ``answer``)
+    checks through here."""
     check_graph(graph)
     query = as_query(query)
-    check_relation(query)
+    check_relation(query, graph)
     return query
 
 
-def check_relation(query: CQ) -> None:
-    """QueryError unless every subgoal is binary over one relation (a graph)."""
+def check_relation(query: CQ, graph: Graph | None = None) -> None:
+    """QueryError unless every subgoal is binary over one relation (a graph),
+    named as ``graph`` names it when a graph is given."""
     names = {a.relation for a in query.atoms}
     bad = [a for a in query.atoms if len(a.terms) != 2]
     if bad:
@@ -87,6 +92,16 @@ def check_relation(query: CQ) -> None:
     if len(names) > 1:
         raise QueryError(f"the query uses relations {sorted(names)}; a graph holds one binary "
                          "relation")
+    if graph is None:
+        return
+    (name,) = names
+    if name not in graph.relation_names:
+        has = " or ".join(repr(n) for n in graph.relation_names)
+        raise QueryError(
+            f"query {query.name} reads relation {name!r}, but the graph's relation is {has}: "
+            f"write the query over {graph.relation_names[0]} (the catalog functions take "
+            f"relation=), or declare {name!r} as a name of the graph when building it "
+            f"(relation=[{', '.join(repr(n) for n in (*graph.relation_names, name))}])")
 
 
 def count(graph: Graph, query: CQ | str, *, method: str = "auto",

@@ -39,7 +39,7 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
-from privpub.graphs.count import count
+from privpub.graphs.count import checked_inputs, count
 from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
 from privpub.graphs.query import CQ, as_query
@@ -265,8 +265,8 @@ class RelationshipMechanism:
     @classmethod
     def for_graph(cls, epsilon: float, gamma: float, query: CQ | str, graph: Graph, *,
                   min_with_gs: bool = False) -> RelationshipMechanism:
-        return cls(epsilon, gamma, query, graph.m, min_with_gs=min_with_gs,
-                   graph_facts=_facts(graph))
+        return cls(epsilon, gamma, checked_inputs(graph, query), graph.m,
+                   min_with_gs=min_with_gs, graph_facts=_facts(graph))
 
     def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswer:
         """A(I) for this graph (its m must be the mechanism's)."""
@@ -357,7 +357,8 @@ class LaplaceMechanism:
     @classmethod
     def for_graph(cls, epsilon: float, query: CQ | str, graph: Graph, *,
                   sensitivity: int | None = None) -> LaplaceMechanism:
-        return cls(epsilon, query, graph.m, sensitivity=sensitivity, graph_facts=_facts(graph))
+        return cls(epsilon, checked_inputs(graph, query), graph.m, sensitivity=sensitivity,
+                   graph_facts=_facts(graph))
 
     def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswer:
         _check_graph(graph, self.m)

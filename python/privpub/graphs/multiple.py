@@ -34,7 +34,7 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
-from privpub.graphs.count import count
+from privpub.graphs.count import checked_inputs, count
 from privpub.graphs.graph import Graph
 from privpub.graphs.mechanism import (
     _check_graph,
@@ -186,6 +186,8 @@ class MultipleQueryMechanism:
     @classmethod
     def for_graph(cls, epsilon: float, gamma: float, queries: Sequence[CQ | str],
                   graph: Graph) -> MultipleQueryMechanism:
+        if isinstance(queries, Sequence) and not isinstance(queries, str):
+            queries = [checked_inputs(graph, q) for q in queries]
         return cls(epsilon, gamma, queries, graph.m, graph_facts=_facts(graph))
 
     def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswers:

@@ -29,6 +29,7 @@ from privpub.core.errors import ArtifactError, QueryError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.graphs.analysis import dense
+from privpub.graphs.count import checked_inputs
 from privpub.graphs.graph import Graph
 from privpub.graphs.mechanism import (
     RelationshipMechanism,
@@ -65,7 +66,8 @@ class NegativeLeakageMechanism(RelationshipMechanism):
     @classmethod
     def for_graph(cls, epsilon: float, gamma: float, query: CQ | str,
                   graph: Graph) -> NegativeLeakageMechanism:
-        return cls(epsilon, gamma, query, graph.m, graph_facts=_facts(graph))
+        return cls(epsilon, gamma, checked_inputs(graph, query), graph.m,
+                   graph_facts=_facts(graph))
 
     def with_facts(self, graph_facts: Mapping[str, Any]) -> NegativeLeakageMechanism:
         return NegativeLeakageMechanism(self.epsilon, self.gamma, self.query, self.m,

@@ -8,7 +8,8 @@ are variables (names starting with a letter or ``_``) or constants (integers,
 or quoted strings ``'alice'``), which name nodes by their original ids.
 Subgoals may use any relation name and arity (the analysis of Sec. 3.1 is
 general); counting over a :class:`~privpub.graphs.Graph` needs binary
-subgoals of one relation.
+subgoals of one relation, named as the graph names it (``R`` unless the
+graph declares other names).
 
 The catalog builds the queries of the paper's Figure 1(c) (DESIGN.md restates
 them): :func:`triangle`, :func:`two_path`, :func:`cycle`, :func:`path_from`,
@@ -26,6 +27,18 @@ from typing import Any
 from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
 
+#: What a relation name may be: the parser's name token.
+RELATION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def relation_name(value: Any, what: str = "relation") -> str:
+    """A relation name as queries spell it (``R``, ``Friends``), or a
+    ParameterError naming the value."""
+    if not isinstance(value, str) or not RELATION_NAME.fullmatch(value):
+        raise ParameterError(f"{what} must be a relation name (a letter or _ then letters, "
+                             f"digits, _), got {value!r}")
+    return value
+
 
 @dataclass(frozen=True, order=True)
 class Var:
@@ -38,6 +51,13 @@ class Var:
 @dataclass(frozen=True)
 class Const:
     value: Any
+
+    def __post_init__(self) -> None:
+        try:
+            hash(self.value)
+        except TypeError:
+            raise QueryError(f"constant {self.value!r} is a {type(self.value).__name__}; a "
+                             "constant names a node by its id, which is hashable") from None
 
     def __str__(self) -> str:
         return repr(self.value) if isinstance(self.value, str) else str(self.value)
@@ -294,55 +314,71 @@ def _distinct(names: Sequence[str]) -> list[tuple[str, str]]:
     return list(itertools.combinations(names, 2))
 
 
-def triangle() -> CQ:
+# Each takes ``relation`` (default ``R``): the name the query reads, which must
+# be one the graph declares (Graph.from_edges(..., relation=...)).
+def triangle(relation: str = "R") -> CQ:
     """Δ(x,y,z) :- R(x,y), R(y,z), R(z,x), x≠y, y≠z, z≠x (6 per undirected triangle)."""
-    return CQ.parse("triangle(x, y, z) :- R(x, y), R(y, z), R(z, x), x != y, y != z, z != x")
+    r = relation_name(relation)
+    return CQ.parse(f"triangle(x, y, z) :- {r}(x, y), {r}(y, z), {r}(z, x), "
+                    "x != y, y != z, z != x")
 
 
-def two_path() -> CQ:
+def two_path(relation: str = "R") -> CQ:
     """∨(x,y,z) :- R(x,y), R(y,z), x≠y, y≠z, z≠x (two-length paths)."""
-    return CQ.parse("two_path(x, y, z) :- R(x, y), R(y, z), x != y, y != z, z != x")
+    r = relation_name(relation)
+    return CQ.parse(f"two_path(x, y, z) :- {r}(x, y), {r}(y, z), x != y, y != z, z != x")
 
 
-def cycle(i: int) -> CQ:
+def cycle(i: int, relation: str = "R") -> CQ:
     """c_i: a directed cycle of length i ≥ 2 with pairwise distinct variables."""
     i = validate.count("i (cycle length)", i, minimum=2)
+    r = relation_name(relation)
     xs = [f"x{k}" for k in range(1, i + 1)]
-    return CQ.build(f"cycle{i}", xs, [("R", (xs[k], xs[(k + 1) % i])) for k in range(i)],
+    return CQ.build(f"cycle{i}", xs, [(r, (xs[k], xs[(k + 1) % i])) for k in range(i)],
                     _distinct(xs))
 
 
-def path_from(v: Any, i: int) -> CQ:
+def path_from(v: Any, i: int, relation: str = "R") -> CQ:
     """d_{i,v}(x_i) :- R(v, x_1), R(x_1, x_2), …, R(x_{i−1}, x_i): the number of
     distinct nodes at the end of a walk of length i from the node ``v`` (its
     original id)."""
     i = validate.count("i (path length)", i, minimum=1)
+    r = relation_name(relation)
     if isinstance(v, (Var, Const)):
         raise QueryError("v is a node id (an int or a string), not a term")
     xs = [f"x{k}" for k in range(1, i + 1)]
     terms = [Const(v)] + xs
     return CQ.build(f"path_from_{v}_{i}", [xs[-1]],
-                    [("R", (terms[k], terms[k + 1])) for k in range(i)])
+                    [(r, (terms[k], terms[k + 1])) for k in range(i)])
 
 
-def clique(i: int) -> CQ:
+def clique(i: int, relation: str = "R") -> CQ:
     """K_i: R on every ordered pair of i ≥ 2 pairwise distinct variables."""
     i = validate.count("i (clique size)", i, minimum=2)
+    r = relation_name(relation)
     xs = [f"x{k}" for k in range(1, i + 1)]
     return CQ.build(f"clique{i}", xs,
-                    [("R", (a, b)) for a in xs for b in xs if a != b], _distinct(xs))
+                    [(r, (a, b)) for a in xs for b in xs if a != b], _distinct(xs))
 
 
-def pattern(edges: Iterable[tuple[Any, Any]], name: str = "pattern") -> CQ:
+def pattern(edges: Iterable[tuple[Any, Any]], name: str = "pattern",
+            relation: str = "R") -> CQ:
     """h_{i,j}: the pattern graph with the given j directed edges over i nodes,
     nodes as pairwise distinct variables. On a symmetric R (an undirected
     graph) one orientation per edge is enough; each undirected occurrence is
     then counted once per automorphism of the pattern."""
+    r = relation_name(relation)
     edges = [tuple(e) for e in edges]
     if not edges or any(len(e) != 2 for e in edges):
         raise QueryError("a pattern is a non-empty list of (node, node) edges")
     nodes: list[Any] = []
     for e in edges:
+        for x in e:
+            try:
+                hash(x)
+            except TypeError:
+                raise QueryError(f"pattern node {x!r} in edge {e} is a {type(x).__name__}; "
+                                 "pattern nodes are labels (ints, strings, …)") from None
         if e[0] == e[1]:
             raise QueryError(f"pattern edge {e} is a self-loop; pattern nodes are distinct")
         for x in e:
@@ -350,5 +386,5 @@ def pattern(edges: Iterable[tuple[Any, Any]], name: str = "pattern") -> CQ:
                 nodes.append(x)
     names = [f"x{k}" for k in range(1, len(nodes) + 1)]
     index = {x: names[k] for k, x in enumerate(nodes)}
-    return CQ.build(name, names, [("R", (index[a], index[b])) for a, b in edges],
+    return CQ.build(name, names, [(r, (index[a], index[b])) for a, b in edges],
                     _distinct(names))

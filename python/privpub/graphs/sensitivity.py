@@ -163,6 +163,10 @@ def local_sensitivity(graph: Graph, query: CQ | str) -> LocalSensitivity:
     xs = sorted(query.variables)
     index = {x: i for i, x in enumerate(xs)}
     goals = sorted((index[a.terms[0]], index[a.terms[1]]) for a in query.goals)
+    if len(goals) * graph.m ** (len(xs) - 2) >= 2**127:  # the kernel's own bound, named
+        raise QueryError(f"{query.name} has {len(xs)} variables: over m = {graph.m:,} nodes "
+                         f"its local-sensitivity sums (up to g·m^(k−2) = {len(goals)}·"
+                         f"{graph.m}^{len(xs) - 2}) may overflow the kernel's 128-bit counts")
     added, add_at, removed, remove_at = _core.graph_local_sensitivity(
         graph.relation, len(xs), goals)
     return LocalSensitivity(max(int(added), int(removed)), int(added), int(removed),

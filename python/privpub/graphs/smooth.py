@@ -254,7 +254,9 @@ class SmoothTriangleMechanism:
         """A(G) for this undirected graph (its m must be the mechanism's)."""
         scale = self.noise_scale(graph)
         source = resolve_seed(seed)
-        value = self.draw(count(graph, self.query), scale, Bits(source.derive(self.name)))
+        # Δ over the graph's own relation name (self.query is Δ over R, as published).
+        truth = count(graph, triangle(graph.relation_names[0]))
+        value = self.draw(truth, scale, Bits(source.derive(self.name)))
         me = SmoothTriangleMechanism(self.epsilon, self.delta, self.m, graph_facts=_facts(graph))
         return GraphAnswer(value, self.name, me.parameters(), source.policy)
 
