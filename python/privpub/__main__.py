@@ -1,0 +1,7 @@
+"""``python -m privpub``: the ``privpub`` command."""
+
+import sys
+
+from privpub.cli import main
+
+sys.exit(main())
