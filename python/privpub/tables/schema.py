@@ -670,8 +670,13 @@ class Schema:
             j, row = exc.attribute_index, exc.row
             attr, column = self.attributes[j], columns[j]
             # (error path only; object arithmetic is exact for uint64 too)
-            index = (raws[j].astype(object) - offsets[j] if remaps[j] is None
-                     else remaps[j][raws[j]])
+            raw, remap = raws[j], remaps[j]
+            if remap is None:
+                index = raw.astype(object) - offsets[j]
+            else:  # a value past either end of the lookup table is outside, not wrapped
+                inside = (raw >= 0) & (raw < len(remap))
+                index = np.full(len(raw), -1, dtype=np.int64)
+                index[inside] = remap[raw[inside]]
             outside = int(((index < 0) | (index >= attr.size)).sum())
             raise DomainError(
                 f"column {attr.name!r}: value {column.value_at(row)!r} at row "
