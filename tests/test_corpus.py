@@ -626,3 +626,15 @@ def test_command_line_refuses_a_dense_table_by_name(tmp_path):
     (estimated,) = cli(["estimate", "ab.parquet", *sqls, "--format", "json"],
                        cwd=str(tmp_path))
     check_estimates(estimated, view, sqls)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_plan_answers_for_every_table(name):
+    """plan for αβ and FRAPP: each point is feasible or refused with the library's
+    own error text, never a crash (its bisections for the region's edges approach
+    d = γ, where the calibration divided by zero: co2)."""
+    table = load(name)
+    found = privpub.plan(table.frame, schema=table.schema, mechanisms=["alphabeta", "frapp"],
+                         ks=(1, 10), gammas=(0.2, 0.5), calibrations=["exclusive"]).to_frame()
+    assert found.feasible.any()
+    assert not found.loc[~found.feasible, "library_error"].isna().any()
