@@ -379,11 +379,14 @@ def test_unprepared_tables_are_named_one_line_errors(name, tmp_path):
                      if failure.schema is None else
                      [failure.schema.encode, AlphaBeta(failure.schema, 0.5, 1e-9,
                                                        n=len(frame)).publish])
+            error, names = failure.error, failure.names
+            if kind == "csv" and failure.csv_error is not None:
+                error, names = failure.csv_error, names[:1]
             for call in calls:
-                with pytest.raises(failure.error) as caught:
+                with pytest.raises(error) as caught:
                     call(data)
                 text = one_line(caught.value)
-                for word in failure.names:
+                for word in names:
                     assert word in text, (failure.what, kind, text)
 
 

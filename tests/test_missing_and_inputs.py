@@ -175,6 +175,26 @@ def test_schema_types_the_csv_columns(tmp_path):
     assert schema.decode(schema.encode(table))["zip"].tolist() == ["02134", "10001"]
 
 
+def test_a_csv_path_is_read_with_the_schemas_text_columns(tmp_path):
+    """The API reads a CSV path as the CLI does: a text domain's column as text,
+    so encode, publish (αβ, SPLU-Gen) and plan take '02134' (they said the column
+    holds integers, which a caller passing a path could not convert); a numeric
+    domain given text is still a DataTypeError naming the column."""
+    path = tmp_path / "z.csv"
+    path.write_text("zip,n\n02134,1\n10001,2\n")
+    schema = Schema([Categorical("zip", ["02134", "10001"]), IntRange("n", 0, 9)])
+    assert schema.decode(schema.encode(path))["zip"].tolist() == ["02134", "10001"]
+    view = privpub.AlphaBeta(schema, 0.5, 0.1, n=2).publish(path, seed=1)
+    assert (view.codes == privpub.AlphaBeta(schema, 0.5, 0.1, n=2).publish(
+        read_table_file(path, column_types=schema.arrow_types()), seed=1).codes).all()
+    assert len(privpub.splu.SPLUGen(2, "zip", schema=schema).publish(path, seed=1)) == 2
+    assert privpub.plan(path, schema=schema, mechanisms=["frapp"]).n == 2
+    numbers = Schema([IntRange("zip", 0, 99_999), Categorical("n", ["1", "2"])])
+    path.write_text("zip,n\nabc,1\n")
+    with pytest.raises(DataTypeError, match=r"column 'zip' holds string values"):
+        numbers.encode(path)
+
+
 def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "privpub.cli", *args], capture_output=True,
                           text=True, cwd=cwd)

@@ -29,8 +29,11 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz", ".tsv.bz2")
 
 
-def tabular(data: Any) -> pd.DataFrame | pa.Table:
-    """``data`` as a pandas DataFrame (left as is) or a pyarrow Table."""
+def tabular(data: Any, column_types: Mapping[str, pa.DataType] | None = None
+            ) -> pd.DataFrame | pa.Table:
+    """``data`` as a pandas DataFrame (left as is) or a pyarrow Table;
+    ``column_types`` fixes the types of those columns of a CSV path (see
+    :func:`read_table_file`)."""
     if isinstance(data, (pd.DataFrame, pa.Table)):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -38,7 +41,7 @@ def tabular(data: Any) -> pd.DataFrame | pa.Table:
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
     if isinstance(data, (str, os.PathLike)):
-        return read_table_file(data)
+        return read_table_file(data, column_types=column_types)
     if type(data).__module__.split(".")[0] == "polars" and hasattr(data, "to_arrow"):
         if not hasattr(data, "columns"):  # a LazyFrame: collecting it is the caller's call
             raise DataTypeError(f"got a polars {type(data).__name__}; collect() it first")

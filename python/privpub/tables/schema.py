@@ -590,6 +590,12 @@ class Schema:
         lines += [f"  {a.name:<{width}}  {type(a).__name__}({a.describe()})" for a in self]
         return "\n".join(lines)
 
+    def text_types(self) -> dict[str, pa.DataType]:
+        """The columns a CSV path is read with as text when this schema encodes it:
+        those of text domains, so ``02134`` is the value ``'02134'``, not 2134 (other
+        columns are typed by the reader, and a mismatch is named by the encoder)."""
+        return {a.name: pa.string() for a in self if a.kind == "string"}
+
     def arrow_types(self) -> dict[str, pa.DataType]:
         """The Arrow type each attribute's column is read as from a text file (CSV):
         text domains as text, so ``02134`` stays the value it is."""
@@ -653,9 +659,10 @@ class Schema:
         codes through their category codes, without per-row Python objects.
         Returns a uint64 array of shape (n,) when m ≤ 2^64, else (n, limbs).
         Raises MissingValueError, DataTypeError or DomainError naming the
-        column, row and value at fault.
+        column, row and value at fault. A CSV path's text-domain columns are read
+        as text (:meth:`text_types`).
         """
-        table = tabular(data)
+        table = tabular(data, column_types=self.text_types())
         columns = [_Column.of(table, a) for a in self.attributes]
         # Aligned too: a frame deserialised from a buffer (a Dask partition) may not be.
         raws = [np.require(c.raw, requirements=["C", "A"]) for c in columns]
