@@ -242,6 +242,19 @@ def _check_dtype(name: str, dtype: Any) -> str:
     return str(dtype)
 
 
+def _check_integer_width(name: str, values: Sequence[int]) -> None:
+    """Integer domain values must share a 64-bit type, int64 or (none negative)
+    uint64: the Arrow and Parquet columns releases are written to hold no wider."""
+    lo, hi = min(values), max(values)
+    if lo >= -2**63 and (hi < 2**63 or (lo >= 0 and hi < 2**64)):
+        return
+    odd = lo if lo < -2**63 or (lo < 0 and hi < 2**64) else hi
+    raise SchemaError(f"attribute {name!r}: integer value {odd} does not fit in 64 bits with "
+                      f"the others (int64, or uint64 when none is negative: Arrow and Parquet, "
+                      f"which releases are written to, hold no wider integers); map the values "
+                      f"to text or to smaller codes")
+
+
 class Categorical(Attribute):
     """An attribute whose domain is an explicit list of distinct values.
 
@@ -293,6 +306,8 @@ class Categorical(Attribute):
             raise SchemaError(f"attribute {name!r} mixes value kinds {sorted(kinds)}")
         self.kind = kinds.pop()
         self.values = tuple(v.item() if isinstance(v, np.generic) else v for v in values)
+        if self.kind == "integer":
+            _check_integer_width(self.name, self.values)
         index = pd.Index(self.values, dtype=object)
         if not index.is_unique:
             dup = index[index.duplicated()][0]
@@ -909,6 +924,13 @@ class _Column:
         return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row)
 
 
+def arrow_values(attr: Categorical) -> pa.Array:
+    """The attribute's domain values as an Arrow array (uint64 for integers past
+    int64, where Arrow would infer int64 and overflow)."""
+    wide = attr.kind == "integer" and max(attr.values) >= 2**63
+    return pa.array(list(attr.values), type=pa.uint64() if wide else None)
+
+
 def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.ndarray | None]:
     """``Attribute._raw`` for an Arrow column: dictionary indices with a remap
     table of the (small) dictionary, integers with the range's offset, other
@@ -928,7 +950,7 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
         remap = np.full(max(attr.values) + 1, -1, dtype=np.int64)
         remap[list(attr.values)] = np.arange(attr.size)
         return array.to_numpy(zero_copy_only=False), 0, remap
-    domain = pa.array(attr.values)
+    domain = arrow_values(attr)
     if domain.type != array.type:
         try:
             array = array.cast(domain.type)
