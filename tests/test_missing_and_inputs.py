@@ -110,6 +110,35 @@ def test_inferred_missing_category_and_its_round_trip(tmp_path):
     assert again.estimate({"job": "(missing)"}) == view.estimate({"job": "(missing)"})
 
 
+@pytest.mark.parametrize("kind", ["pandas", "arrow", "polars", "csv", "parquet"])
+def test_all_missing_column_takes_the_declared_value(tmp_path, kind):
+    """A column whose every cell is missing (Arrow's null type from a CSV or an
+    all-None column) gets the declared missing value in every row: it was a bare
+    ArrowNotImplementedError (a cast to null) for every kind but pandas."""
+    frame = pd.DataFrame({"job": pd.Series([None, None, None], dtype=object),
+                          "age": pd.Series([None, None, None], dtype=object)})
+    schema = Schema([Categorical("job", ["clerk", "(missing)"], missing="(missing)"),
+                     IntRange("age", 0, 120, missing=120)])
+    decoded = schema.decode(schema.encode(_kinds(tmp_path, frame)[kind]))
+    assert decoded.to_dict("list") == {"job": ["(missing)"] * 3, "age": [120] * 3}
+
+
+def test_declared_missing_value_meets_arrow_columns_of_other_types():
+    """Filling an Arrow column's nulls: a narrow or unsigned integer column is
+    widened to hold the label (uint8 with −1, uint64 past int64), and a column
+    of another kind is the DataTypeError pandas gives, not an Arrow cast error."""
+    narrow = Schema([Categorical("n", [-1, 5], missing=-1)])
+    assert narrow.decode(narrow.encode(pa.table({"n": pa.array([5, None], pa.uint8())})))[
+        "n"].tolist() == [5, -1]
+    big = Schema([Categorical("n", [0, 2**63 + 1], missing=2**63 + 1)])
+    assert big.decode(big.encode(pa.table({"n": pa.array([0, None], pa.uint64())})))[
+        "n"].tolist() == [0, 2**63 + 1]
+    text = Schema([Categorical("job", ["x", "?"], missing="?")])
+    for data in (pa.table({"job": [1, None]}), pd.DataFrame({"job": [1.0, None]})):
+        with pytest.raises(DataTypeError, match=r"column 'job'"):
+            text.encode(data)
+
+
 def test_missing_declarations_are_checked():
     with pytest.raises(SchemaError, match=r"'job': missing='\?' is not one of its values"):
         Categorical("job", ["a", "b"], missing="?")

@@ -157,7 +157,23 @@ def _fill_arrow_missing(attr: Attribute, array: pa.Array) -> pa.Array:
         return array
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
-    return pc.if_else(missing, pa.scalar(attr.missing).cast(array.type), array)
+    kind = _arrow_kind(attr.name, array.type)
+    wide = attr.kind == "integer" and attr.missing >= 2**63
+    label = pa.array([attr.missing], type=pa.uint64() if wide else None)
+    if kind == "empty":  # every cell is missing (an all-empty CSV column: type null)
+        return label.take(pa.array(np.zeros(len(array), dtype=np.int64)))
+    if kind != attr.kind:  # as pandas' fillna then finds (a DataTypeError, not a cast error)
+        raise DataTypeError(f"column {attr.name!r} holds {kind} values but attribute "
+                            f"{attr.name!r} has a {attr.kind} domain ({attr.describe()}); "
+                            "convert the column explicitly")
+    if kind == "integer" and array.type != label.type:
+        try:  # a narrow or unsigned column widened to hold the label
+            array = array.cast(label.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise DataTypeError(f"column {attr.name!r} holds {array.type} values, which cannot "
+                                f"hold its missing value {attr.missing!r}; convert the column "
+                                "explicitly") from None
+    return pc.if_else(missing, label.cast(array.type)[0], array)
 
 
 def _temporal_error(name: str, what: str) -> DataTypeError:
