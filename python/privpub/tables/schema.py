@@ -139,9 +139,13 @@ def _fill_missing(attr: Attribute, values: pd.Series) -> pd.Series:
     missing value (the column as it is when there is none or no cell is missing)."""
     if attr.missing is None or not values.hasnans:
         return values
-    if isinstance(values.dtype, pd.CategoricalDtype) \
-            and attr.missing not in values.cat.categories:
-        values = values.cat.add_categories([attr.missing])
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        if attr.missing not in values.cat.categories:
+            values = values.cat.add_categories([attr.missing])
+    elif values.dtype != object and _column_kind(attr.name, values) != _value_kind(attr.missing):
+        # A label of another kind (text in a float column, an all-empty CSV column as
+        # pandas reads it): filled as objects; a mix of kinds is then named by _check_kind.
+        values = values.astype(object)
     return values.fillna(attr.missing)
 
 
