@@ -129,6 +129,15 @@ def test_integer_domains_at_the_64_bit_edges_publish_and_reopen(tmp_path, dtype)
         assert again.frame["b"].tolist() == view.frame["b"].tolist()
 
 
+def test_infinite_float_domain_values_are_a_schema_error():
+    """±inf in a float domain is refused when declared or inferred, naming the
+    column: it published, then to_parquet refused the schema's JSON."""
+    with pytest.raises(SchemaError, match=r"'x': inf cannot be a domain value"):
+        Categorical("x", [0.5, float("inf")])
+    with pytest.raises(SchemaError, match=r"'x': -inf cannot be a domain value"):
+        Schema.from_frame(pd.DataFrame({"x": [0.5, -np.inf]}))
+
+
 def test_adult_with_a_zip_column_publishes(tmp_path):
     """The issue's repro: Adult plus 200 zip codes, for_privacy, to_parquet."""
     df, _ = privpub.datasets.load_adult()

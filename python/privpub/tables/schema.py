@@ -317,6 +317,10 @@ class Categorical(Attribute):
         for v in values:
             if _is_missing(v):
                 raise SchemaError(f"attribute {name!r}: NaN/None cannot be a domain value")
+            if isinstance(v, (float, np.floating)) and math.isinf(v):
+                raise SchemaError(f"attribute {name!r}: {v} cannot be a domain value (a release "
+                                  "stores its schema as JSON, which has no infinities); map it "
+                                  "to a finite value or a label first")
         kinds = {_value_kind(v) for v in values}
         if None in kinds:
             odd = next(v for v in values if _value_kind(v) is None)
