@@ -164,6 +164,12 @@ def test_semicolon_csv_names_the_separator(tmp_path):
     tabbed.write_text("a\tb\n1\t2\n")
     with pytest.raises(ParameterError, match=r"--sep '\\t'"):
         read_table_file(tabbed)
+    # One column whose name holds '|' or ';' and whose values do not: read as it is.
+    single = tmp_path / "single.csv"
+    single.write_text("cost; USD|EUR\n12\nNA\n14\n")
+    assert read_table_file(single).column("cost; USD|EUR").to_pylist() == [12, None, 14]
+    schema = Schema([IntRange("cost; USD|EUR", 0, 99, missing=0)])
+    assert schema.decode(schema.encode(single))["cost; USD|EUR"].tolist() == [12, 0, 14]
 
 
 def test_file_errors_name_the_path(tmp_path):

@@ -99,7 +99,12 @@ def read_table_file(path: str | os.PathLike, *, delimiter: str | None = None,
         raise ParameterError(f"cannot read {name!r}: {str(exc).splitlines()[0]}") from None
     if lower.endswith(CSV_SUFFIXES) and given is None and table.num_columns == 1:
         header = table.column_names[0]
-        found = next((sep for sep in OTHER_SEPARATORS if sep in header), None)
+        # The first row must hold the separator too: a one-column table whose name
+        # holds '|' (or ';') and whose values do not is read as it is.
+        column = table.column(0).drop_null()
+        first = str(column[0].as_py()) if len(column) else None
+        found = next((sep for sep in OTHER_SEPARATORS
+                      if sep in header and (first is None or sep in first)), None)
         if found is not None:
             shown = "'\\t'" if found == "\t" else repr(found)
             raise ParameterError(
