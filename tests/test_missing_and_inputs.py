@@ -227,6 +227,12 @@ def test_a_csv_path_is_read_with_the_schemas_text_columns(tmp_path):
         read_table_file(path, column_types=schema.arrow_types()), seed=1).codes).all()
     assert len(privpub.splu.SPLUGen(2, "zip", schema=schema).publish(path, seed=1)) == 2
     assert privpub.plan(path, schema=schema, mechanisms=["frapp"]).n == 2
+    # Integers past int64 are read as uint64, not as doubles that lose their last digits.
+    big = tmp_path / "big.csv"
+    big.write_text(f"id\n{2**63 + 1}\n{2**64 - 1}\n")
+    ids = Schema([Categorical("id", [2**63 + 1, 2**64 - 1])])
+    assert ids.decode(ids.encode(big))["id"].tolist() == [2**63 + 1, 2**64 - 1]
+    assert ids.arrow_types() == ids.csv_types() == {"id": pa.uint64()}
     numbers = Schema([IntRange("zip", 0, 99_999), Categorical("n", ["1", "2"])])
     path.write_text("zip,n\nabc,1\n")
     with pytest.raises(DataTypeError, match=r"column 'zip' holds string values"):

@@ -629,17 +629,22 @@ class Schema:
         lines += [f"  {a.name:<{width}}  {type(a).__name__}({a.describe()})" for a in self]
         return "\n".join(lines)
 
-    def text_types(self) -> dict[str, pa.DataType]:
-        """The columns a CSV path is read with as text when this schema encodes it:
-        those of text domains, so ``02134`` is the value ``'02134'``, not 2134 (other
-        columns are typed by the reader, and a mismatch is named by the encoder)."""
-        return {a.name: pa.string() for a in self if a.kind == "string"}
+    def csv_types(self) -> dict[str, pa.DataType]:
+        """The types a CSV path's columns are read with when this schema encodes it:
+        text domains as text, so ``02134`` is the value ``'02134'``, not 2134; integer
+        domains past int64 as uint64, not as doubles that lose the last digits. The
+        other columns are typed by the reader, and a mismatch is named by the encoder."""
+        out = {a.name: pa.string() for a in self if a.kind == "string"}
+        return out | {a.name: pa.uint64() for a in self if a.kind == "integer"
+                      and isinstance(a, Categorical) and max(a.values) >= 2**63}
 
     def arrow_types(self) -> dict[str, pa.DataType]:
         """The Arrow type each attribute's column is read as from a text file (CSV):
         text domains as text, so ``02134`` stays the value it is."""
         kinds = {"string": pa.string(), "float": pa.float64(), "boolean": pa.bool_()}
-        return {a.name: kinds.get(a.kind, pa.uint64() if a.dtype == "uint64" else pa.int64())
+        wide = {a.name for a in self if a.dtype == "uint64" or (
+            a.kind == "integer" and isinstance(a, Categorical) and max(a.values) >= 2**63)}
+        return {a.name: kinds.get(a.kind, pa.uint64() if a.name in wide else pa.int64())
                 for a in self}
 
     # ---- counting ---------------------------------------------------------------
@@ -698,10 +703,10 @@ class Schema:
         codes through their category codes, without per-row Python objects.
         Returns a uint64 array of shape (n,) when m ≤ 2^64, else (n, limbs).
         Raises MissingValueError, DataTypeError or DomainError naming the
-        column, row and value at fault. A CSV path's text-domain columns are read
-        as text (:meth:`text_types`).
+        column, row and value at fault. A CSV path is read with the column types
+        of :meth:`csv_types`.
         """
-        table = tabular(data, column_types=self.text_types())
+        table = tabular(data, column_types=self.csv_types())
         columns = [_Column.of(table, a) for a in self.attributes]
         # Aligned too: a frame deserialised from a buffer (a Dask partition) may not be.
         raws = [np.require(c.raw, requirements=["C", "A"]) for c in columns]
