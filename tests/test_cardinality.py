@@ -138,6 +138,16 @@ def test_infinite_float_domain_values_are_a_schema_error():
         Schema.from_frame(pd.DataFrame({"x": [0.5, -np.inf]}))
 
 
+def test_lone_surrogates_are_a_schema_error():
+    """Text UTF-8 cannot encode (a lone surrogate, e.g. from bytes decoded with
+    surrogateescape) in a value or a name is a SchemaError naming it: it was a bare
+    UnicodeEncodeError from pandas, or from to_parquet after publishing."""
+    with pytest.raises(SchemaError, match=r"attribute 'a': value 'x\\udc80' holds"):
+        Categorical("a", ["ok", "x\udc80"])
+    with pytest.raises(SchemaError, match=r"attribute name 'b\\ud800' holds"):
+        IntRange("b\ud800", 0, 1)
+
+
 def test_adult_with_a_zip_column_publishes(tmp_path):
     """The issue's repro: Adult plus 200 zip codes, for_privacy, to_parquet."""
     df, _ = privpub.datasets.load_adult()

@@ -251,7 +251,19 @@ class Attribute:
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name:
         raise SchemaError(f"an attribute name must be a non-empty string, got {name!r}")
+    _check_text(name, f"attribute name {name!r}")
     return name
+
+
+def _check_text(text: str, what: str) -> None:
+    """Text must be encodable as UTF-8 (no lone surrogates): Arrow, Parquet, CSV and
+    a release's JSON metadata hold nothing else."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SchemaError(f"{what} holds {text[exc.start:exc.end]!r} at position {exc.start}, "
+                          "a lone surrogate, which is not Unicode text (UTF-8 cannot encode "
+                          "it); decode the source with the right codec") from None
 
 
 def _check_dtype(name: str, dtype: Any) -> str:
@@ -330,6 +342,9 @@ class Categorical(Attribute):
             raise SchemaError(f"attribute {name!r} mixes value kinds {sorted(kinds)}")
         self.kind = kinds.pop()
         self.values = tuple(v.item() if isinstance(v, np.generic) else v for v in values)
+        if self.kind == "string":
+            for v in self.values:
+                _check_text(v, f"attribute {name!r}: value {v!r}")
         if self.kind == "integer":
             _check_integer_width(self.name, self.values)
         index = pd.Index(self.values, dtype=object)
