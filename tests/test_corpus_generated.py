@@ -8,8 +8,10 @@ Parquet path.
 Property: the outcome is decided here, from what was drawn, before privpub
 sees the table. Either privpub raises exactly the named error expected (the
 class, one line, naming the column), or the records encode to the codes
-computed here from each cell's domain index, and the release (αβ or FRAPP)
-goes through to_parquet and read_parquet with the same codes and estimates.
+computed here from each cell's domain index, and the release (αβ, FRAPP or SPLU-Gen)
+goes through to_parquet and read_parquet with the same codes and estimates;
+SPLU-Gen (γ = 2 on the first column) publishes exactly when that column is
+eligible, and is otherwise a named ParameterError.
 Nothing else: no other exception, no silent coercion.
 """
 
@@ -29,7 +31,8 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from privpub import FRAPP, AlphaBeta, Categorical, IntRange, PublishedView, Schema
-from privpub.core.errors import MissingValueError, PrivpubError, SchemaError
+from privpub.core.errors import MissingValueError, ParameterError, PrivpubError, SchemaError
+from privpub.splu import SPLUGen
 from privpub.tables.inputs import NA_VALUES
 
 EDGES = (1, 2, 127, 128, 129, 255, 256, 257, 32_767, 32_768, 32_769, 65_535, 65_536, 65_537,
@@ -131,7 +134,8 @@ def tables(draw):
             else kind
         declared = "intrange" if kind == "intrange" else "categorical"
         columns.append(Column(name, declared, values, index, column_kind, label))
-    return columns, draw(st.sampled_from(KINDS)), draw(st.sampled_from(["alphabeta", "frapp"])), \
+    return columns, draw(st.sampled_from(KINDS)), \
+        draw(st.sampled_from(["alphabeta", "frapp", "splu"])), \
         draw(st.sampled_from(["set", "records"]))
 
 
@@ -227,22 +231,42 @@ def test_generated_tables_publish_save_and_reopen_or_name_the_error(drawn):
         assert expected[0] == "codes", (kind, expected)
         assert schema.codes_to_ints(codes) == expected[1], kind
         n = len(frame)
+        options = {"duplicates": duplicates}
         if mechanism == "alphabeta":
             mech = AlphaBeta(schema, 0.5, min(0.5, 200 / schema.size), n=n)
-        else:
+        elif mechanism == "frapp":
             assume(schema.size >= 2)
             mech = FRAPP(schema, 0.9, n=n)
+        else:  # SPLU-Gen, γ = 2 on the first column: eligible when no value fills > n/2
+            first = columns[0]
+            options = {}
+            digits = np.array(expected[1]) // (schema.size // len(first.values))
+            eligible = len(first.values) >= 2 and 2 * np.bincount(digits).max() <= n
+            try:
+                mech = SPLUGen(2, first.name, schema=schema)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # the residue (n odd)
+                    mech.publish(data, seed=1)
+            except ParameterError as exc:
+                assert not eligible and repr(first.name) in str(exc), str(exc)
+                assert "\n" not in str(exc)
+                event("SPLU-Gen refused (not eligible)")
+                return
+            assert eligible
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            view = mech.publish(data, seed=1, duplicates=duplicates)
+            view = mech.publish(data, seed=1, **options)
         path = os.path.join(folder, "view.parquet")
         view.to_parquet(path)
         again = PublishedView.read_parquet(path)
         assert again.schema == schema
         assert (again.codes == view.codes).all()
+        event(f"published ({mechanism}), rows repeat: {len(set(expected[1])) < n}")
         first = columns[0]
+        if mechanism == "splu":
+            assert len(again) == n - n % 2
+            return
         query = {first.name: first.values[int(first.index.max())]} \
             if (first.index >= 0).any() else None
         assert PublishedView.open(path).estimate(query) == view.estimate(query)
         assert again.frame.shape == (len(view), len(columns))
-        event(f"published, rows repeat: {len(set(expected[1])) < n}")
