@@ -7,20 +7,26 @@ the command line for a few of them. Each unprepared form of a table is a
 named, one-line error (the class, and the column in the message).
 
 Statistics (fixed seeds; queries of 1–3 attributes chosen by a rule seeded by
-the table's name, values taken from a record so the truth is not 0):
+the table's name, values taken from a record so the truth is not 0; a view is
+the unit, since the queries of one view are correlated and views are not):
 
-- coverage: the stated per-query bound holds with probability ≥ 1 − ε, so
-  over N (seed, query) pairs the violations are at most the 1 − 10⁻⁶ quantile
-  of Binomial(N, ε); the check rejects a bound 10× too small (shown);
+- coverage: the stated per-query bound holds with probability ≥ 1 − ε, so for
+  each query position the views that miss it are at most the 1 − 10⁻⁶/4
+  quantile of Binomial(views, ε) (Bonferroni over the 4 positions); the check
+  rejects a bound 10× too small (shown; the bounds are conservative, at 2.7σ
+  and more, so it cannot see a bound off by less than about 5×);
 - bias: z = (estimate − truth)/σ, σ the exact standard deviation derived here
-  from the truth (not the library's plug-in), has mean 0: |mean z| ≤ 4/√N over
-  all tables; the check rejects α off by 10% (shown);
+  from the truth (not the library's plug-in); each view's mean z has variance
+  ≤ 1, so their mean over the corpus is within 4/√views of 0; the check
+  rejects the noise rate (β, FRAPP's o) off by 10% (shown);
 - the truth is what the release counts: distinct tuples under
   duplicates='set', records otherwise; Q(D) is checked exactly;
 - SPLU-Gen: f'_s ~ Binomial(γ f_s, 1/γ) for the records in decoy groups, so
-  z = (f' − f)/√(f(1 − 1/γ)) has mean 0 (same tolerance), the guarantee's
-  large-sum utility (|f' − f| ≤ 0.3 f for f ≥ T_f) holds within the binomial
-  tolerance at its 0.05, and the non-sensitive columns are published exactly.
+  z = (f' − f)/√(f(1 − 1/γ)) has mean 0 (same tolerance; it rejects counts
+  10% too large, shown), the guarantee's large-sum utility (|f' − f| ≤ 0.3 f
+  for f ≥ T_f) holds for each value within the binomial tolerance at its 0.05,
+  values without records are never published, and the non-sensitive columns
+  are published exactly.
 """
 
 from __future__ import annotations
