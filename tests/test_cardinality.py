@@ -119,12 +119,12 @@ def test_integer_domain_values_past_64_bits_are_a_schema_error(values, odd):
 def test_integer_domains_at_the_64_bit_edges_publish_and_reopen(tmp_path, dtype):
     """int64's ends, and uint64 values past int64 (none negative: to_parquet raised
     OverflowError), save and reopen, from object and from numpy columns."""
-    for values in ([-(2**63), 0, 2**63 - 1], [0, 2**63, 2**64 - 1]):
+    for i, values in enumerate(([-(2**63), 0, 2**63 - 1], [0, 2**63, 2**64 - 1])):
         schema = Schema([Categorical("b", values)])
         frame = pd.DataFrame({"b": pd.Series(values, dtype=dtype)})
         view = AlphaBeta(schema, 0.5, 0.5, n=3).publish(frame, seed=1)
-        view.to_parquet(tmp_path / "edge.parquet")
-        again = PublishedView.read_parquet(tmp_path / "edge.parquet")
+        view.to_parquet(tmp_path / f"edge{i}.parquet")
+        again = PublishedView.read_parquet(tmp_path / f"edge{i}.parquet")
         assert (again.codes == view.codes).all()
         assert again.frame["b"].tolist() == view.frame["b"].tolist()
 
