@@ -132,6 +132,20 @@ def test_no_silent_coercion(adult, call, field):
         call(schema, len(df))
 
 
+@pytest.mark.parametrize("values, shown, outside", [
+    ([0, 5, 7], "5", 2), ([0, -1, 1], "-1", 1), ([0, 2**40, 1], "1099511627776", 1)])
+def test_small_integer_domain_names_values_past_its_lookup_table(values, shown, outside):
+    """An Arrow column over a small non-negative integer domain (mapped by a lookup
+    table) with a value past either end: a DomainError counting the rows outside
+    (a value past the table's end was an IndexError; −1 wrapped to the last entry)."""
+    import pyarrow as pa
+
+    schema = Schema([privpub.Categorical("visits", [0, 1, 2])])
+    with pytest.raises(privpub.DomainError,
+                       match=rf"'visits': value {shown} at row 1 .* {outside} row\(s\)"):
+        schema.encode(pa.table({"visits": values}))
+
+
 def test_numpy_scalars_are_numbers(adult):
     df, schema = adult
     a = AlphaBeta.for_privacy(schema, n=np.int64(len(df)), gamma=np.float32(0.2),

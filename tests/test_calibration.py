@@ -100,6 +100,26 @@ def test_exclusive_is_the_least_noise_meeting_both():
         assert b / (s - b) ** 2 >= b_ind / a_ind ** 2 * (1 - 1e-9)
 
 
+@pytest.mark.parametrize("d, gamma", [
+    (0.20777988738688588, 0.2077798873868859),   # c rounds to 1: was 0/0 (ZeroDivisionError)
+    (0.19853977322040892, 0.19853977322040894),
+    (D, GAMMA), (0.01, 0.5), (1e-9, 0.9)])
+def test_exclusive_calibration_near_d_equal_gamma(d, gamma):
+    """The exclusive point, written as 2/(3 + √(1+8c)), equals the docstring's
+    (3 − √(1+8c))/(4(1−c)) wherever that is defined, and at d within an ulp of γ
+    (where plan's bisections go) it is a point or a named refusal, not a crash."""
+    c = accounting.prior_ratio_bound(d, gamma)
+    try:
+        alpha, beta = accounting.calibrate(d, gamma, "exclusive")
+    except privpub.ParameterError as exc:
+        assert c >= 1 - 1e-12 and "infeasible" in str(exc)
+        return
+    if c < 1 - 1e-6:
+        s = (3 - math.sqrt(1 + 8 * c)) / (4 * (1 - c))
+        assert alpha + beta == pytest.approx(min(s, 1 - d / gamma), rel=1e-12)
+    assert alpha > 0 and beta >= 0 and alpha + beta <= 1
+
+
 def test_for_privacy_calibrations_and_their_guarantees():
     df, schema = privpub.datasets.load_adult()
     for cal in accounting.CALIBRATIONS:

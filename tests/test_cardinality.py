@@ -14,7 +14,7 @@ import pytest
 
 import privpub
 from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
-from privpub.core.errors import DomainError
+from privpub.core.errors import DomainError, SchemaError
 
 SIZES = (1, 127, 128, 129, 255, 256, 32_767, 32_768, 65_536, 100_000)
 
@@ -100,6 +100,52 @@ def test_python_int_beyond_int64_is_a_domain_error():
         frame[column] = pd.Series([1, 2**70], dtype=object)
         with pytest.raises(DomainError, match=rf"column '{column}'.*{2**70}.*row 1"):
             schema.encode(frame)
+
+
+@pytest.mark.parametrize("values, odd", [
+    ([1, 2**70], 2**70), ([0, 2**64], 2**64), ([-1, 2**63], -1), ([-(2**63) - 1, 0], -(2**63) - 1)])
+def test_integer_domain_values_past_64_bits_are_a_schema_error(values, odd):
+    """A Categorical of Python ints that no 64-bit type holds together is refused
+    when it is declared or inferred, naming the column and the value: it encoded
+    and published, then to_parquet raised a bare OverflowError."""
+    with pytest.raises(SchemaError, match=rf"'b': integer value {odd} does not fit in 64 bits"):
+        Categorical("b", values)
+    frame = pd.DataFrame({"b": pd.Series(values, dtype=object)})
+    with pytest.raises(SchemaError, match=rf"'b': integer value {odd}"):
+        Schema.from_frame(frame)
+
+
+@pytest.mark.parametrize("dtype", [object, None])
+def test_integer_domains_at_the_64_bit_edges_publish_and_reopen(tmp_path, dtype):
+    """int64's ends, and uint64 values past int64 (none negative: to_parquet raised
+    OverflowError), save and reopen, from object and from numpy columns."""
+    for i, values in enumerate(([-(2**63), 0, 2**63 - 1], [0, 2**63, 2**64 - 1])):
+        schema = Schema([Categorical("b", values)])
+        frame = pd.DataFrame({"b": pd.Series(values, dtype=dtype)})
+        view = AlphaBeta(schema, 0.5, 0.5, n=3).publish(frame, seed=1)
+        view.to_parquet(tmp_path / f"edge{i}.parquet")
+        again = PublishedView.read_parquet(tmp_path / f"edge{i}.parquet")
+        assert (again.codes == view.codes).all()
+        assert again.frame["b"].tolist() == view.frame["b"].tolist()
+
+
+def test_infinite_float_domain_values_are_a_schema_error():
+    """±inf in a float domain is refused when declared or inferred, naming the
+    column: it published, then to_parquet refused the schema's JSON."""
+    with pytest.raises(SchemaError, match=r"'x': inf cannot be a domain value"):
+        Categorical("x", [0.5, float("inf")])
+    with pytest.raises(SchemaError, match=r"'x': -inf cannot be a domain value"):
+        Schema.from_frame(pd.DataFrame({"x": [0.5, -np.inf]}))
+
+
+def test_lone_surrogates_are_a_schema_error():
+    """Text UTF-8 cannot encode (a lone surrogate, e.g. from bytes decoded with
+    surrogateescape) in a value or a name is a SchemaError naming it: it was a bare
+    UnicodeEncodeError from pandas, or from to_parquet after publishing."""
+    with pytest.raises(SchemaError, match=r"attribute 'a': value 'x\\udc80' holds"):
+        Categorical("a", ["ok", "x\udc80"])
+    with pytest.raises(SchemaError, match=r"attribute name 'b\\ud800' holds"):
+        IntRange("b\ud800", 0, 1)
 
 
 def test_adult_with_a_zip_column_publishes(tmp_path):

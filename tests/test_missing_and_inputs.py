@@ -110,6 +110,38 @@ def test_inferred_missing_category_and_its_round_trip(tmp_path):
     assert again.estimate({"job": "(missing)"}) == view.estimate({"job": "(missing)"})
 
 
+@pytest.mark.parametrize("kind", ["pandas", "arrow", "polars", "csv", "parquet"])
+def test_all_missing_column_takes_the_declared_value(tmp_path, kind):
+    """A column whose every cell is missing (Arrow's null type from a CSV or an
+    all-None column) gets the declared missing value in every row: it was a bare
+    ArrowNotImplementedError (a cast to null) for every kind but pandas."""
+    frame = pd.DataFrame({"job": pd.Series([None, None, None], dtype=object),
+                          "age": pd.Series([None, None, None], dtype=object)})
+    schema = Schema([Categorical("job", ["clerk", "(missing)"], missing="(missing)"),
+                     IntRange("age", 0, 120, missing=120)])
+    decoded = schema.decode(schema.encode(_kinds(tmp_path, frame)[kind]))
+    assert decoded.to_dict("list") == {"job": ["(missing)"] * 3, "age": [120] * 3}
+    if kind == "csv":  # pandas reads those empty columns as float NaN
+        read = pd.read_csv(_kinds(tmp_path, frame)["csv"])
+        assert schema.decode(schema.encode(read)).equals(decoded)
+
+
+def test_declared_missing_value_meets_arrow_columns_of_other_types():
+    """Filling an Arrow column's nulls: a narrow or unsigned integer column is
+    widened to hold the label (uint8 with −1, uint64 past int64), and a column
+    of another kind is the DataTypeError pandas gives, not an Arrow cast error."""
+    narrow = Schema([Categorical("n", [-1, 5], missing=-1)])
+    assert narrow.decode(narrow.encode(pa.table({"n": pa.array([5, None], pa.uint8())})))[
+        "n"].tolist() == [5, -1]
+    big = Schema([Categorical("n", [0, 2**63 + 1], missing=2**63 + 1)])
+    assert big.decode(big.encode(pa.table({"n": pa.array([0, None], pa.uint64())})))[
+        "n"].tolist() == [0, 2**63 + 1]
+    text = Schema([Categorical("job", ["x", "?"], missing="?")])
+    for data in (pa.table({"job": [1, None]}), pd.DataFrame({"job": [1.0, None]})):
+        with pytest.raises(DataTypeError, match=r"column 'job'"):
+            text.encode(data)
+
+
 def test_missing_declarations_are_checked():
     with pytest.raises(SchemaError, match=r"'job': missing='\?' is not one of its values"):
         Categorical("job", ["a", "b"], missing="?")
@@ -132,6 +164,12 @@ def test_semicolon_csv_names_the_separator(tmp_path):
     tabbed.write_text("a\tb\n1\t2\n")
     with pytest.raises(ParameterError, match=r"--sep '\\t'"):
         read_table_file(tabbed)
+    # One column whose name holds '|' or ';' and whose values do not: read as it is.
+    single = tmp_path / "single.csv"
+    single.write_text("cost; USD|EUR\n12\nNA\n14\n")
+    assert read_table_file(single).column("cost; USD|EUR").to_pylist() == [12, None, 14]
+    schema = Schema([IntRange("cost; USD|EUR", 0, 99, missing=0)])
+    assert schema.decode(schema.encode(single))["cost; USD|EUR"].tolist() == [12, 0, 14]
 
 
 def test_file_errors_name_the_path(tmp_path):
@@ -173,6 +211,32 @@ def test_schema_types_the_csv_columns(tmp_path):
     schema = Schema([Categorical("zip", ["02134", "10001"])])
     table = read_table_file(path, column_types=schema.arrow_types())
     assert schema.decode(schema.encode(table))["zip"].tolist() == ["02134", "10001"]
+
+
+def test_a_csv_path_is_read_with_the_schemas_text_columns(tmp_path):
+    """The API reads a CSV path as the CLI does: a text domain's column as text,
+    so encode, publish (αβ, SPLU-Gen) and plan take '02134' (they said the column
+    holds integers, which a caller passing a path could not convert); a numeric
+    domain given text is still a DataTypeError naming the column."""
+    path = tmp_path / "z.csv"
+    path.write_text("zip,n\n02134,1\n10001,2\n")
+    schema = Schema([Categorical("zip", ["02134", "10001"]), IntRange("n", 0, 9)])
+    assert schema.decode(schema.encode(path))["zip"].tolist() == ["02134", "10001"]
+    view = privpub.AlphaBeta(schema, 0.5, 0.1, n=2).publish(path, seed=1)
+    assert (view.codes == privpub.AlphaBeta(schema, 0.5, 0.1, n=2).publish(
+        read_table_file(path, column_types=schema.arrow_types()), seed=1).codes).all()
+    assert len(privpub.splu.SPLUGen(2, "zip", schema=schema).publish(path, seed=1)) == 2
+    assert privpub.plan(path, schema=schema, mechanisms=["frapp"]).n == 2
+    # Integers past int64 are read as uint64, not as doubles that lose their last digits.
+    big = tmp_path / "big.csv"
+    big.write_text(f"id\n{2**63 + 1}\n{2**64 - 1}\n")
+    ids = Schema([Categorical("id", [2**63 + 1, 2**64 - 1])])
+    assert ids.decode(ids.encode(big))["id"].tolist() == [2**63 + 1, 2**64 - 1]
+    assert ids.arrow_types() == ids.csv_types() == {"id": pa.uint64()}
+    numbers = Schema([IntRange("zip", 0, 99_999), Categorical("n", ["1", "2"])])
+    path.write_text("zip,n\nabc,1\n")
+    with pytest.raises(DataTypeError, match=r"column 'zip' holds string values"):
+        numbers.encode(path)
 
 
 def _cli(*args, cwd):

@@ -110,7 +110,7 @@ def _facts(data: Any, n: int | None, schema: Schema | None, duplicates: str) -> 
         return _Facts(data, n, None, 0, None, duplicates)
     if n is not None:
         raise ParameterError("n is read from the table; give n only with a Schema")
-    table = tabular(data)
+    table = tabular(data, column_types=None if schema is None else schema.csv_types())
     if schema is None:
         with warnings.catch_warnings():  # the plan says the domains were derived
             warnings.simplefilter("ignore")

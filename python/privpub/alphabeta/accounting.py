@@ -150,7 +150,9 @@ def calibrate(d: float, gamma: float, calibration: str = "exclusive") -> tuple[f
                              "below the prior bound cannot be met")
     s_max = 1 - d / gamma
     if calibration == "exclusive":
-        s = min((3 - math.sqrt(1 + 8 * c)) / (4 * (1 - c)), s_max)
+        # (3 − √(1+8c))/(4(1−c)) written without its 0/0 at c = 1: c rounds to 1
+        # when d is within a few ulps below γ (plan's bisections go there).
+        s = min(2 / (3 + math.sqrt(1 + 8 * c)), s_max)
         beta = s * c / (1 - s + s * c)
     elif calibration == "independent":
         s = s_max

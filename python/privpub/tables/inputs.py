@@ -29,8 +29,11 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz", ".tsv.bz2")
 
 
-def tabular(data: Any) -> pd.DataFrame | pa.Table:
-    """``data`` as a pandas DataFrame (left as is) or a pyarrow Table."""
+def tabular(data: Any, column_types: Mapping[str, pa.DataType] | None = None
+            ) -> pd.DataFrame | pa.Table:
+    """``data`` as a pandas DataFrame (left as is) or a pyarrow Table;
+    ``column_types`` fixes the types of those columns of a CSV path (see
+    :func:`read_table_file`)."""
     if isinstance(data, (pd.DataFrame, pa.Table)):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -38,7 +41,7 @@ def tabular(data: Any) -> pd.DataFrame | pa.Table:
     if isinstance(data, pa.RecordBatchReader):
         return data.read_all()
     if isinstance(data, (str, os.PathLike)):
-        return read_table_file(data)
+        return read_table_file(data, column_types=column_types)
     if type(data).__module__.split(".")[0] == "polars" and hasattr(data, "to_arrow"):
         if not hasattr(data, "columns"):  # a LazyFrame: collecting it is the caller's call
             raise DataTypeError(f"got a polars {type(data).__name__}; collect() it first")
@@ -96,7 +99,12 @@ def read_table_file(path: str | os.PathLike, *, delimiter: str | None = None,
         raise ParameterError(f"cannot read {name!r}: {str(exc).splitlines()[0]}") from None
     if lower.endswith(CSV_SUFFIXES) and given is None and table.num_columns == 1:
         header = table.column_names[0]
-        found = next((sep for sep in OTHER_SEPARATORS if sep in header), None)
+        # The first row must hold the separator too: a one-column table whose name
+        # holds '|' (or ';') and whose values do not is read as it is.
+        column = table.column(0).drop_null()
+        first = str(column[0].as_py()) if len(column) else None
+        found = next((sep for sep in OTHER_SEPARATORS
+                      if sep in header and (first is None or sep in first)), None)
         if found is not None:
             shown = "'\\t'" if found == "\t" else repr(found)
             raise ParameterError(

@@ -29,7 +29,7 @@ def records_as_codes(schema: Schema, data: TableLike | np.ndarray) -> np.ndarray
         if len(codes) and schema.is_wide:
             schema.decode(codes)  # raises CodeError on any code ≥ m
         return codes
-    table = tabular(data)
+    table = tabular(data, column_types=schema.csv_types())
     extra = [c for c in column_names(table) if c not in schema.names]
     if extra:
         raise ParameterError(f"the table has columns not in the schema: {extra}; publishing "

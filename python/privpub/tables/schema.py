@@ -139,9 +139,13 @@ def _fill_missing(attr: Attribute, values: pd.Series) -> pd.Series:
     missing value (the column as it is when there is none or no cell is missing)."""
     if attr.missing is None or not values.hasnans:
         return values
-    if isinstance(values.dtype, pd.CategoricalDtype) \
-            and attr.missing not in values.cat.categories:
-        values = values.cat.add_categories([attr.missing])
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        if attr.missing not in values.cat.categories:
+            values = values.cat.add_categories([attr.missing])
+    elif values.dtype != object and _column_kind(attr.name, values) != _value_kind(attr.missing):
+        # A label of another kind (text in a float column, an all-empty CSV column as
+        # pandas reads it): filled as objects; a mix of kinds is then named by _check_kind.
+        values = values.astype(object)
     return values.fillna(attr.missing)
 
 
@@ -157,7 +161,23 @@ def _fill_arrow_missing(attr: Attribute, array: pa.Array) -> pa.Array:
         return array
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
-    return pc.if_else(missing, pa.scalar(attr.missing).cast(array.type), array)
+    kind = _arrow_kind(attr.name, array.type)
+    wide = attr.kind == "integer" and attr.missing >= 2**63
+    label = pa.array([attr.missing], type=pa.uint64() if wide else None)
+    if kind == "empty":  # every cell is missing (an all-empty CSV column: type null)
+        return label.take(pa.array(np.zeros(len(array), dtype=np.int64)))
+    if kind != attr.kind:  # as pandas' fillna then finds (a DataTypeError, not a cast error)
+        raise DataTypeError(f"column {attr.name!r} holds {kind} values but attribute "
+                            f"{attr.name!r} has a {attr.kind} domain ({attr.describe()}); "
+                            "convert the column explicitly")
+    if kind == "integer" and array.type != label.type:
+        try:  # a narrow or unsigned column widened to hold the label
+            array = array.cast(label.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise DataTypeError(f"column {attr.name!r} holds {array.type} values, which cannot "
+                                f"hold its missing value {attr.missing!r}; convert the column "
+                                "explicitly") from None
+    return pc.if_else(missing, label.cast(array.type)[0], array)
 
 
 def _temporal_error(name: str, what: str) -> DataTypeError:
@@ -231,7 +251,19 @@ class Attribute:
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name:
         raise SchemaError(f"an attribute name must be a non-empty string, got {name!r}")
+    _check_text(name, f"attribute name {name!r}")
     return name
+
+
+def _check_text(text: str, what: str) -> None:
+    """Text must be encodable as UTF-8 (no lone surrogates): Arrow, Parquet, CSV and
+    a release's JSON metadata hold nothing else."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SchemaError(f"{what} holds {text[exc.start:exc.end]!r} at position {exc.start}, "
+                          "a lone surrogate, which is not Unicode text (UTF-8 cannot encode "
+                          "it); decode the source with the right codec") from None
 
 
 def _check_dtype(name: str, dtype: Any) -> str:
@@ -240,6 +272,19 @@ def _check_dtype(name: str, dtype: Any) -> str:
     except TypeError as exc:
         raise SchemaError(f"attribute {name!r}: {dtype!r} is not a pandas dtype") from exc
     return str(dtype)
+
+
+def _check_integer_width(name: str, values: Sequence[int]) -> None:
+    """Integer domain values must share a 64-bit type, int64 or (none negative)
+    uint64: the Arrow and Parquet columns releases are written to hold no wider."""
+    lo, hi = min(values), max(values)
+    if lo >= -2**63 and (hi < 2**63 or (lo >= 0 and hi < 2**64)):
+        return
+    odd = lo if lo < -2**63 or (lo < 0 and hi < 2**64) else hi
+    raise SchemaError(f"attribute {name!r}: integer value {odd} does not fit in 64 bits with "
+                      f"the others (int64, or uint64 when none is negative: Arrow and Parquet, "
+                      f"which releases are written to, hold no wider integers); map the values "
+                      f"to text or to smaller codes")
 
 
 class Categorical(Attribute):
@@ -284,6 +329,10 @@ class Categorical(Attribute):
         for v in values:
             if _is_missing(v):
                 raise SchemaError(f"attribute {name!r}: NaN/None cannot be a domain value")
+            if isinstance(v, (float, np.floating)) and math.isinf(v):
+                raise SchemaError(f"attribute {name!r}: {v} cannot be a domain value (a release "
+                                  "stores its schema as JSON, which has no infinities); map it "
+                                  "to a finite value or a label first")
         kinds = {_value_kind(v) for v in values}
         if None in kinds:
             odd = next(v for v in values if _value_kind(v) is None)
@@ -293,6 +342,11 @@ class Categorical(Attribute):
             raise SchemaError(f"attribute {name!r} mixes value kinds {sorted(kinds)}")
         self.kind = kinds.pop()
         self.values = tuple(v.item() if isinstance(v, np.generic) else v for v in values)
+        if self.kind == "string":
+            for v in self.values:
+                _check_text(v, f"attribute {name!r}: value {v!r}")
+        if self.kind == "integer":
+            _check_integer_width(self.name, self.values)
         index = pd.Index(self.values, dtype=object)
         if not index.is_unique:
             dup = index[index.duplicated()][0]
@@ -590,11 +644,22 @@ class Schema:
         lines += [f"  {a.name:<{width}}  {type(a).__name__}({a.describe()})" for a in self]
         return "\n".join(lines)
 
+    def csv_types(self) -> dict[str, pa.DataType]:
+        """The types a CSV path's columns are read with when this schema encodes it:
+        text domains as text, so ``02134`` is the value ``'02134'``, not 2134; integer
+        domains past int64 as uint64, not as doubles that lose the last digits. The
+        other columns are typed by the reader, and a mismatch is named by the encoder."""
+        out = {a.name: pa.string() for a in self if a.kind == "string"}
+        return out | {a.name: pa.uint64() for a in self if a.kind == "integer"
+                      and isinstance(a, Categorical) and max(a.values) >= 2**63}
+
     def arrow_types(self) -> dict[str, pa.DataType]:
         """The Arrow type each attribute's column is read as from a text file (CSV):
         text domains as text, so ``02134`` stays the value it is."""
         kinds = {"string": pa.string(), "float": pa.float64(), "boolean": pa.bool_()}
-        return {a.name: kinds.get(a.kind, pa.uint64() if a.dtype == "uint64" else pa.int64())
+        wide = {a.name for a in self if a.dtype == "uint64" or (
+            a.kind == "integer" and isinstance(a, Categorical) and max(a.values) >= 2**63)}
+        return {a.name: kinds.get(a.kind, pa.uint64() if a.name in wide else pa.int64())
                 for a in self}
 
     # ---- counting ---------------------------------------------------------------
@@ -653,9 +718,10 @@ class Schema:
         codes through their category codes, without per-row Python objects.
         Returns a uint64 array of shape (n,) when m ≤ 2^64, else (n, limbs).
         Raises MissingValueError, DataTypeError or DomainError naming the
-        column, row and value at fault.
+        column, row and value at fault. A CSV path is read with the column types
+        of :meth:`csv_types`.
         """
-        table = tabular(data)
+        table = tabular(data, column_types=self.csv_types())
         columns = [_Column.of(table, a) for a in self.attributes]
         # Aligned too: a frame deserialised from a buffer (a Dask partition) may not be.
         raws = [np.require(c.raw, requirements=["C", "A"]) for c in columns]
@@ -670,8 +736,13 @@ class Schema:
             j, row = exc.attribute_index, exc.row
             attr, column = self.attributes[j], columns[j]
             # (error path only; object arithmetic is exact for uint64 too)
-            index = (raws[j].astype(object) - offsets[j] if remaps[j] is None
-                     else remaps[j][raws[j]])
+            raw, remap = raws[j], remaps[j]
+            if remap is None:
+                index = raw.astype(object) - offsets[j]
+            else:  # a value past either end of the lookup table is outside, not wrapped
+                inside = (raw >= 0) & (raw < len(remap))
+                index = np.full(len(raw), -1, dtype=np.int64)
+                index[inside] = remap[raw[inside]]
             outside = int(((index < 0) | (index >= attr.size)).sum())
             raise DomainError(
                 f"column {attr.name!r}: value {column.value_at(row)!r} at row "
@@ -897,6 +968,13 @@ class _Column:
         return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row)
 
 
+def arrow_values(attr: Categorical) -> pa.Array:
+    """The attribute's domain values as an Arrow array (uint64 for integers past
+    int64, where Arrow would infer int64 and overflow)."""
+    wide = attr.kind == "integer" and max(attr.values) >= 2**63
+    return pa.array(list(attr.values), type=pa.uint64() if wide else None)
+
+
 def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.ndarray | None]:
     """``Attribute._raw`` for an Arrow column: dictionary indices with a remap
     table of the (small) dictionary, integers with the range's offset, other
@@ -916,7 +994,7 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
         remap = np.full(max(attr.values) + 1, -1, dtype=np.int64)
         remap[list(attr.values)] = np.arange(attr.size)
         return array.to_numpy(zero_copy_only=False), 0, remap
-    domain = pa.array(attr.values)
+    domain = arrow_values(attr)
     if domain.type != array.type:
         try:
             array = array.cast(domain.type)

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from privpub import _core
 from privpub.core.errors import ArtifactError, DomainError, ParameterError
-from privpub.tables.schema import Attribute, Categorical, Schema, _Column, _shifted
+from privpub.tables.schema import Attribute, Categorical, Schema, _Column, _shifted, arrow_values
 
 #: Rows per batch when streaming (decoding, writing, reading a file).
 CHUNK_ROWS = 1 << 20
@@ -91,7 +91,7 @@ def index_dtype(attr: Categorical) -> np.dtype:
 def _dictionary(attr: Categorical) -> pa.Array:
     cached = attr.__dict__.get("_arrow_dictionary")
     if cached is None:
-        cached = attr.__dict__["_arrow_dictionary"] = pa.array(list(attr.values))
+        cached = attr.__dict__["_arrow_dictionary"] = arrow_values(attr)
     return cached
 
 
