@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter
+from privpub.cli.common import ExampleFormatter, add_csv_arguments, csv_options
 
 
 def _attack(args: argparse.Namespace) -> int:
@@ -18,7 +18,11 @@ def _attack(args: argparse.Namespace) -> int:
     from privpub.tables.inputs import read_table_file
 
     view = PublishedView.open(args.view)
-    data = read_table_file(args.data)
+    try:
+        data = read_table_file(args.data, column_types=view.schema.csv_types(),
+                               **csv_options(args))
+    except ParameterError as exc:
+        raise ParameterError(f"--data {exc}") from None
     if args.presence:
         result = audit_presence(view, data, prior=args.prior, n_candidates=args.targets,
                                 rounds=args.rounds, n_queries=args.queries,
@@ -92,6 +96,7 @@ def add_parser(sub: Any) -> None:
     att.add_argument("--data", required=True, metavar="PATH",
                      help="the original table (.csv, .csv.gz or .parquet), to pick targets "
                           "and score the attack")
+    add_csv_arguments(att)
     what = att.add_mutually_exclusive_group(required=True)
     what.add_argument("--secret", help="a column of the view (attribute inference): binary, "
                                        "or any with --secret-value")

@@ -23,20 +23,9 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """--input and the CSV reading options."""
     parser.add_argument("--input", required=True, metavar="FILE",
                         help="the table: .csv, .tsv (optionally .gz) or .parquet")
-    parser.add_argument("--sep", default=None, metavar="CHAR",
-                        help="CSV field separator: one character, or '\\t' / tab (default ',', "
-                             "or a tab for .tsv)")
-    parser.add_argument("--quote", default='"', metavar="CHAR",
-                        help="CSV quote character (default '\"')")
-    parser.add_argument("--no-quoting", action="store_true",
-                        help="CSV fields are never quoted (quote characters are data)")
+    add_csv_arguments(parser)
     parser.add_argument("--columns", metavar="A,B,…",
                         help="comma-separated columns to publish (default: all)")
-    parser.add_argument("--na-values", metavar="V,W,…",
-                        help="CSV cells that are missing, in every column (default: pandas' "
-                             "markers: empty, NA, N/A, NULL, NaN, None, …)")
-    parser.add_argument("--no-na", action="store_true",
-                        help="no CSV cell is missing: empty cells and 'NA' are values")
     parser.add_argument("--missing", metavar="[COLUMN=]LABEL", action="append",
                         help="without --schema: the value a missing cell stands for in the "
                              "inferred domains, for every column with missing cells or for "
@@ -47,6 +36,22 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the schema (public domains) as JSON or YAML, as written by "
                              "Schema.to_dict (default: inferred from the data, which reveals "
                              "the values that occur; the command says so)")
+
+
+def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a CSV table file is read: --sep, --quote, --no-quoting, --na-values, --no-na."""
+    parser.add_argument("--sep", default=None, metavar="CHAR",
+                        help="CSV field separator: one character, or '\\t' / tab (default ',', "
+                             "or a tab for .tsv)")
+    parser.add_argument("--quote", default='"', metavar="CHAR",
+                        help="CSV quote character (default '\"')")
+    parser.add_argument("--no-quoting", action="store_true",
+                        help="CSV fields are never quoted (quote characters are data)")
+    parser.add_argument("--na-values", metavar="V,W,…",
+                        help="CSV cells that are missing, in every column (default: pandas' "
+                             "markers: empty, NA, N/A, NULL, NaN, None, …)")
+    parser.add_argument("--no-na", action="store_true",
+                        help="no CSV cell is missing: empty cells and 'NA' are values")
 
 
 def add_privacy_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,22 +75,11 @@ def read_input(args: argparse.Namespace) -> Any:
     """The --input table (Arrow), restricted to --columns; with --schema, each
     CSV column is read as its attribute's kind (a text domain keeps '02134')."""
     from privpub.core.errors import ParameterError, SchemaError
-    from privpub.tables.inputs import NA_VALUES, read_table_file
+    from privpub.tables.inputs import read_table_file
 
-    # A shell passes '\t' as two characters: read it as the tab it means.
-    sep = "\t" if args.sep in ("\\t", "tab") else args.sep
-    for option, value in (("--sep", sep), ("--quote", args.quote)):
-        if value is not None and len(value) != 1:
-            raise ParameterError(f"{option} must be one character, got {value!r}")
-    if args.no_na and args.na_values is not None:
-        raise ParameterError("--no-na and --na-values are alternatives; give one")
-    na_values = () if args.no_na else \
-        NA_VALUES if args.na_values is None else tuple(args.na_values.split(","))
-    types = read_schema(args.schema).arrow_types() if args.schema else None
+    types = read_schema(args.schema).csv_types() if args.schema else None
     try:
-        table = read_table_file(args.input, delimiter=sep,
-                                quote_char=None if args.no_quoting else args.quote,
-                                na_values=na_values, column_types=types)
+        table = read_table_file(args.input, column_types=types, **csv_options(args))
     except ParameterError as exc:
         raise ParameterError(f"--input {exc}") from None
     if args.columns:
@@ -104,6 +98,24 @@ def add_force_argument(parser: argparse.ArgumentParser, what: str = "--output") 
                              "each file is written beside its name and renamed into place "
                              "only once complete, so an interrupted run leaves the old one "
                              "intact")
+
+
+def csv_options(args: argparse.Namespace) -> dict[str, Any]:
+    """add_csv_arguments' options as read_table_file's keyword arguments."""
+    from privpub.core.errors import ParameterError
+    from privpub.tables.inputs import NA_VALUES
+
+    # A shell passes '\t' as two characters: read it as the tab it means.
+    sep = "\t" if args.sep in ("\\t", "tab") else args.sep
+    for option, value in (("--sep", sep), ("--quote", args.quote)):
+        if value is not None and len(value) != 1:
+            raise ParameterError(f"{option} must be one character, got {value!r}")
+    if args.no_na and args.na_values is not None:
+        raise ParameterError("--no-na and --na-values are alternatives; give one")
+    na_values = () if args.no_na else \
+        NA_VALUES if args.na_values is None else tuple(args.na_values.split(","))
+    return {"delimiter": sep, "quote_char": None if args.no_quoting else args.quote,
+            "na_values": na_values}
 
 
 def check_output(path: str, force: bool, *, suffix: str | tuple[str, ...] | None = None,

@@ -653,15 +653,6 @@ class Schema:
         return out | {a.name: pa.uint64() for a in self if a.kind == "integer"
                       and isinstance(a, Categorical) and max(a.values) >= 2**63}
 
-    def arrow_types(self) -> dict[str, pa.DataType]:
-        """The Arrow type each attribute's column is read as from a text file (CSV):
-        text domains as text, so ``02134`` stays the value it is."""
-        kinds = {"string": pa.string(), "float": pa.float64(), "boolean": pa.bool_()}
-        wide = {a.name for a in self if a.dtype == "uint64" or (
-            a.kind == "integer" and isinstance(a, Categorical) and max(a.values) >= 2**63)}
-        return {a.name: kinds.get(a.kind, pa.uint64() if a.name in wide else pa.int64())
-                for a in self}
-
     # ---- counting ---------------------------------------------------------------
     def count(self, where=None, tables=None) -> int:
         """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
