@@ -29,7 +29,7 @@ import pytest
 from scipy import stats
 
 import privpub
-from privpub import Condition
+from privpub import Condition, cli
 from privpub.tables import confidence
 from privpub.tables.confidence import HoeffdingLaw, KeepLaw, SplitLaw, sum_tails
 from privpub.tables.published import Counts
@@ -477,6 +477,30 @@ def test_marginal_frames_and_arrays_carry_intervals():
     lo, hi = bulk.interval(0.9)
     assert lo.dtype == np.int64 and len(lo) == len(bulk.estimate) == 4 + 16
     assert (lo <= hi).all()
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "table"])
+def test_cli_estimate_prints_the_interval(tmp_path, capsys, fmt):
+    path = tmp_path / "view.parquet"
+    view = _small_view()
+    view.to_parquet(path)
+    est = view.estimate("a >= 2 AND b < 3")
+    assert cli.main(["estimate", str(path), "a >= 2 AND b < 3", "--format", fmt,
+                     "--level", "0.9"]) == 0
+    out = capsys.readouterr().out
+    lo, hi = est.interval(0.9)
+    if fmt == "json":
+        row = json.loads(out)[0]
+        assert (row["lo"], row["hi"], row["level"]) == (lo, hi, 0.9)
+        assert row["interval_method"] == est.interval_method
+    elif fmt == "csv":
+        header, line = out.strip().splitlines()
+        row = dict(zip(header.split(","), line.split(","), strict=True))
+        assert (int(row["lo"]), int(row["hi"])) == (lo, hi)
+    else:
+        header = out.splitlines()[0].split()
+        assert {"lo", "hi", "level", "interval_method"} <= set(header)
+    assert cli.main(["estimate", str(path), "a >= 2", "--level", "1.5"]) == 1
 
 
 def test_plug_in_stderr_uses_the_counts_the_release_allows():
