@@ -55,6 +55,7 @@ from privpub.core.files import PARQUET, check_output
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.tables.confidence import CountLaw, HoeffdingLaw, KeepLaw, count_top
 from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView, write_view
@@ -371,17 +372,23 @@ class AlphaBeta:
     # ---- estimation ------------------------------------------------------------------
     def estimate(self, c: Counts) -> tuple[Any, Any]:
         """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
-        correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α.
+        correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Returns (Q̃, plug-in variance).
 
         Variance: Q(V) sums independent indicators, so α²·Var Q̃ =
         q_r·α(1−α) − 2αβ·q_d + Σ_{t ∈ Q(D)} β(t)(1−β(t)), where q_r counts the
         query's records and q_d its distinct tuples in I (a tuple's first record
         has variance (α+β)(1−α−β) and replaces its noise indicator; each further
-        record has α(1−α)). q_r is estimated by Q̃ (clipped to [0, n_D]); q_d by
-        q_r under set semantics, and by q_r times the published table's share of
-        distinct tuples under ``duplicates="records"`` (exact when the query's
-        records repeat like the table's; the term is 2αβ·q_d, small against the
-        others when β is). With a source, β(t) in the −2αβ term is its mean over Q(D).
+        record has α(1−α)). It depends on the unknown counts, so it is a
+        *plug-in*: q_r is Q̃ clipped to the counts the release allows, [0, n_D]
+        under set semantics (or data without repeats) and [0, min(n, n_D + E)]
+        under ``duplicates="records"`` (E = n − distinct tuples: a query's
+        records may outnumber its domain tuples); q_d is q_r under set
+        semantics, and q_r times the published table's share of distinct tuples
+        (at most n_D) under ``duplicates="records"`` (exact when the query's
+        records repeat like the table's; the term is 2αβ·q_d, small against
+        the others when β is). With a source, β(t) in the −2αβ term is its mean
+        over Q(D). The plug-in is far off at small counts: the confidence
+        interval (:meth:`interval_law`) is what holds for every count.
         """
         a, b = self.alpha, self.beta
         if self.source is None:
@@ -392,13 +399,48 @@ class AlphaBeta:
         noise, noise_sq = b * np.asarray(w_sum, dtype=float), b * b * np.asarray(w2_sum,
                                                                                  dtype=float)
         value = (c.n_view - noise) / a
-        q_records = np.clip(value, 0.0, c.n_domain)
-        q_distinct = q_records * self.distinct_share
+        q_records = np.clip(value, 0.0, count_top(self.n, c.n_domain, self.extra_records))
+        q_distinct = np.minimum(q_records * self.distinct_share, c.n_domain)
         b_mean = np.divide(noise, c.n_domain, out=np.full_like(noise, b),
                            where=np.asarray(c.n_domain) > 0)
         variance = (q_records * a * (1 - a) - 2 * a * b_mean * q_distinct
                     + (noise - noise_sq)) / (a * a)
         return value, variance
+
+    def interval_law(self, c: Counts) -> CountLaw:
+        """The law of Q(V) given the true count, with Q(V) observed: its
+        ``interval(level)`` is the confidence interval of :class:`Estimate`
+        (:mod:`privpub.tables.confidence` has the derivations and proofs).
+
+        - Exact under set semantics or data without repeats: Q(V) ~ Bin(c, α+β)
+          + Bin(n_D − c, β), stochastically increasing in the true count c, so
+          inverting the test of each c gives an exact (Clopper–Pearson-type)
+          interval over c in [0, min(n, n_D)].
+        - Conservative under ``duplicates="records"`` with repeated tuples:
+          Q(V) ~ Bin(q, α+β) + Bin(c − q, α) + Bin(n_D − q, β) with q the
+          query's distinct tuples, unknown; q ≥ max(min(c, 1), c − E) (E = n −
+          distinct tuples, known), and the tests take the largest tail over
+          every such q (the least q, where they can reject).
+        - Conservative with a source distribution: Hoeffding's (1956) binomial
+          bound on the tails of the Poisson binomial Q(V), whose mean
+          α·c + Σ_{t ∈ Q(D)} β(t) is known.
+        """
+        extra = self.extra_records
+        top = count_top(self.n, c.n_domain, extra)
+        if self.source is None:
+            return KeepLaw(c.n_view, self.alpha + self.beta, self.beta, c.n_domain, top, extra)
+        noise = self.beta * np.asarray(c.domain_sum(self.source.weights), dtype=float)
+        return HoeffdingLaw(c.n_view, self.alpha, noise, np.asarray(c.n_domain, float) + extra,
+                            top)
+
+    @property
+    def extra_records(self) -> int:
+        """E, the published records beyond the first copy of their tuple (0
+        unless duplicates='records')."""
+        records = self.records or {}
+        if records.get("duplicates") != "records" or self.n is None:
+            return 0
+        return self.n - records["distinct_tuples"]
 
     @property
     def distinct_share(self) -> float:

@@ -48,6 +48,7 @@ from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.tables.confidence import KeepLaw, SplitLaw, count_top
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
@@ -152,30 +153,60 @@ class MultiViewStep:
                              self.mech.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
-        """The split estimator of the module docstring, with plug-in binomial variances."""
+        """The split estimator of the module docstring, with *plug-in* binomial
+        variances: each part's estimate, clipped to the counts the release
+        allows there ([0, part's Q(D)], or [0, min(n, part's Q(D) + E)] under
+        ``duplicates="records"``, E the records beyond first copies), stands in
+        for its unknown count. The confidence interval (:meth:`interval_law`)
+        holds for every count."""
         first, p_prev, p_fresh = self.probabilities()
         view_previous, n_union = c.context("previous_union")
         x_a = (view_previous - p_prev * n_union) / (first - p_prev)
         x_b = (c.n_view - view_previous - p_fresh * (c.n_domain - n_union)) / (first - p_fresh)
+        extra = self.mech.extra_records
 
         def variance(x, total, p_bg: float):
-            x = np.clip(x, 0.0, total)
+            x = np.clip(x, 0.0, count_top(self.mech.n, total, extra))
             return (x * first * (1 - first) + (total - x) * p_bg * (1 - p_bg)) \
                 / (first - p_bg) ** 2
 
         return x_a + x_b, (variance(x_a, n_union, p_prev)
                            + variance(x_b, c.n_domain - n_union, p_fresh)
-                           + self.repeat_correction(x_a, p_prev)
-                           + self.repeat_correction(x_b, p_fresh))
+                           + self.repeat_correction(x_a, n_union, p_prev)
+                           + self.repeat_correction(x_b, c.n_domain - n_union, p_fresh))
 
-    def repeat_correction(self, x, p_bg: float):
+    def repeat_correction(self, x, total, p_bg: float):
         """Variance change from repeated records (duplicates='records'): a further
         copy has variance (s−p)(1−s+p) where a first record's s(1−s) − p(1−p) was
         counted; scaled by the share of records that are further copies."""
         s = self.mech.alpha + self.mech.beta
-        further = np.clip(x, 0.0, None) * (1 - self.mech.distinct_share)
+        x = np.clip(x, 0.0, count_top(self.mech.n, total, self.mech.extra_records))
+        further = x * (1 - self.mech.distinct_share)
         change = (s - p_bg) * (1 - s + p_bg) - (s * (1 - s) - p_bg * (1 - p_bg))
         return further * change / (s - p_bg) ** 2
+
+    def interval_law(self, c: Counts) -> KeepLaw | SplitLaw:
+        """The law of Q(V_i) given the true count, with the view's counts
+        observed (:mod:`privpub.tables.confidence`). Inside V' (public) a tuple of
+        I is kept with s = α+β (further copies s − p'), another tuple with p';
+        outside, with s and p_i: each part is the single-view law with (α, β)
+        replaced by (s − p, p), so the first view's interval is the single
+        view's (exact, or conservative under repeated records). A later view's
+        count is the sum of the two parts' unknown counts: each part's interval
+        is taken at half the error probability and the ends added (Bonferroni),
+        a conservative interval."""
+        first, p_prev, p_fresh = self.probabilities()
+        n, extra = self.mech.n, self.mech.extra_records
+        if self.view_index == 1:
+            return KeepLaw(c.n_view, first, p_fresh, c.n_domain,
+                           count_top(n, c.n_domain, extra), extra)
+        view_previous, n_union = c.context("previous_union")
+        outside = np.asarray(c.n_domain, dtype=float) - n_union
+        return SplitLaw(
+            KeepLaw(view_previous, first, p_prev, n_union, count_top(n, n_union, extra), extra),
+            KeepLaw(c.n_view - view_previous, first, p_fresh, outside,
+                    count_top(n, outside, extra), extra),
+            count_top(n, c.n_domain, extra))
 
 
 class MultiViewPublisher:

@@ -13,6 +13,7 @@ from privpub.cli.common import FORMATS, ExampleFormatter, emit
 ESTIMATE_EXAMPLES = """examples:
   privpub estimate view.parquet "age > 50" "sex = 'Female' and salary = '>50K'"
   privpub estimate view.parquet "\\"marital-status\\" = 'Divorced'" --format json
+  privpub estimate view.parquet "age > 50" --level 0.99
   privpub estimate view.parquet "zip IN (SELECT zip FROM regions)" --table regions=regions.csv \\
       --format csv > estimates.csv
 """
@@ -29,13 +30,18 @@ def add_parsers(sub: Any) -> None:
                     "`privpub publish alphabeta|frapp` (or PublishedView.to_parquet). The file "
                     "is re-validated and streamed row group by row group, so views larger than "
                     "memory work. Quote attribute names with hyphens: "
-                    "\"marital-status\" = 'Divorced'. For SPLU-Gen releases use "
+                    "\"marital-status\" = 'Divorced'. Each row has the estimate, its "
+                    "plug-in stderr, and lo, hi: a confidence interval at --level that holds "
+                    "for every true count (interval_method: exact, or conservative where only "
+                    "a conservative one is known). For SPLU-Gen releases use "
                     "`privpub splu estimate`.\n\n" + ESTIMATE_EXAMPLES,
         formatter_class=ExampleFormatter)
     est.add_argument("release", metavar="RELEASE", help="the release's Parquet file")
     est.add_argument("query", nargs="+", help="SQL WHERE conditions, e.g. \"age > 50\"")
     est.add_argument("--table", action="append", metavar="NAME=PATH",
                      help="register an auxiliary table for IN-subqueries (repeatable)")
+    est.add_argument("--level", type=float, default=0.95, metavar="L",
+                     help="confidence level of the interval columns lo, hi (default 0.95)")
     est.add_argument("--format", choices=FORMATS, default="table",
                      help="output: an aligned table (default), JSON or CSV")
     est.set_defaults(run=_estimate)
@@ -60,8 +66,10 @@ def _open(path: str) -> Any:
 
 def _estimate(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
+    from privpub.tables.confidence import check_level
     from privpub.tables.inputs import read_table_file
 
+    level = check_level(args.level)
     view = _open(args.release)
     if view.mechanism == "splu":
         raise ParameterError(f"{args.release!r} is a SPLU-Gen release: estimate its counts "
@@ -76,8 +84,10 @@ def _estimate(args: argparse.Namespace) -> int:
     rows = []
     for query in args.query:
         est = view.estimate(query, tables=tables)
+        lo, hi = est.interval(level)
         rows.append({"query": query, "estimate": round(est.value, 2), "counts": est.counts,
-                     "stderr": round(est.stderr, 2), "n_view": est.n_view,
+                     "stderr": round(est.stderr, 2), "lo": lo, "hi": hi, "level": level,
+                     "interval_method": est.interval_method, "n_view": est.n_view,
                      "n_domain": est.n_domain,
                      "bound": None if est.bound is None else round(est.bound, 1),
                      "epsilon": est.epsilon})

@@ -39,6 +39,7 @@ from privpub.frapp.accounting import (
     posterior_from_ratio,
     rho_frapp,
 )
+from privpub.tables.confidence import KeepLaw
 from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
@@ -222,17 +223,43 @@ class FRAPP:
                              counted(self.records), self.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
-        """Q̃ = (n_V − n·o·n_D)/(γ_f − o); the variance sums each record's
-        Bernoulli variance (exact for any repeats: records are perturbed
-        independently), with Q̃ (clipped to [0, n]) for the unknown Q(I)."""
-        g, n, o = self.gamma_frapp, self.n, self.off_diagonal
-        if n is None:
-            raise ParameterError("FRAPP estimates need n, the number of records published")
+        """Q̃ = (n_V − n·o·n_D)/(γ_f − o), with its *plug-in* variance: each
+        record's Bernoulli variance summed (exact for any repeats: records are
+        perturbed independently), with Q̃ clipped to the counts the release
+        allows for the unknown Q(I): [0, n] under ``duplicates="records"``,
+        [0, min(n, n_D)] when the view's records are distinct tuples. The
+        confidence interval (:meth:`interval_law`) holds for every count."""
+        g, n, o = self.gamma_frapp, self._n_published(), self.off_diagonal
         value = (c.n_view - n * o * c.n_domain) / (g - o)
-        q = np.clip(value, 0.0, float(n))
+        q = np.clip(value, 0.0, self._top(c.n_domain))
         p_in, p_out = g + o * (c.n_domain - 1), o * c.n_domain
         variance = (q * p_in * (1 - p_in) + (n - q) * p_out * (1 - p_out)) / (g - o) ** 2
         return value, variance
+
+    def interval_law(self, c: Counts) -> KeepLaw:
+        """The law of Q(V) given the true count c, with Q(V) observed: a record
+        matching Q stays matching with p_in = γ_f + o(n_D − 1) (kept, or
+        replaced by one of the other n_D − 1 matching tuples), a record not
+        matching lands in Q with p_out = o·n_D, independently, so Q(V) ~
+        Bin(c, p_in) + Bin(n − c, p_out) under any semantics; p_in > p_out, so
+        inverting the test of each c gives an exact interval
+        (:mod:`privpub.tables.confidence`)."""
+        g, n, o = self.gamma_frapp, self._n_published(), self.off_diagonal
+        return KeepLaw(c.n_view, g + o * (c.n_domain - 1), o * c.n_domain, float(n),
+                       self._top(c.n_domain))
+
+    def _n_published(self) -> int:
+        if self.n is None:
+            raise ParameterError("FRAPP estimates need n, the number of records published")
+        return self.n
+
+    def _top(self, n_domain: Any) -> Any:
+        """The largest count: n under duplicates='records', else min(n, n_D)
+        (each matching record a distinct tuple of Q(D))."""
+        n = self._n_published()
+        if (self.records or {}).get("duplicates") == "records":
+            return float(n)
+        return np.minimum(np.asarray(n_domain, dtype=float), float(n))
 
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
                 duplicates: str | None = None,

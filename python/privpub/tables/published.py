@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from privpub.core.release import Release
 from privpub.core.validate import count as check_count
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
+from privpub.tables.confidence import LEVEL, check_level
 from privpub.tables.cover import budgeted_cover, sum_down
 from privpub.tables.domaincount import count
 from privpub.tables.query import Condition, QueryLike
@@ -68,14 +70,38 @@ KIND = "published_view"
 VIEW_FORMAT = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Estimate:
-    """An estimate of Q(I) = select count(*) from I where C.
+    """An estimate of Q(I) = select count(*) from I where C, with a confidence interval.
 
     ``value`` is the unbiased estimate, ``n_view`` = Q(V), ``n_domain`` = Q(D)
-    (exact), ``stderr`` the standard error from the binomial variances (with
-    the estimate plugged in for the unknown Q(I)), and ``bound`` the
-    mechanism's (ρ, ε) error bound ρ√n, which holds with probability ≥ 1−ε.
+    (exact). :meth:`interval` (and :attr:`lo`, :attr:`hi`) bound Q(I) at
+    confidence ``level`` (0.95 by default): lo ≤ Q(I) ≤ hi with probability at
+    least ``level`` over the mechanism's randomness *whatever Q(I) is*, from 0
+    to n; it is computed when first asked (a few milliseconds).
+    ``interval_method`` says how it was obtained
+    (:mod:`privpub.tables.confidence` has the derivations and proofs):
+
+    - ``"exact"``: the test of each count inverted under the exact law of Q(V)
+      (αβ under ``duplicates="set"`` or data without repeats: Bin(c, α+β) +
+      Bin(n_D − c, β); FRAPP under any semantics: Bin(c, p_in) + Bin(n − c,
+      p_out)); equal-tailed, like Clopper–Pearson's, so its coverage is at
+      least the level (more for some counts: Q(V) is discrete);
+    - ``"conservative: records"``: αβ under ``duplicates="records"`` with repeated
+      tuples, where Q(V) depends also on how many distinct tuples the records
+      are: the largest tail over every split the release allows;
+    - ``"conservative: source"``: αβ with a source distribution (Hoeffding's
+      binomial bound);
+    - ``"conservative: views"``: a later view of several (Algorithm 7): two
+      parts, each at half the error probability (Bonferroni).
+
+    Conservative intervals have coverage at least the level, and may be wider
+    than needed. ``stderr`` is a *plug-in* standard error: the binomial
+    variances with the estimate put in for the unknown Q(I) (and, under
+    ``duplicates="records"``, its distinct tuples taken in the table's
+    proportion). It describes the spread, is not a guarantee and is far off at
+    small counts; read the interval. ``bound`` is the mechanism's (ρ, ε) error
+    bound ρ√n, which holds with probability ≥ 1−ε for each fixed query.
     ``counts`` says what Q(I) counts: ``"records"``, or ``"distinct tuples"``
     when the release published the distinct tuples (``duplicates="set"``), in
     which case a record repeated in the data counts once (compare with
@@ -89,16 +115,56 @@ class Estimate:
     bound: float | None
     epsilon: float | None
     counts: str
+    interval_method: str
+    #: The law of Q(V) the interval inverts (privpub.tables.confidence).
+    law: Any = dataclass_field(default=None, repr=False)
+    #: The level of :attr:`lo`, :attr:`hi` and :meth:`to_dict`'s interval.
+    level: float = LEVEL
+
+    def interval(self, level: float | None = None) -> tuple[int, int]:
+        """(lo, hi) with lo ≤ Q(I) ≤ hi with probability ≥ ``level`` (default
+        :attr:`level`, 0.95) for every true count; see the class docstring for
+        the method. Computed when first asked, then kept."""
+        level = self.level if level is None else check_level(level)
+        cache = self.__dict__.setdefault("_intervals", {})
+        if level not in cache:
+            if self.law is None:
+                raise ParameterError("this Estimate carries no law to compute an interval from")
+            lo, hi = self.law.interval(level)
+            cache[level] = (int(lo), int(hi))
+        return cache[level]
+
+    @property
+    def lo(self) -> int:
+        """The lower end of the interval at :attr:`level`."""
+        return self.interval()[0]
+
+    @property
+    def hi(self) -> int:
+        """The upper end of the interval at :attr:`level`."""
+        return self.interval()[1]
 
     def __str__(self) -> str:
-        text = f"{self.value:,.1f} {self.counts} ± {self.stderr:,.1f} (stderr)"
+        text = (f"{self.value:,.1f} {self.counts} ± {self.stderr:,.1f} (plug-in stderr); "
+                f"{self.level:.0%} interval [{self.lo:,}, {self.hi:,}] ({self.interval_method})")
         if self.bound is not None:
             text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {1 - self.epsilon:g}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as JSON-ready Python values."""
-        return asdict(self)
+        """The fields as JSON-ready Python values, with ``lo`` and ``hi`` at
+        :attr:`level` (all but ``law``)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "law"}
+        out["lo"], out["hi"] = self.interval()
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Estimate):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.to_dict().items()))
 
 
 @dataclass(frozen=True)
@@ -298,41 +364,54 @@ class PublishedView(Release):
         names with hyphens: ``"marital-status"``), a ``privpub.col``
         expression, or {attribute: value}; ``None`` counts all records.
         ``tables`` registers auxiliary tables for IN-subqueries. On a
-        file-backed view (:meth:`open`) Q(V) streams the file.
+        file-backed view (:meth:`open`) Q(V) streams the file. The
+        :class:`Estimate` carries a 95% confidence interval that holds for
+        every true count (``est.interval()``; ``est.interval(0.99)``).
         """
         cond = self.condition(where, tables)
         n_domain = count(self.schema, cond).value
         n_view = self._count(cond)
 
+        @_memo
         def context(name: str) -> tuple[int, int]:
             return self._count(cond, within=self._context(name)), cond.count_codes(
                 self._context(name))
 
         counts = Counts(n_view, np.float64(n_domain),
-                        lambda w: count(self.schema, cond, weights=w).value, context)
-        value, variance = self.mechanism_object().estimate(counts)
+                        _memo(lambda w: count(self.schema, cond, weights=w).value), context)
+        mech = self.mechanism_object()
+        value, variance = mech.estimate(counts)
+        law = mech.interval_law(counts)
         return Estimate(value=float(value), n_view=int(n_view), n_domain=n_domain,
                         stderr=math.sqrt(max(float(variance), 0.0)),
                         bound=self.parameters.get("error_bound"),
-                        epsilon=self.parameters.get("epsilon"), counts=self.counts)
+                        epsilon=self.parameters.get("epsilon"), counts=self.counts,
+                        interval_method=law.method, law=law)
 
     def estimate_many(self, queries: Sequence[QueryLike],
                       tables: Mapping[str, Any] | None = None) -> list[Estimate]:
         """:meth:`estimate` for each query."""
         return [self.estimate(q, tables) for q in queries]
 
-    def estimate_marginals(self, attributes: Sequence[str]) -> pd.DataFrame:
+    def estimate_marginals(self, attributes: Sequence[str],
+                           level: float | None = LEVEL) -> pd.DataFrame:
         """Every equality query over ``attributes`` at once: one row per value
         combination (first attribute slowest) with ``n_view``, ``n_domain``,
-        ``estimate`` and ``stderr`` — one histogram pass over the view. What the
-        estimates count (:attr:`counts`) is in the frame's ``attrs["counts"]``."""
-        return self.estimate_marginals_many([attributes])[0]
+        ``estimate``, ``stderr`` (plug-in) and the confidence interval ``lo``,
+        ``hi`` at ``level`` (as :class:`Estimate`'s; ``level=None`` leaves them
+        out) — one histogram pass over the view, the intervals vectorised over
+        the cells. What the estimates count (:attr:`counts`) is in the frame's
+        ``attrs["counts"]``; the interval's level and method in
+        ``attrs["level"]`` and ``attrs["interval_method"]``."""
+        return self.estimate_marginals_many([attributes], level)[0]
 
-    def estimate_marginals_many(self, subsets: Sequence[Sequence[str]]) -> list[pd.DataFrame]:
+    def estimate_marginals_many(self, subsets: Sequence[Sequence[str]],
+                                level: float | None = LEVEL) -> list[pd.DataFrame]:
         """:meth:`estimate_marginals` for several attribute subsets, one frame
         each (see :meth:`estimate_marginals_arrays` for the same as arrays)."""
         subsets = self._check_subsets(subsets)
         bulk = self.estimate_marginals_arrays(subsets)
+        lo, hi = (None, None) if level is None else bulk.interval(level)
         tables = []
         for s, attributes in enumerate(subsets):
             part = slice(bulk.offsets[s], bulk.offsets[s + 1])
@@ -344,6 +423,10 @@ class PublishedView(Release):
                 len(frame), n_domain, dtype=object)
             frame["estimate"] = bulk.estimate[part]
             frame["stderr"] = bulk.stderr[part]
+            if level is not None:
+                frame["lo"], frame["hi"] = lo[part], hi[part]
+                frame.attrs["level"] = check_level(level)
+                frame.attrs["interval_method"] = bulk.interval_method
             frame.attrs["counts"] = bulk.counts
             tables.append(frame)
         return tables
@@ -355,12 +438,14 @@ class PublishedView(Release):
         slowest). The view is histogrammed only over the maximal subsets
         (:mod:`privpub.tables.cover`), in one Rust pass in parallel, and every
         other subset's counts are summed down from one of them exactly; the
-        estimator then runs once over all cells."""
+        estimator then runs once over all cells. Confidence intervals are
+        computed when asked (:meth:`MarginalEstimates.interval`)."""
         subsets = self._check_subsets(subsets)
         n_view = self._histograms(subsets)
         offsets = np.cumsum([0] + [len(h) for h in n_view])
         n_domain = [self.schema.size // len(h) for h in n_view]
 
+        @_memo
         def context(name: str) -> tuple[np.ndarray, np.ndarray]:
             within = self._context(name)
             inside = self._histograms(subsets, within=within)
@@ -370,13 +455,16 @@ class PublishedView(Release):
 
         counts = Counts(np.concatenate(n_view),
                         np.repeat(np.array(n_domain, dtype=float), np.diff(offsets)),
-                        lambda w: np.concatenate([_product_sums(self.schema, a, w)
-                                                  for a in subsets]),
+                        _memo(lambda w: np.concatenate([_product_sums(self.schema, a, w)
+                                                        for a in subsets])),
                         context)
-        value, variance = self.mechanism_object().estimate(counts)
+        mech = self.mechanism_object()
+        value, variance = mech.estimate(counts)
+        law = mech.interval_law(counts)
         return MarginalEstimates(subsets, offsets, counts.n_view, n_domain,
                                  np.asarray(value, dtype=float),
-                                 np.sqrt(np.maximum(variance, 0.0)), self.counts)
+                                 np.sqrt(np.maximum(variance, 0.0)), self.counts,
+                                 law.method, law)
 
     def _check_subsets(self, subsets: Sequence[Sequence[str]]) -> list[list[str]]:
         subsets = [list(s) for s in subsets]
@@ -461,9 +549,11 @@ def _covered_histograms(schema: Schema, subsets: list[list[str]],
 class MarginalEstimates:
     """Estimates of every equality query over several attribute subsets, flat:
     subset s's cells are ``offsets[s]:offsets[s+1]`` of ``n_view``,
-    ``estimate`` and ``stderr`` (first attribute slowest); ``n_domain[s]`` is
-    exact (a Python int) and the same for every cell of subset s. ``counts``
-    says what the estimates count, as :attr:`Estimate.counts`."""
+    ``estimate`` and ``stderr`` (plug-in; first attribute slowest);
+    ``n_domain[s]`` is exact (a Python int) and the same for every cell of
+    subset s. ``counts`` says what the estimates count, as
+    :attr:`Estimate.counts`; :meth:`interval` gives every cell's confidence
+    interval (``interval_method`` as :attr:`Estimate.interval_method`)."""
 
     subsets: list[list[str]]
     offsets: np.ndarray
@@ -472,6 +562,17 @@ class MarginalEstimates:
     estimate: np.ndarray
     stderr: np.ndarray
     counts: str
+    interval_method: str
+    #: The law the intervals invert.
+    law: Any = dataclass_field(default=None, compare=False, repr=False)
+
+    def interval(self, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi), int64 arrays aligned with ``estimate``: each cell's count
+        is within its interval with probability ≥ ``level`` whatever it is
+        (:class:`Estimate`). Vectorised over the cells (cells with the same
+        Q(V) and Q(D) are solved once)."""
+        lo, hi = self.law.interval(check_level(level))
+        return np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
 
 
 def _histograms(schema: Schema, subsets: list[list[str]],
@@ -507,6 +608,20 @@ def _product_sums(schema: Schema, attributes: Sequence[str],
         grid = np.multiply.outer(grid, weights[j]).reshape(-1)
     others = [j for j in range(len(schema)) if j not in chosen]
     return grid * math.prod(float(weights[j].sum()) for j in others)
+
+
+def _memo(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``function`` computed once per argument (by identity for arrays: the
+    estimator and its interval law ask for the same context or weights)."""
+    seen: dict[Any, Any] = {}
+
+    def memoised(arg: Any) -> Any:
+        key = arg if isinstance(arg, str) else id(arg)
+        if key not in seen:
+            seen[key] = (arg, function(arg))  # keep arg alive: its id stays unique
+        return seen[key][1]
+
+    return memoised
 
 
 def _rows(codes: np.ndarray) -> np.ndarray:
