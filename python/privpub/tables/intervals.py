@@ -75,7 +75,9 @@ def of_atom(atom: exp.Expression | str, name: str, lo: int, hi: int) -> Interval
     if isinstance(node, exp.In) and _is_column(node.this, name) and node.args.get("expressions"):
         listed = in_values(node)
         if listed is not None and listed.ints is not None:
-            return _points(np.unique(listed.ints), lo, hi)
+            points = np.sort(listed.ints)  # distinct by the adjacent difference (np.unique
+            points = points[np.concatenate(([True], np.diff(points) != 0))]  # hashes: slower)
+            return _points(points, lo, hi)
         if listed is not None:
             values = listed.values
             if any(isinstance(v, (str, bool)) for v in values):

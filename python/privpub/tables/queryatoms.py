@@ -35,6 +35,7 @@ from privpub.tables.querytext import (
     ValueList,
     exact,
     in_values,
+    int_sql,
     number,
     python_values,
     render,
@@ -257,7 +258,7 @@ def check_values(schema: Schema, atom: exp.Expression) -> exp.Expression:
         kept = listed.ints[inside]
         if not kept.size:
             return exp.Boolean(this=False)
-        _set_list(atom, ValueList(None, ", ".join(map(str, kept.tolist())), True, ints=kept))
+        _set_list(atom, ValueList(None, int_sql(kept), True, ints=kept))
         return atom
     test = domain_test(attr)
     if listed.from_subquery:

@@ -147,11 +147,16 @@ def python_values(values: Any) -> ValueList:
     if array is not None and array.dtype.kind in "iu" and (
             array.dtype.kind == "i" or not array.size or array.max() < 2**63):
         ints = array.ravel().astype(np.int64)
-        return ValueList(None, ", ".join(map(str, ints.tolist())), ints=ints)
+        return ValueList(None, int_sql(ints), ints=ints)
     if items is None:
         items = array.ravel().tolist()  # Python scalars
     items = [v.item() if isinstance(v, np.generic) else v for v in items]
     return ValueList(items, ", ".join(map(render, items)))
+
+
+def int_sql(ints: np.ndarray) -> str:
+    """int64 values as an SQL list body, "1, 2, 3" (a list's repr: C speed)."""
+    return str(ints.tolist())[1:-1]
 
 
 def number(text: str) -> int | float:
@@ -292,10 +297,12 @@ def scan(text: str) -> Scan:
 def _literal_list(found: re.Match) -> ValueList:
     """The values of a literal list cut out of the text; integers below 10^18
     in magnitude are converted by numpy, in C."""
-    if found.re is _INT_LIST:
+    if found.re is _INT_LIST:  # checked by the pattern: numpy's text reader is exact on it
         inner = found.group(1)
-        ints = np.array(inner.split(",")).astype(np.int64)
-        return ValueList(None, ", ".join(map(str.strip, inner.split(","))), ints=ints)
+        ints = np.fromstring(inner, dtype=np.int64, sep=",")
+        if len(ints) != inner.count(",") + 1:  # not reached: the pattern fixed the syntax
+            raise QueryError(f"cannot read the integer list ({short(inner)})")
+        return ValueList(None, inner, ints=ints)
     items = _ITEM.findall(found.group())
     parsed = [item[1:-1].replace("''", "'") if item.startswith("'") else number(item)
               for item in items]

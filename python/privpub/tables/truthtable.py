@@ -75,8 +75,10 @@ def grid_table(schema: Schema, attributes: Sequence[str],
         if values is None:
             return None
         axes[name] = values.reshape([-1 if i == j else 1 for i in range(len(shape))])
+    # Axes that are a whole integer range lo, lo+1, …: membership by indexing.
+    ranges = {a: schema[a].lo for a in attributes if hasattr(schema[a], "lo") and a in axes}
     try:
-        value = _Grid(axes, _widest_of(schema, attributes)).truth(node)
+        value = _Grid(axes, _widest_of(schema, attributes), ranges).truth(node)
     except _Unsupported:
         return None
     return np.ascontiguousarray(np.broadcast_to(value, shape)).reshape(-1)
@@ -133,8 +135,9 @@ def _widest(attr: Any) -> int:
 
 
 class _Grid:
-    def __init__(self, axes: dict[str, np.ndarray], widest: int = 0):
-        self.axes, self.widest = axes, widest
+    def __init__(self, axes: dict[str, np.ndarray], widest: int = 0,
+                 ranges: dict[str, int] | None = None):
+        self.axes, self.widest, self.ranges = axes, widest, ranges or {}
 
     def truth(self, node: exp.Expression) -> Any:
         while isinstance(node, exp.Paren):
@@ -155,6 +158,12 @@ class _Grid:
                                                  self.value(node.expression)))
         if isinstance(node, exp.In) and not node.args.get("query"):
             listed = in_values(node)
+            column = node.this
+            while isinstance(column, exp.Paren):
+                column = column.this
+            if listed is not None and listed.ints is not None and \
+                    isinstance(column, exp.Column) and column.name in self.ranges:
+                return _range_member(self.axes[column.name], self.ranges[column.name], listed)
             if listed is not None:
                 return _member(self.value(node.this), listed)
             if not node.args.get("expressions"):
@@ -199,6 +208,14 @@ class _Grid:
                 _checked(bound(_magnitude(a), _magnitude(b)))
             return op(a, b)
         raise _Unsupported(type(node).__name__)
+
+
+def _range_member(axis: np.ndarray, lo: int, listed: ValueList) -> np.ndarray:
+    """axis IN (ints) for an axis holding lo, lo+1, …: a mask set by index, O(n + size)."""
+    index = listed.ints - lo
+    hit = np.zeros(axis.size, dtype=bool)
+    hit[index[(index >= 0) & (index < axis.size)]] = True
+    return hit.reshape(axis.shape)
 
 
 def _member(x: Any, listed: ValueList) -> np.ndarray:
