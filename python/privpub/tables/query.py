@@ -11,7 +11,17 @@ each over a set of attributes) combined by AND / OR / NOT; the domain count
 auxiliary tables (the paper's Q2, ``nationality in (select country from
 Regions where …)``) are run once with duckdb on the registered tables and
 replaced by the list of values they return. All evaluation goes through
-duckdb with the same SQL text, so Q(V) and Q(D) share one semantics.
+duckdb with the same SQL text, so Q(V) and Q(D) share one semantics (numpy
+stands in where it gives the same answer: :mod:`privpub.tables.truthtable`).
+
+A query means what it says or is refused by name (issue 22): text is a
+WHERE condition or ``SELECT count(*) FROM <name> [WHERE …]`` and nothing
+else (DISTINCT, GROUP BY, LIMIT, JOIN, HAVING, ORDER BY, a table function or
+file, a count of anything but ``*``); depth, AND/OR terms and listed values
+are bounded by ``querytext.MAX_DEPTH`` / ``MAX_TERMS`` / ``MAX_VALUES``
+before sqlglot sees the text; literal IN lists are one node each, at linear
+cost; literals past int64 are decided exactly or refused
+(:mod:`privpub.tables.querytext`, :mod:`privpub.tables.queryatoms`).
 """
 
 from __future__ import annotations
@@ -557,8 +567,8 @@ class Condition:
     def mask_codes(self, codes: np.ndarray, digits: list[np.ndarray] | None = None
                    ) -> np.ndarray:
         """Which tuple codes satisfy the condition: a lookup in :meth:`truth_table`
-        by the codes' digits (the same duckdb semantics), or duckdb on the
-        decoded rows when the projection is too large."""
+        by the codes' digits (the same duckdb semantics), or, when the
+        projection is too large, numpy or duckdb on the decoded rows."""
         if digits is None:
             digits = self.schema.digits(codes)
         index = {name: digits[j] for j, name in enumerate(self.schema.names)}
@@ -567,7 +577,9 @@ class Condition:
     def mask_digits(self, digits: Mapping[str, np.ndarray], rows: int) -> np.ndarray:
         """Which rows satisfy the condition, from the domain indices of (at
         least) the attributes it reads: a lookup in :meth:`truth_table`, or
-        duckdb on those columns when the projection is too large."""
+        when the projection is too large numpy on those columns
+        (:func:`~privpub.tables.truthtable.row_mask`, where it mirrors
+        duckdb), else duckdb."""
         table = self.truth_table()
         if table is None:  # numpy on the rows where it mirrors DuckDB, else DuckDB
             mask = row_mask(self.schema, self.attributes, self.expression, digits, rows)
