@@ -340,11 +340,12 @@ def _literal_lists(root: exp.Expression) -> exp.Expression:
     """Every IN list of constants as one :class:`ValueList` node (an empty one: FALSE)."""
     for node in list(root.find_all(exp.In)):
         members = node.args.get("expressions")
-        if node.args.get("query") is not None or members is None or in_values(node):
+        listed = in_values(node)
+        if node.args.get("query") is not None or members is None or (listed and len(listed)):
             continue
-        if members and not all(queryatoms.is_constant(m) for m in members):
+        if members and listed is None and not all(queryatoms.is_constant(m) for m in members):
             continue
-        if not members:
+        if not members or listed is not None:  # IN (): nothing matches
             if node is root:
                 return exp.Boolean(this=False)
             node.replace(exp.Boolean(this=False))

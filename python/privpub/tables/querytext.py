@@ -316,7 +316,7 @@ def check_limits(depth: int, terms: int, values: int, shown: str) -> None:
         raise QueryError(f"{short(shown)} nests {depth:,} levels deep; the limit is "
                          f"MAX_DEPTH = {MAX_DEPTH} (parentheses, NOT, unary minus, operators "
                          "and subqueries each add a level; a chain of ANDs or of ORs counts "
-                         "once): write a long OR of equalities as IN (…)")
+                         "once, so write one without nesting parentheses: a OR b OR c)")
     if terms > MAX_TERMS:
         raise QueryError(f"{short(shown)} joins {terms:,} terms with AND/OR; the limit is "
                          f"MAX_TERMS = {MAX_TERMS:,}: write a long OR of equalities as IN (…)")
