@@ -263,6 +263,19 @@ def test_terms_and_values_limits_at_and_past(monkeypatch):
         SMALL.count("a IN (select x from T)", many)
 
 
+def test_the_stated_terms_and_values_limits_themselves():
+    """At MAX_TERMS and MAX_VALUES as shipped (seconds), and one past each."""
+    terms = " OR ".join(f"b = {i % 8}" for i in range(querytext.MAX_TERMS))
+    assert SMALL.count(terms) == 32
+    with pytest.raises(QueryError, match="MAX_TERMS"):
+        SMALL.count(terms + " OR a = 1")
+    schema = Schema([IntRange("a", 0, 2 * querytext.MAX_VALUES)])
+    values = ", ".join(map(str, range(0, 2 * querytext.MAX_VALUES, 2)))
+    assert schema.count(f"a IN ({values})") == querytext.MAX_VALUES
+    with pytest.raises(QueryError, match="MAX_VALUES"):
+        schema.count(f"a IN ({values}, 1)")
+
+
 def test_the_command_line_names_the_limit_without_a_traceback(tmp_path):
     df = pd.DataFrame({"a": [0, 1, 2, 3], "b": [0, 1, 2, 3]})
     path = tmp_path / "view.parquet"
