@@ -39,8 +39,17 @@ def _numeric(schema):
 def atoms(draw, schema):
     """(Expr, python predicate on a row dict)."""
     numeric, names = _numeric(schema), list(schema.names)
-    kinds = ["isin", "subquery"] + (["cmp", "arith"] if numeric else [])
+    kinds = ["isin", "subquery", "longin"] + (["cmp", "arith", "wide"] if numeric else [])
     kind = draw(st.sampled_from(kinds))
+    if kind == "wide":  # a literal past int64: decided exactly (issue 22)
+        a, op = draw(st.sampled_from(numeric)), draw(st.sampled_from(["<", "<=", ">", ">="]))
+        c = draw(st.sampled_from([-1, 1])) * (10 ** draw(st.integers(19, 400))
+                                              + draw(st.integers(-3, 3)))
+        if draw(st.booleans()):
+            return OPS[op](col(a), c), lambda r: OPS[op](r[a], c)
+        low = draw(st.integers(-4, 6))
+        low, high = (low, c) if c > 0 else (c, low)
+        return col(a).between(low, high), lambda r: low <= r[a] <= high
     if kind == "cmp":
         a, op = draw(st.sampled_from(numeric)), draw(st.sampled_from(list(OPS)))
         lo, hi = schema[a].lo, schema[a].hi
@@ -60,6 +69,11 @@ def atoms(draw, schema):
     if kind == "isin":
         chosen = draw(st.lists(st.sampled_from(values), min_size=1, max_size=3))
         return col(name).isin(chosen), lambda r: r[name] in chosen
+    if kind == "longin":  # repeats, any order; integers also as an array
+        chosen = draw(st.lists(st.sampled_from(values), min_size=1, max_size=60))
+        given = np.array(chosen) if isinstance(chosen[0], int) and draw(st.booleans()) \
+            else chosen
+        return col(name).isin(given), lambda r: r[name] in chosen
     poor = set(REGIONS.loc[REGIONS.poor == 1, "country"])
     return (col(name).isin("select country from Regions where poor = 1"),
             lambda r: r[name] in poor)
@@ -92,6 +106,11 @@ def test_cond_and_direct_match_brute_force(data):
     truth = brute(schema, predicate)
     tables = {"Regions": REGIONS}
     assert count(schema, expr, tables, method="direct").value == truth
+    # The same condition as SQL text (literal lists cut out of the text by the
+    # scan), and Q(V) over every tuple of D.
+    assert count(schema, expr.sql(), tables, method="direct").value == truth, expr.sql()
+    codes = np.arange(schema.size, dtype=np.uint64)
+    assert privpub.Condition(schema, expr, tables).count_codes(codes) == truth
     try:
         result = count(schema, expr, tables, method="cond")
     except privpub.QueryError as err:  # only for conditions past the clause limit

@@ -39,6 +39,7 @@ from privpub.core.errors import QueryError
 from privpub.tables import intervals
 from privpub.tables.elimination import count_by_elimination, weighted_sum_by_elimination
 from privpub.tables.query import PROJECTION_LIMIT, Condition, QueryLike
+from privpub.tables.querytext import short
 
 if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
     from privpub.tables.schema import Schema
@@ -144,7 +145,7 @@ class _Counter:
             sizes = [len(c) for c in (clauses, negated) if c is not None]
             raise QueryError(f"the condition expands to {min(sizes) if sizes else 'too many'} "
                              f"DNF clauses (its negation too); inclusion–exclusion supports up "
-                             f"to {MAX_CLAUSES}: {self.cond.sql}")
+                             f"to {MAX_CLAUSES}: {short(self.cond.sql)}")
         memo: dict[frozenset, int | float] = {}
         value: int | float = 0
         for size in range(1, len(chosen) + 1):
@@ -179,9 +180,8 @@ class _Counter:
         for atom, positive in literals:
             if self._huge(atom):
                 name = self.cond.atoms[atom].attributes[0]
-                huge[name] = intervals.intersect(huge.get(name, [(self.schema[name].lo,
-                                                                  self.schema[name].hi)]),
-                                                 self.interval_set(atom, positive))
+                found = self.interval_set(atom, positive)
+                huge[name] = intervals.intersect(huge[name], found) if name in huge else found
                 continue
             scope = tuple(self.index[a] for a in self.cond.atoms[atom].attributes)
             table = self.truth_table(atom) if positive else ~self.truth_table(atom)
@@ -219,11 +219,12 @@ class _Counter:
     def interval_set(self, atom: int, positive: bool) -> intervals.Intervals:
         name, sql = self.cond.atoms[atom].attributes[0], self.cond.atoms[atom].sql
         attr = self.schema[name]
-        found = intervals.of_atom(sql, name, attr.lo, attr.hi)
+        found = intervals.of_atom(self.cond.atoms[atom].node, name, attr.lo, attr.hi)
         if found is None or self.weights is not None:
             raise QueryError(f"attribute {name!r} has {attr.size:,} values, too many for a "
-                             f"truth table; {sql!r} must compare it with constants (=, <>, <, "
-                             f"<=, >, >=, BETWEEN, IN), unweighted, to be counted exactly")
+                             f"truth table; {short(sql)!r} must compare it with constants "
+                             f"(=, <>, <, <=, >, >=, BETWEEN, IN), unweighted, to be counted "
+                             f"exactly")
         return found if positive else intervals.complement(found, attr.lo, attr.hi)
 
 
@@ -260,9 +261,22 @@ def _dnf(formula) -> list[frozenset] | None:
             clauses = [c for c in clauses if not any((x, not s) in c for x, s in c)]
             if len(clauses) > _DNF_CAP:
                 return None
-    unique = list(dict.fromkeys(clauses))
-    kept = [c for c in unique if not any(o < c for o in unique)]
-    return None if len(kept) > _DNF_CAP else kept
+    return _absorbed(clauses)
+
+
+def _absorbed(clauses: list[frozenset]) -> list[frozenset] | None:
+    """Distinct clauses, those holding another dropped; None past the cap.
+    Smallest first: a clause is absorbed only by a smaller kept one, and the
+    kept ones only grow, so the work is O(len(clauses) · cap), not quadratic
+    (an OR chain of 10,000 terms is 10,000 clauses)."""
+    kept: list[frozenset] = []
+    for c in sorted(dict.fromkeys(clauses), key=len):
+        if not any(o < c for o in kept):
+            kept.append(c)
+            if len(kept) > _DNF_CAP:
+                return None
+    order = {c: i for i, c in enumerate(dict.fromkeys(clauses))}
+    return sorted(kept, key=order.__getitem__)
 
 
 def _min_fill_order(scopes: list[tuple[int, ...]], variables: list[int], radices, budget: int,

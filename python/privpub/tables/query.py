@@ -11,16 +11,25 @@ each over a set of attributes) combined by AND / OR / NOT; the domain count
 auxiliary tables (the paper's Q2, ``nationality in (select country from
 Regions where …)``) are run once with duckdb on the registered tables and
 replaced by the list of values they return. All evaluation goes through
-duckdb with the same SQL text, so Q(V) and Q(D) share one semantics.
+duckdb with the same SQL text, so Q(V) and Q(D) share one semantics (numpy
+stands in where it gives the same answer: :mod:`privpub.tables.truthtable`).
+
+A query means what it says or is refused by name (issue 22): text is a
+WHERE condition or ``SELECT count(*) FROM <name> [WHERE …]`` and nothing
+else (DISTINCT, GROUP BY, LIMIT, JOIN, HAVING, ORDER BY, a table function or
+file, a count of anything but ``*``); depth, AND/OR terms and listed values
+are bounded by ``querytext.MAX_DEPTH`` / ``MAX_TERMS`` / ``MAX_VALUES``
+before sqlglot sees the text; literal IN lists are one node each, at linear
+cost; literals past int64 are decided exactly or refused
+(:mod:`privpub.tables.querytext`, :mod:`privpub.tables.queryatoms`).
 """
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
@@ -32,13 +41,21 @@ from sqlglot import exp
 
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
+from privpub.tables import queryatoms, querytext
 from privpub.tables.inputs import tabular
-from privpub.tables.truthtable import grid_table
+from privpub.tables.querytext import (
+    DIALECT,
+    ValueList,
+    in_values,
+    python_values,
+    short,
+    values_node,
+)
+from privpub.tables.truthtable import grid_table, row_mask
 
 if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
     from privpub.tables.schema import Schema
 
-DIALECT = "duckdb"
 #: Conditions whose attributes span at most this many domain tuples are
 #: evaluated once over that projection and looked up by code.
 PROJECTION_LIMIT = 1 << 20
@@ -64,16 +81,6 @@ SUBQUERY_FUNCTIONS = frozenset({
     "Case", "Cast", "TryCast", "Distinct", "Left", "Right", "StartsWith", "Replace",
 })
 
-#: Nodes that combine atoms.
-_CONNECTIVES = (exp.And, exp.Or, exp.Not, exp.Paren)
-#: Nodes that are atoms (a truth value computed from attribute values).
-_ATOMS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between, exp.Like,
-          exp.ILike, exp.Boolean)
-#: Nodes allowed inside an atom.
-_VALUES = (exp.Column, exp.Identifier, exp.Literal, exp.Neg, exp.Paren, exp.Add, exp.Sub,
-           exp.Mul, exp.Div, exp.Mod, exp.Boolean, exp.Tuple)
-_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg)
-
 
 # ---- expression API ---------------------------------------------------------------------------
 
@@ -93,13 +100,34 @@ def _node(value: Any) -> exp.Expression:
                      "use attributes, numbers, strings or booleans")
 
 
-def _grouped(node: exp.Expression) -> exp.Expression:
-    """Parenthesise compound operands so the generated SQL keeps Python's grouping."""
-    return exp.Paren(this=node) if isinstance(node, (exp.Binary, exp.Not)) else node
+#: Operators whose left operand of the same operator needs no parentheses
+#: ((a + b) + c is a + b + c); AND and OR also on the right (exact either way).
+_ASSOCIATIVE = (exp.And, exp.Or, exp.Add, exp.Mul)
+
+
+def _operand(value: Any, parent: type, right: bool) -> tuple[exp.Expression, int, int]:
+    """(node, depth, connectives) of an operand, parenthesised when compound
+    so the generated SQL keeps Python's grouping; a chain of one associative
+    operator stays a chain (one level, rendered without nesting)."""
+    if isinstance(value, Expr):
+        node, depth, connectives = value.node, value.depth, value.connectives
+    else:
+        node = _node(value)
+        depth, connectives = (2 if isinstance(node, exp.Neg) else 1), 0
+    chain = type(node) is parent and parent in _ASSOCIATIVE and (
+        not right or parent in (exp.And, exp.Or))
+    if isinstance(node, (exp.Binary, exp.Not)) and not chain:
+        node, depth = exp.Paren(this=node), depth + 1
+    same = isinstance(node, exp.Connector) and type(node) is parent
+    return node, depth - same, connectives
 
 
 class Expr:
     """A query expression; combine with comparison, arithmetic, ``&``, ``|``, ``~``.
+
+    Each Expr knows its nesting depth and how many AND/OR operands it joins,
+    so one past ``MAX_DEPTH`` or ``MAX_TERMS`` is refused where it is built
+    (:mod:`privpub.tables.querytext`).
 
     Examples
     --------
@@ -110,22 +138,35 @@ class Expr:
 
     __hash__ = None  # == builds an expression, so Expr is not hashable
 
-    def __init__(self, node: exp.Expression):
-        self.node = node
+    def __init__(self, node: exp.Expression, depth: int | None = None,
+                 connectives: int | None = None):
+        if depth is None or connectives is None:
+            depth, terms, _ = querytext.shape(node)
+            connectives = terms - 1
+        if depth > querytext.MAX_DEPTH or connectives >= querytext.MAX_TERMS:
+            querytext.check_limits(depth, connectives + 1, 0, "the expression")
+        self.node, self.depth, self.connectives = node, depth, connectives
 
     def sql(self) -> str:
         return self.node.sql(dialect=DIALECT)
 
     def __repr__(self) -> str:
-        return f"Expr({self.sql()})"
+        return f"Expr({short(self.sql(), 200)})"
 
     def __bool__(self) -> bool:
         raise QueryError("an Expr has no truth value: combine conditions with & | ~ "
                          "(not and/or/not) and write a < x < b as (a < x) & (x < b)")
 
     def _binary(self, cls, other, reverse=False) -> Expr:
-        left, right = (_node(other), self.node) if reverse else (self.node, _node(other))
-        return Expr(cls(this=_grouped(left), expression=_grouped(right)))
+        first, second = (other, self) if reverse else (self, other)
+        left, d_left, c_left = _operand(first, cls, right=False)
+        right, d_right, c_right = _operand(second, cls, right=True)
+        connective = issubclass(cls, exp.Connector)
+        return Expr(cls(this=left, expression=right), 1 + max(d_left, d_right),
+                    c_left + c_right + connective)
+
+    def _wrap(self, cls) -> Expr:
+        return Expr(cls(this=exp.Paren(this=self.node)), self.depth + 2, self.connectives)
 
     def __eq__(self, other): return self._binary(exp.EQ, other)  # noqa: E704
     def __ne__(self, other): return self._binary(exp.NEQ, other)  # noqa: E704
@@ -147,18 +188,21 @@ class Expr:
     def __ror__(self, other): return self._binary(exp.Or, other, True)  # noqa: E704
 
     def __neg__(self) -> Expr:
-        return Expr(exp.Neg(this=exp.Paren(this=self.node)))
+        return self._wrap(exp.Neg)
 
     def __invert__(self) -> Expr:
-        return Expr(exp.Not(this=exp.Paren(this=self.node)))
+        return self._wrap(exp.Not)
 
     def isin(self, values: Iterable[Any] | str) -> Expr:
-        """Membership in a list of values, or in an SQL subquery over a registered
-        table (``"select country from Regions where continent = 'Africa'"``)."""
+        """Membership in a list of values (a list, an array: any length up to
+        ``MAX_VALUES``, at linear cost), or in an SQL subquery over a
+        registered table (``"select country from Regions where continent = 'Africa'"``)."""
         if isinstance(values, str):
-            sub = _parse_select(values)
-            return Expr(exp.In(this=self.node, query=exp.Subquery(this=sub)))
-        return Expr(exp.In(this=self.node, expressions=[_node(v) for v in values]))
+            sub = exp.Subquery(this=_parse_select(values))
+            return Expr(exp.In(this=self.node, query=sub))
+        listed = values_node(python_values(values))
+        return Expr(exp.In(this=self.node, expressions=[listed]), 1 + max(self.depth, 1),
+                    self.connectives)
 
     def between(self, low: Any, high: Any) -> Expr:
         """low ≤ self ≤ high (SQL BETWEEN, both ends included)."""
@@ -227,69 +271,29 @@ def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
-def _check_in_domain(schema: Schema, name: str, value: Any, where: str = "") -> None:
-    """Equalities name domain values; a value outside is almost surely a typo."""
-    attr = schema[name]
-    # True == 1 in Python: a boolean matches only a boolean domain, and back.
-    same_kind = isinstance(value, (bool, np.bool_)) == (attr.kind == "boolean")
-    if hasattr(attr, "values"):
-        inside = same_kind and value in set(attr.values)
-    else:
-        inside = same_kind and isinstance(value, (int, np.integer)) \
-            and attr.lo <= value <= attr.hi
-    if not inside:
-        raise DomainError(f"value {value!r} is not in the domain of {name!r}{where} "
-                          f"({attr.describe()}){_suggest(value, attr)}")
-
-
-def _suggest(value: Any, attr: Any) -> str:
-    """Near values of a categorical domain: same after trimming or case folding,
-    or a small edit distance."""
-    if not isinstance(value, str) or not hasattr(attr, "values"):
-        return ""
-    names = [v for v in attr.values if isinstance(v, str)]
-    folded = value.strip().casefold()
-    near = [v for v in names if v.strip().casefold() == folded]
-    near += [v for v in difflib.get_close_matches(value.strip(), names, n=3, cutoff=0.75)
-             if v not in near]
-    return f"; did you mean {' or '.join(repr(v) for v in near[:3])}?" if near else ""
-
-
-def _is_constant(node: exp.Expression) -> bool:
-    return isinstance(node, (exp.Literal, exp.Boolean)) or (
-        isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal))
-
-
-def _constant(node: exp.Expression) -> Any:
-    """The Python value of a literal node."""
-    if isinstance(node, exp.Boolean):
-        return bool(node.this)
-    if isinstance(node, exp.Neg):
-        return -_constant(node.this)
-    if node.is_string:
-        return node.this
-    text = node.this
-    return int(text) if text.lstrip("-").isdigit() else float(text)
-
-
 #: sqlglot's node names, as the operator a user wrote.
 _OPERATORS = {"GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "EQ": "=", "NEQ": "<>",
               "And": "AND", "Or": "OR", "Not": "NOT", "Add": "+", "Sub": "-", "Mul": "*",
               "Div": "/", "Mod": "%", "In": "IN", "Between": "BETWEEN", "Like": "LIKE"}
 
 
-def _parse_select(text: str, shown: str | None = None) -> exp.Select:
-    """``text`` parsed as a SELECT; errors quote ``shown`` (what the user wrote)."""
-    shown = text if shown is None else shown
+def _parse_one(text: str, shown: str) -> exp.Expression:
     try:
-        tree = sqlglot.parse_one(text, dialect=DIALECT)
+        return sqlglot.parse_one(text, dialect=DIALECT)
     except sqlglot.errors.ParseError as err:
-        raise QueryError(f"cannot parse {shown!r}: {_parse_problem(err)}") from None
+        raise QueryError(f"cannot parse {short(shown)!r}: {_parse_problem(err)}") from None
     except sqlglot.errors.TokenError:
-        raise QueryError(f"cannot parse {shown!r}: a quoted string or name is not closed, "
-                         "or a character is not SQL") from None
+        raise QueryError(f"cannot parse {short(shown)!r}: a quoted string or name is not "
+                         "closed, or a character is not SQL") from None
+
+
+def _parse_select(text: str, shown: str | None = None) -> exp.Select:
+    """``text`` parsed as a SELECT (within the stated limits, literal lists as
+    single nodes: :mod:`privpub.tables.querytext`); errors quote ``shown``."""
+    shown = text if shown is None else shown
+    tree = querytext.parse(text, shown, lambda t: _parse_one(t, shown))
     if not isinstance(tree, exp.Select):
-        raise QueryError(f"expected a SELECT, got {tree.sql()!r}")
+        raise QueryError(f"expected a SELECT, got {short(tree.sql(dialect=DIALECT), 200)!r}")
     return tree
 
 
@@ -303,24 +307,53 @@ def _parse_problem(err: sqlglot.errors.ParseError) -> str:
         operator = _OPERATORS.get(missing.group(2), missing.group(2))
         return f"{operator!r} is missing an operand"
     near = first.get("highlight")
-    return f"{description}" + (f" near {near!r}" if near else "")
+    return f"{description}" + (f" near {short(near)!r}" if near else "")
 
 
-def _parse_where(text: str) -> exp.Expression | None:
+def _parse_where(text: str, tables: Collection[str] = ()) -> exp.Expression | None:
+    """The condition of WHERE text, or of ``SELECT count(*) FROM <name> WHERE …``
+    (anything else that SELECT holds is refused by name)."""
     stripped = text.strip()
-    if stripped.lower().startswith("select"):
+    if re.match(r"(select|with)\b", stripped, re.IGNORECASE):
         select = _parse_select(stripped)
-        count = select.expressions
-        if len(count) != 1 or not isinstance(count[0], exp.Count):
-            raise QueryError(f"a counting query is select count(*) from I where …, got "
-                             f"{stripped!r}")
-        where = select.args.get("where")
-        return None if where is None else where.this
+        where, names = querytext.count_select(select, tables, stripped)
+        if where is not None:
+            querytext.check_tree(where, stripped)
+            querytext.unqualify(where, names)
+        return where
     if not stripped:
         raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
     if stripped.lower().startswith("where "):
         stripped = stripped[6:]  # "WHERE age > 50" means the condition after it
-    return _parse_select(f"SELECT 1 FROM I WHERE {stripped}", shown=text).args["where"].this
+    select = _parse_select(f"SELECT 1 FROM I WHERE {stripped}", shown=text)
+    for key, value in select.args.items():
+        if value and key not in ("expressions", "from_", "where"):
+            raise QueryError(f"{short(text)!r}: {querytext.clause(key)} is not part of a "
+                             "condition; write the condition alone, or SELECT count(*) FROM "
+                             "<table> WHERE <condition>")
+    where = select.args["where"].this
+    querytext.check_tree(where, text)
+    return where
+
+
+def _literal_lists(root: exp.Expression) -> exp.Expression:
+    """Every IN list of constants as one :class:`ValueList` node (an empty one: FALSE)."""
+    for node in list(root.find_all(exp.In)):
+        members = node.args.get("expressions")
+        listed = in_values(node)
+        if node.args.get("query") is not None or members is None or (listed and len(listed)):
+            continue
+        if members and listed is None and not all(queryatoms.is_constant(m) for m in members):
+            continue
+        if not members or listed is not None:  # IN (): nothing matches
+            if node is root:
+                return exp.Boolean(this=False)
+            node.replace(exp.Boolean(this=False))
+            continue
+        values = [queryatoms.constant(m) for m in members]
+        texts = [querytext.to_sql(m) for m in members]
+        node.set("expressions", [values_node(ValueList(values, ", ".join(texts)))])
+    return root
 
 
 QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
@@ -358,33 +391,47 @@ class Condition:
         elif isinstance(where, exp.Expression):  # a parsed query kept as a Condition's source
             root = where.copy()
         elif isinstance(where, str):
-            root = _parse_where(where)
+            root = _parse_where(where, self.tables)
         elif isinstance(where, Mapping):
             root = None
             for name, value in where.items():
-                _check_in_domain(schema, name, value)
+                queryatoms.check_in_domain(schema, name, value)
                 term = (col(name) == value).node
                 root = term if root is None else exp.And(this=root, expression=term)
         else:
             raise QueryError(f"a query is SQL text, an Expr, a mapping or None, "
                              f"got {type(where).__name__}")
-        self.expression: exp.Expression | None = (
-            None if root is None else self._resolve_subqueries(root))
         self.atoms: list[Atom] = []
-        self.formula = ("and", []) if self.expression is None else self._split(self.expression)
+        self._ranks: dict[str, dict] = {}
+        self._sql: str | None = None
+        if root is None:
+            self.expression: exp.Expression | None = None
+            self.formula: tuple = ("and", [])
+        else:
+            if not isinstance(where, str):  # (text is checked as it is parsed)
+                querytext.check_tree(root)  # before anything walks it
+            self._subqueries = 0
+            self.expression = self._resolve_subqueries(_literal_lists(root))
+            if self._subqueries:  # their values count towards MAX_VALUES
+                querytext.check_tree(self.expression)
+            self.formula = self._split(self.expression)
+        used = {a for atom in self.atoms for a in atom.attributes}
+        self._attributes = tuple(n for n in self.schema.names if n in used)
 
     @property
     def sql(self) -> str:
         """The condition as duckdb SQL (subqueries replaced by their values)."""
-        return "TRUE" if self.expression is None else self.expression.sql(dialect=DIALECT)
+        if self._sql is None:
+            self._sql = "TRUE" if self.expression is None else \
+                querytext.to_sql(self.expression)
+        return self._sql
 
     @property
     def attributes(self) -> tuple[str, ...]:
-        used = {a for atom in self.atoms for a in atom.attributes}
-        return tuple(n for n in self.schema.names if n in used)
+        return self._attributes
 
     def __repr__(self) -> str:
-        return f"Condition({self.sql})"
+        return f"Condition({short(self.sql, 200)})"
 
     # ---- construction ---------------------------------------------------------------------
     def _resolve_subqueries(self, root: exp.Expression) -> exp.Expression:
@@ -394,28 +441,32 @@ class Condition:
                 continue
             select = query.this if isinstance(query, exp.Subquery) else query
             values = self._run_subquery(select)
+            self._subqueries += 1
             node.set("query", None)
-            if values:
-                node.set("expressions", [_node(v) for v in values])
+            if len(values):
                 # A subquery's values may lie outside the domain (they match nothing).
-                node.meta["from_subquery"] = True
+                listed = python_values(values)
+                listed.from_subquery = True
+                node.set("expressions", [values_node(listed)])
+            elif node is root:
+                root = exp.Boolean(this=False)
             else:
                 node.replace(exp.Boolean(this=False))
         return root
 
     def _run_subquery(self, select: exp.Select) -> list[Any]:
+        text = queryatoms.text(select)
         if len(select.expressions) != 1:
-            raise QueryError(f"an IN subquery selects one column: {select.sql()!r}")
-        text = select.sql(dialect=DIALECT)
+            raise QueryError(f"an IN subquery selects one column: {text!r}")
         for table in select.find_all(exp.Table):
             if not table.name or not isinstance(table.this, exp.Identifier):
-                raise QueryError(f"subquery {text!r} reads {table.sql(dialect=DIALECT)!r}; a "
+                raise QueryError(f"subquery {text!r} reads {queryatoms.text(table)!r}; a "
                                  "subquery reads only registered tables, by name")
         for func in select.find_all(exp.Func):
             if isinstance(func, (exp.Binary, exp.Unary, exp.Predicate)):
                 continue  # operators (AND, =, NOT, …), not function calls
             if type(func).__name__ not in SUBQUERY_FUNCTIONS:
-                raise QueryError(f"subquery {text!r} calls {func.sql(dialect=DIALECT)!r}, "
+                raise QueryError(f"subquery {text!r} calls {queryatoms.text(func)!r}, "
                                  f"which is not allowed (allowed: "
                                  f"{', '.join(sorted(SUBQUERY_FUNCTIONS)).lower()})")
         names = {t.name for t in select.find_all(exp.Table)}
@@ -428,130 +479,52 @@ class Condition:
         try:
             for name in names:
                 con.register(name, self.tables[name])
-            rows = con.execute(select.sql(dialect=DIALECT)).fetchall()
+            # Distinct, non-null and sorted by DuckDB (deterministic); Python values
+            # (exact integers of any width, unlike fetchnumpy's doubles for HUGEINT).
+            rows = con.execute(f"SELECT DISTINCT * FROM ({select.sql(dialect=DIALECT)}) "
+                               "AS privpub_subquery(v) WHERE v IS NOT NULL ORDER BY v "
+                               f"LIMIT {querytext.MAX_VALUES + 1}").fetchall()
         except duckdb.Error as err:
             raise QueryError(f"subquery {text!r} failed: {_first_line(err)}") from None
         finally:
             for name in names:
                 con.unregister(name)
-        return sorted({r[0] for r in rows if r[0] is not None}, key=repr)
+        if len(rows) > querytext.MAX_VALUES:
+            raise QueryError(f"subquery {text!r} returns more than MAX_VALUES = "
+                             f"{querytext.MAX_VALUES:,} values")
+        return [row[0] for row in rows]
 
     def _split(self, node: exp.Expression):
-        if isinstance(node, exp.Paren):
-            return self._split(node.this)
+        """The formula of ``node``; AND/OR chains are walked without recursion,
+        so recursion follows only the nesting depth (at most MAX_DEPTH)."""
+        while isinstance(node, exp.Paren):
+            node = node.this
         if isinstance(node, exp.Not):
             return ("not", self._split(node.this))
         if isinstance(node, (exp.And, exp.Or)):
             kind = "and" if isinstance(node, exp.And) else "or"
             parts = []
-            for child in (node.this, node.expression):
+            for child in querytext.chain(node):
                 sub = self._split(child)
                 parts.extend(sub[1] if sub[0] == kind else [sub])
             return (kind, parts)
-        if not isinstance(node, _ATOMS):
-            raise QueryError(f"unsupported SQL in a condition: {node.sql(dialect=DIALECT)!r} "
+        if not isinstance(node, queryatoms.ATOMS):
+            raise QueryError(f"unsupported SQL in a condition: {queryatoms.text(node)!r} "
                              f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
                              "arithmetic, AND, OR, NOT")
-        self._check_atom(node)
-        self._check_values(node)
-        self._rank_ordered(node)
-        columns = {c.name for c in node.find_all(exp.Column)}
+        queryatoms.check_atom(self.schema, node)
+        atom = queryatoms.check_values(self.schema, node)
+        atom = queryatoms.rank_ordered(self.schema, atom, self._ranks)
+        atom = queryatoms.fold_wide(self.schema, atom)
+        if atom is not node:
+            if node is self.expression:
+                self.expression = atom
+            else:
+                node.replace(atom)
+        columns = {c.name for c in atom.find_all(exp.Column)}
         attrs = tuple(n for n in self.schema.names if n in columns)
-        self.atoms.append(Atom(node.sql(dialect=DIALECT), attrs, node))
+        self.atoms.append(Atom(querytext.to_sql(atom), attrs, atom))
         return ("atom", len(self.atoms) - 1)
-
-    def _check_atom(self, atom: exp.Expression) -> None:
-        if isinstance(atom, exp.Boolean):
-            return  # TRUE / FALSE
-        if not any(isinstance(n, exp.Column) for n in atom.walk()):
-            text = atom.sql(dialect=DIALECT)
-            raise QueryError(f"{text!r} compares constants, it reads no attribute; quote "
-                             "attribute names with double quotes (\"marital-status\" = "
-                             "'Divorced'), values with single quotes")
-        for node in atom.walk():
-            if node is atom:
-                continue
-            if not isinstance(node, _VALUES):
-                raise QueryError(f"unsupported SQL {node.sql(dialect=DIALECT)!r} "
-                                 f"({type(node).__name__}) in {atom.sql(dialect=DIALECT)!r}")
-            if isinstance(node, exp.Column) and node.name not in self.schema.names:
-                hyphenated = [n for n in self.schema.names if n.startswith(node.name + "-")]
-                hint = (f"; a name with a hyphen needs double quotes: \"{hyphenated[0]}\""
-                        if hyphenated else "")
-                raise QueryError(f"unknown column {node.name!r} in "
-                                 f"{atom.sql(dialect=DIALECT)!r}{hint}; attributes: "
-                                 f"{', '.join(self.schema.names)}")
-        if isinstance(atom, (exp.Like, exp.ILike)):
-            if self._kind(atom.this) != "string":
-                raise QueryError(f"LIKE needs a string attribute: {atom.sql(dialect=DIALECT)!r}")
-            return
-        operands = [atom.this] + [atom.args[k] for k in ("expression", "low", "high")
-                                  if atom.args.get(k) is not None]
-        operands += list(atom.args.get("expressions") or [])
-        kinds = {(self._kind(o), o.sql(dialect=DIALECT)) for o in operands}
-        if len({k for k, _ in kinds}) > 1:
-            detail = ", ".join(f"{s!r} is {k}" for k, s in sorted(kinds))
-            raise QueryError(f"type mismatch in {atom.sql(dialect=DIALECT)!r}: {detail}")
-
-    def _check_values(self, atom: exp.Expression) -> None:
-        """An attribute compared for (in)equality or membership with a value
-        outside its domain is almost surely a typo (``sex = 'Femalee'``, or a
-        raw file's ``' Female'``): refuse it, as the mapping form does, and
-        suggest the near values."""
-        if isinstance(atom, (exp.EQ, exp.NEQ)):
-            pairs = [(atom.this, atom.expression), (atom.expression, atom.this)]
-        elif isinstance(atom, exp.In) and atom.args.get("expressions") \
-                and not atom.meta.get("from_subquery"):
-            pairs = [(atom.this, e) for e in atom.args["expressions"]]
-        else:
-            return
-        for column, value in pairs:
-            while isinstance(column, exp.Paren):
-                column = column.this
-            if not isinstance(column, exp.Column) or not _is_constant(value):
-                continue
-            _check_in_domain(self.schema, column.name, _constant(value),
-                             f" (in {atom.sql(dialect=DIALECT)!r})")
-
-    def _rank_ordered(self, atom: exp.Expression) -> None:
-        """An ordered attribute is compared by its declared order: its values in
-        the atom become their domain indices (queries see the attribute as its
-        indices, see ``Attribute._query_values``)."""
-        names = {c.name for c in atom.find_all(exp.Column)}
-        ordered = sorted(n for n in names if self.schema[n].ordered)
-        if not ordered:
-            return
-        text = atom.sql(dialect=DIALECT)
-        if len(names) > 1:
-            raise QueryError(f"{text!r} compares ordered attribute {ordered[0]!r} with another "
-                             "column; compare it with values of its domain")
-        if isinstance(atom, (exp.Like, exp.ILike)):
-            raise QueryError(f"{text!r}: LIKE is not defined on ordered attribute "
-                             f"{ordered[0]!r}; list the values with IN")
-        attr = self.schema[ordered[0]]
-        for literal in list(atom.find_all(exp.Literal)):
-            if literal.this not in attr.values:
-                raise DomainError(f"value {literal.this!r} in {text!r} is not in the domain of "
-                                  f"ordered attribute {attr.name!r} ({attr.describe()})")
-            literal.replace(exp.Literal.number(attr.values.index(literal.this)))
-
-    def _kind(self, node: exp.Expression) -> str:
-        if isinstance(node, exp.Paren):
-            return self._kind(node.this)
-        if isinstance(node, exp.Column):
-            kind = self.schema[node.name].kind
-            return "number" if kind in ("integer", "float") else kind
-        if isinstance(node, exp.Literal):
-            return "string" if node.is_string else "number"
-        if isinstance(node, exp.Boolean):
-            return "boolean"
-        if isinstance(node, _ARITHMETIC):
-            for child in (node.this, node.args.get("expression")):
-                if child is not None and self._kind(child) != "number":
-                    raise QueryError(f"arithmetic on a non-number: {child.sql(dialect=DIALECT)!r} "
-                                     f"in {node.sql(dialect=DIALECT)!r}")
-            return "number"
-        raise QueryError(f"unsupported SQL {node.sql(dialect=DIALECT)!r}")
 
     # ---- evaluation -------------------------------------------------------------------------
     def mask(self, frame: pd.DataFrame) -> np.ndarray:
@@ -595,8 +568,8 @@ class Condition:
     def mask_codes(self, codes: np.ndarray, digits: list[np.ndarray] | None = None
                    ) -> np.ndarray:
         """Which tuple codes satisfy the condition: a lookup in :meth:`truth_table`
-        by the codes' digits (the same duckdb semantics), or duckdb on the
-        decoded rows when the projection is too large."""
+        by the codes' digits (the same duckdb semantics), or, when the
+        projection is too large, numpy or duckdb on the decoded rows."""
         if digits is None:
             digits = self.schema.digits(codes)
         index = {name: digits[j] for j, name in enumerate(self.schema.names)}
@@ -605,9 +578,14 @@ class Condition:
     def mask_digits(self, digits: Mapping[str, np.ndarray], rows: int) -> np.ndarray:
         """Which rows satisfy the condition, from the domain indices of (at
         least) the attributes it reads: a lookup in :meth:`truth_table`, or
-        duckdb on those columns when the projection is too large."""
+        when the projection is too large numpy on those columns
+        (:func:`~privpub.tables.truthtable.row_mask`, where it mirrors
+        duckdb), else duckdb."""
         table = self.truth_table()
-        if table is None:
+        if table is None:  # numpy on the rows where it mirrors DuckDB, else DuckDB
+            mask = row_mask(self.schema, self.attributes, self.expression, digits, rows)
+            if mask is not None:
+                return mask
             attrs = [self.schema[a] for a in self.attributes]
             return self.evaluate(self.schema.frame_of(attrs, [digits[a.name] for a in attrs],
                                                       query=True, rows=rows))

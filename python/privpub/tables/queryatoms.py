@@ -1,0 +1,397 @@
+"""One atom of a condition checked and normalised against a schema.
+
+An atom (a comparison, IN, BETWEEN, LIKE) is refused when it reads an
+unknown column, mixes value kinds, or names a value outside the domain in
+``=``, ``<>`` or a literal IN list (a typo would otherwise count 0). Then:
+
+- values a subquery returned outside the domain are dropped (they match
+  nothing; an emptied list is FALSE);
+- an ordered attribute's values become their domain indices;
+- a numeric literal outside the 64-bit integer range (``a < 10^400``,
+  ``a > -1e30``) is decided exactly where it is compared with an attribute
+  itself: the atom becomes TRUE or FALSE (an integer range lies inside int64),
+  a BETWEEN loses its vacuous bound, and on a numeric categorical the atom
+  becomes the exact list of values that satisfy it. Anywhere else (arithmetic,
+  another expression) such a literal is refused by name: DuckDB compares
+  literals past 38 digits wrongly (as BIGNUM) and numpy would round them.
+
+Nothing here recurses deeper than the atom's nesting (bounded by
+``querytext.MAX_DEPTH``), and a literal list of n values costs O(n).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlglot import exp
+
+from privpub.core.errors import DomainError, QueryError
+from privpub.tables.querytext import (
+    DIALECT,
+    ValueList,
+    exact,
+    in_values,
+    int_sql,
+    number,
+    python_values,
+    render,
+    short,
+    to_sql,
+    value_list,
+    values_node,
+)
+
+if TYPE_CHECKING:
+    from privpub.tables.schema import Attribute, Schema
+
+#: Nodes that are atoms (a truth value computed from attribute values).
+ATOMS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between, exp.Like,
+         exp.ILike, exp.Boolean)
+#: Nodes allowed inside an atom.
+VALUES = (exp.Column, exp.Identifier, exp.Literal, exp.Neg, exp.Paren, exp.Add, exp.Sub,
+          exp.Mul, exp.Div, exp.Mod, exp.Boolean, exp.Tuple)
+ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg)
+#: The range DuckDB's BIGINT and numpy's int64 hold.
+INT64 = (-(1 << 63), (1 << 63) - 1)
+_ORDER = {exp.GT: lambda a, b: a > b, exp.GTE: lambda a, b: a >= b,
+          exp.LT: lambda a, b: a < b, exp.LTE: lambda a, b: a <= b}
+_FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+
+
+def text(node: exp.Expression) -> str:
+    """The node's SQL for a message (a long IN list shortened)."""
+    return short(to_sql(node), 200)
+
+
+# ---- constants ---------------------------------------------------------------------------------
+
+
+def is_constant(node: exp.Expression) -> bool:
+    return isinstance(node, (exp.Literal, exp.Boolean)) or (
+        isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal))
+
+
+def constant(node: exp.Expression) -> Any:
+    """The Python value of a literal node (integers exact at any size)."""
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Neg):
+        return -constant(node.this)
+    return node.this if node.is_string else number(node.this)
+
+
+def _exact(node: exp.Expression) -> Decimal | None:
+    """The exact value of a numeric literal (or its negation), else None."""
+    sign = 1
+    if isinstance(node, exp.Neg):
+        node, sign = node.this, -1
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return None
+    try:
+        return sign * exact(node.this)
+    except InvalidOperation:
+        return None
+
+
+def _wide(node: exp.Expression) -> bool:
+    value = _exact(node)
+    return value is not None and not INT64[0] <= value <= INT64[1]
+
+
+def _bare(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+# ---- domain membership -------------------------------------------------------------------------
+
+
+def domain_test(attr: Attribute) -> Callable[[Any], bool]:
+    """Whether a Python value is in the attribute's domain (True == 1 in Python:
+    a boolean matches only a boolean domain, and back)."""
+    boolean = attr.kind == "boolean"
+    if hasattr(attr, "values"):
+        members = set(attr.values)
+        return lambda v: isinstance(v, (bool, np.bool_)) == boolean and v in members
+    lo, hi = attr.lo, attr.hi
+    return lambda v: (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+                      and lo <= v <= hi)
+
+
+def _can_match(attr: Attribute, value: Any) -> bool:
+    """Whether a subquery's value can equal a domain value (as DuckDB compares:
+    3.0 matches the integer 3)."""
+    if hasattr(attr, "lo") and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return domain_test(attr)(value)
+
+
+def check_in_domain(schema: Schema, name: str, value: Any,
+                    atom: exp.Expression | None = None) -> None:
+    """Equalities name domain values; a value outside is almost surely a typo."""
+    attr = schema[name]
+    if not domain_test(attr)(value):
+        raise _outside(attr, value, atom)
+
+
+def _outside(attr: Attribute, value: Any, atom: exp.Expression | None) -> DomainError:
+    where = "" if atom is None else f" (in {text(atom)!r})"
+    return DomainError(f"value {short(repr(value))} is not in the domain of {attr.name!r}"
+                       f"{where} ({attr.describe()}){suggest(value, attr)}")
+
+
+def suggest(value: Any, attr: Any) -> str:
+    """Near values of a categorical domain: same after trimming or case folding,
+    or a small edit distance."""
+    if not isinstance(value, str) or not hasattr(attr, "values"):
+        return ""
+    names = [v for v in attr.values if isinstance(v, str)]
+    folded = value.strip().casefold()
+    near = [v for v in names if v.strip().casefold() == folded]
+    near += [v for v in difflib.get_close_matches(value.strip(), names, n=3, cutoff=0.75)
+             if v not in near]
+    return f"; did you mean {' or '.join(repr(v) for v in near[:3])}?" if near else ""
+
+
+# ---- checks ------------------------------------------------------------------------------------
+
+
+def check_atom(schema: Schema, atom: exp.Expression) -> None:
+    """Columns known and unqualified, only supported SQL, one value kind."""
+    if isinstance(atom, exp.Boolean):
+        return  # TRUE / FALSE
+    if not any(isinstance(n, exp.Column) for n in atom.walk()):
+        raise QueryError(f"{text(atom)!r} compares constants, it reads no attribute; quote "
+                         "attribute names with double quotes (\"marital-status\" = "
+                         "'Divorced'), values with single quotes")
+    for node in atom.walk():
+        if node is atom or value_list(node) is not None:
+            continue
+        if not isinstance(node, VALUES):
+            raise QueryError(f"unsupported SQL {text(node)!r} ({type(node).__name__}) in "
+                             f"{text(atom)!r}")
+        if isinstance(node, exp.Column):
+            _check_column(schema, node, atom)
+    if isinstance(atom, (exp.Like, exp.ILike)):
+        if kind(schema, atom.this) != "string":
+            raise QueryError(f"LIKE needs a string attribute: {text(atom)!r}")
+        return
+    operands = [atom.this] + [atom.args[k] for k in ("expression", "low", "high")
+                              if atom.args.get(k) is not None]
+    listed = in_values(atom)
+    if listed is None:
+        operands += atom.args.get("expressions") or []
+    kinds = [(kind(schema, o), o) for o in operands]
+    if len({k for k, _ in kinds} | (listed.kinds if listed is not None else set())) > 1:
+        shown = {(k, text(o)) for k, o in kinds}
+        for k in listed.kinds if listed is not None else ():
+            first = next(v for v in listed.values if _value_kind(v) == k)
+            shown.add((k, short(repr(first))))
+        detail = ", ".join(f"{s!r} is {k}" for k, s in sorted(shown))
+        raise QueryError(f"type mismatch in {text(atom)!r}: {detail}")
+
+
+def _value_kind(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "boolean"
+    return "string" if isinstance(value, str) else "number"
+
+
+def _check_column(schema: Schema, node: exp.Column, atom: exp.Expression) -> None:
+    if node.table:
+        raise QueryError(f"column {node.sql(dialect=DIALECT)!r} in {text(atom)!r} names table "
+                         f"{node.table!r}; a condition reads the counted table's attributes, "
+                         "by name alone")
+    if node.name not in schema.names:
+        hyphenated = [n for n in schema.names if n.startswith(node.name + "-")]
+        hint = (f"; a name with a hyphen needs double quotes: \"{hyphenated[0]}\""
+                if hyphenated else "")
+        raise QueryError(f"unknown column {node.name!r} in {text(atom)!r}{hint}; attributes: "
+                         f"{', '.join(schema.names)}")
+
+
+def kind(schema: Schema, node: exp.Expression) -> str:
+    node = _bare(node)
+    if isinstance(node, exp.Column):
+        k = schema[node.name].kind
+        return "number" if k in ("integer", "float") else k
+    if isinstance(node, exp.Literal):
+        return "string" if node.is_string else "number"
+    if isinstance(node, exp.Boolean):
+        return "boolean"
+    if isinstance(node, ARITHMETIC):
+        for child in (node.this, node.args.get("expression")):
+            if child is not None and kind(schema, child) != "number":
+                raise QueryError(f"arithmetic on a non-number: {text(child)!r} in "
+                                 f"{text(node)!r}")
+        return "number"
+    raise QueryError(f"unsupported SQL {text(node)!r}")
+
+
+def check_values(schema: Schema, atom: exp.Expression) -> exp.Expression:
+    """An attribute compared for (in)equality or membership with a value
+    outside its domain is almost surely a typo (``sex = 'Femalee'``, or a raw
+    file's ``' Female'``): refuse it, as the mapping form does, and suggest
+    the near values. A subquery's values outside the domain are dropped."""
+    if isinstance(atom, (exp.EQ, exp.NEQ)):
+        for column, value in [(atom.this, atom.expression), (atom.expression, atom.this)]:
+            column = _bare(column)
+            if isinstance(column, exp.Column) and is_constant(value):
+                check_in_domain(schema, column.name, constant(value), atom)
+        return atom
+    listed = in_values(atom) if isinstance(atom, exp.In) else None
+    column = _bare(atom.this) if listed is not None else None
+    if not isinstance(column, exp.Column):
+        return atom
+    attr = schema[column.name]
+    if listed.ints is not None and not hasattr(attr, "values"):  # integers, a range: numpy
+        inside = (listed.ints >= attr.lo) & (listed.ints <= attr.hi)
+        if inside.all():
+            return atom
+        if not listed.from_subquery:
+            raise _outside(attr, int(listed.ints[~inside][0]), atom)
+        kept = listed.ints[inside]
+        if not kept.size:
+            return exp.Boolean(this=False)
+        _set_list(atom, ValueList(None, int_sql(kept), True, ints=kept))
+        return atom
+    test = domain_test(attr)
+    if listed.from_subquery:
+        kept = [v for v in listed.values if _can_match(attr, v)]
+        if not kept:
+            return exp.Boolean(this=False)
+        if len(kept) < len(listed):
+            _set_list(atom, ValueList(kept, ", ".join(map(render, kept)), True))
+        return atom
+    if not all(map(test, listed.values)):
+        bad = next(v for v in listed.values if not test(v))
+        raise _outside(attr, bad, atom)
+    return atom
+
+
+def _set_list(atom: exp.Expression, listed: ValueList) -> None:
+    atom.set("expressions", [values_node(listed)])
+
+
+def rank_ordered(schema: Schema, atom: exp.Expression,
+                 ranks: dict[str, dict[Any, int]]) -> exp.Expression:
+    """An ordered attribute is compared by its declared order: its values in
+    the atom become their domain indices (queries see the attribute as its
+    indices, see ``Attribute._query_values``). ``ranks`` caches each
+    attribute's value → index map."""
+    names = {c.name for c in atom.find_all(exp.Column)}
+    ordered = sorted(n for n in names if schema[n].ordered)
+    if not ordered:
+        return atom
+    if len(names) > 1:
+        raise QueryError(f"{text(atom)!r} compares ordered attribute {ordered[0]!r} with "
+                         "another column; compare it with values of its domain")
+    if isinstance(atom, (exp.Like, exp.ILike)):
+        raise QueryError(f"{text(atom)!r}: LIKE is not defined on ordered attribute "
+                         f"{ordered[0]!r}; list the values with IN")
+    attr = schema[ordered[0]]
+    if attr.name not in ranks:
+        ranks[attr.name] = {v: i for i, v in enumerate(attr.values)}
+    rank, test = ranks[attr.name], domain_test(attr)
+    shown = text(atom)  # before its values become indices
+
+    def index(value: Any) -> int:
+        if not test(value):
+            raise DomainError(f"value {short(repr(value))} in {shown!r} is not in the domain "
+                              f"of ordered attribute {attr.name!r} ({attr.describe()})")
+        return rank[value]
+
+    listed = in_values(atom) if isinstance(atom, exp.In) else None
+    if listed is not None:
+        indices = [index(v) for v in listed.values]
+        _set_list(atom, ValueList(indices, ", ".join(map(str, indices)), listed.from_subquery))
+        return atom
+    for literal in list(atom.find_all(exp.Literal)):
+        node = literal.parent if isinstance(literal.parent, exp.Neg) else literal
+        node.replace(exp.Literal.number(index(constant(node))))
+    return atom
+
+
+# ---- literals past 64 bits ---------------------------------------------------------------------
+
+
+def fold_wide(schema: Schema, atom: exp.Expression) -> exp.Expression:
+    """The atom with every numeric literal outside int64 decided exactly
+    (module docstring), or a QueryError naming a literal that cannot be."""
+    if not any(_wide(n) for n in atom.find_all(exp.Literal)):
+        return atom
+    folded = _fold_comparison(schema, atom)
+    if folded is None and isinstance(atom, exp.Between):
+        folded = _fold_between(schema, atom)
+    if folded is not None:
+        atom = folded
+    for literal in atom.find_all(exp.Literal):
+        node = literal.parent if isinstance(literal.parent, exp.Neg) else literal
+        if _wide(node):
+            raise QueryError(f"the literal {short(node.sql(dialect=DIALECT))} in "
+                             f"{text(atom)!r} lies outside the 64-bit integer range; privpub "
+                             "decides such a literal exactly only where it is compared with "
+                             "an attribute itself (a < …, a BETWEEN … AND …), and refuses it "
+                             "in arithmetic")
+    return atom
+
+
+def _numeric_column(schema: Schema, node: exp.Expression) -> Attribute | None:
+    node = _bare(node)
+    if not isinstance(node, exp.Column) or node.name not in schema.names:
+        return None
+    attr = schema[node.name]
+    return attr if attr.kind in ("integer", "float") and not attr.ordered else None
+
+
+def _fold_comparison(schema: Schema, atom: exp.Expression) -> exp.Expression | None:
+    op = type(atom)
+    if op not in _ORDER:
+        return None
+    column, value = atom.this, atom.expression
+    if _numeric_column(schema, column) is None:
+        column, value, op = value, column, _FLIPPED[op]
+    attr = _numeric_column(schema, column)
+    bound = _exact(_bare(value))
+    if attr is None or bound is None or not _wide(_bare(value)):
+        return None
+    return _decide(attr, column, lambda v: _ORDER[op](v, bound))
+
+
+def _fold_between(schema: Schema, atom: exp.Between) -> exp.Expression | None:
+    attr = _numeric_column(schema, atom.this)
+    low, high = _exact(_bare(atom.args["low"])), _exact(_bare(atom.args["high"]))
+    if attr is None or low is None or high is None:
+        return None
+    if hasattr(attr, "values"):
+        return _decide(attr, atom.this, lambda v: low <= v <= high)
+    # An integer range lies inside int64: a wide bound is below lo or above hi.
+    keep_low, keep_high = not _wide(_bare(atom.args["low"])), not _wide(_bare(atom.args["high"]))
+    if (not keep_low and low > attr.hi) or (not keep_high and high < attr.lo):
+        return exp.Boolean(this=False)
+    if keep_low and keep_high:
+        return None
+    if keep_low:
+        return exp.GTE(this=atom.this, expression=atom.args["low"])
+    if keep_high:
+        return exp.LTE(this=atom.this, expression=atom.args["high"])
+    return exp.Boolean(this=True)
+
+
+def _decide(attr: Attribute, column: exp.Expression,
+            holds: Callable[[Decimal], bool]) -> exp.Expression:
+    """TRUE, FALSE or the exact list of the attribute's values satisfying ``holds``."""
+    if not hasattr(attr, "values"):  # an integer range: its ends decide (wide literals only)
+        ends = {holds(Decimal(attr.lo)), holds(Decimal(attr.hi))}
+        if len(ends) != 1:  # not reached: a wide literal lies beyond both ends
+            raise QueryError(f"cannot decide a comparison of {attr.name!r} exactly")
+        return exp.Boolean(this=ends.pop())
+    kept = [v for v in attr.values if holds(Decimal(v))]
+    if len(kept) in (0, len(attr.values)):
+        return exp.Boolean(this=bool(kept))
+    return exp.In(this=column, expressions=[values_node(python_values(kept))])
