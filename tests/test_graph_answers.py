@@ -345,5 +345,19 @@ def test_module_examples():
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
+# --- the README leads with what works at its size ----------------------------------------
+
+
+def test_readme_graph_example_does_not_lead_with_algorithm_2_1():
+    text = (ROOT / "README.md").read_text()
+    block = text[text.index("Graphs (relationship privacy)"):]
+    block = block[block.index("```python"):block.index("```\n", block.index("```python") + 9)]
+    first = re.search(r"(RelationshipMechanism|LaplaceMechanism|SmoothTriangleMechanism)\.",
+                      block)
+    assert first and first.group(1) != "RelationshipMechanism"
+    assert ".interval(" in block and "clamp" in block
+    assert "privpub experiments relationship" in text[text.index("Graphs (relationship"):]
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
