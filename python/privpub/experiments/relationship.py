@@ -100,10 +100,10 @@ def errors(draw, truth: int, runs: int) -> np.ndarray:
 
 
 #: What the LS_q(I) column holds, as table1.md and relationship.json say it.
-LS_NOTE = ("LS_q(I) is the local sensitivity under adding or removing one tuple (pattern "
-           "queries; — for d_{i,v}), an upper bound on Def. 3.1's, which replaces one tuple "
-           "by another: for a monotone query a replacement changes q by at most the larger "
-           "of an addition and a removal.")
+LS_NOTE = ("LS_q(I) is the local sensitivity under adding or removing one tuple (computed "
+           "for pattern queries only; — for d_{i,v}), an upper bound on Def. 3.1's, which "
+           "replaces one tuple by another: for a monotone query a replacement changes q by at "
+           "most the larger of an addition and a removal.")
 
 #: The files :func:`run` writes in its output directory.
 OUTPUTS = ("table1.md", "relationship.json", "relationship.png")
