@@ -23,6 +23,8 @@ from privpub.graphs import (
     triangle,
     two_path,
 )
+from privpub.graphs.mechanism import DIFFERENTIAL_PRIVACY as DP
+from privpub.graphs.mechanism import INDISTINGUISHABILITY as IND
 from privpub.graphs.noise import Bits, laplace_bound, laplace_tail
 
 ALPHA = 1e-6
@@ -117,22 +119,24 @@ def test_guarantees_say_what_holds_and_for_whom():
     g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=False)
     rel = RelationshipMechanism.for_graph(1.0, 1.0, triangle(), g).guarantee()
     assert rel["(ε, γ)-adversarial privacy"].holds
-    assert not rel["ε-indistinguishability"].holds
+    assert not rel[IND].holds
     assert not rel["privacy of an undirected edge"].holds
     assert not rel["public domain"].holds  # m came from the data
     directed = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=3)
     claims = RelationshipMechanism.for_graph(1.0, 1.0, triangle(), directed).guarantee()
-    assert [c.name for c in claims.claims] == ["(ε, γ)-adversarial privacy",
-                                               "ε-indistinguishability", "(Σ, Γ)-usefulness"]
+    assert [c.name for c in claims.claims] == ["(ε, γ)-adversarial privacy", IND, DP,
+                                               "(Σ, Γ)-usefulness"]
     lap = LaplaceMechanism.for_graph(1.0, triangle(), g).guarantee()
-    assert lap["ε-indistinguishability"].holds and "2ε" in lap["ε-indistinguishability"].statement
+    assert lap[IND].holds and "2ε" in lap[IND].statement
+    assert lap[DP].holds and "2ε" in lap[DP].statement
 
 
 def test_laplace_uses_the_global_sensitivity():
     mech = LaplaceMechanism(0.5, triangle(), m=4039)
     assert mech.sensitivity == 3 * 4037 and mech.exact
-    given = LaplaceMechanism(0.5, triangle(), m=4039, sensitivity=100)
-    assert not given.exact and "not verified" in str(given.guarantee())
+    wider = LaplaceMechanism(0.5, triangle(), m=4039, sensitivity=20_000)  # ≥ GS: verified
+    assert not wider.exact and wider.verified and wider.guarantee()[IND].holds
+    assert "≥ privpub's GS = 12,111" in wider.guarantee()[IND].statement
     bits = Bits(resolve_seed(9))
     small = LaplaceMechanism(1.0, EDGE, m=10)  # GS = 1
     z = np.array([small.draw(0, bits) for _ in range(20_000)])
@@ -160,19 +164,19 @@ def test_min_with_gs_takes_the_smaller_noise_parameter():
     assert tri.branch == "global sensitivity" and tri.noise_lambda == 12_111
     assert tri.scale == 12_111 / 0.5
     claims = tri.guarantee()
-    assert claims["ε-indistinguishability"].holds
+    assert claims[IND].holds
     assert "12,111" in claims["noise parameter min(λ, GS)"].statement
     assert "Theorem 2.12" in claims["(ε, γ)-adversarial privacy"].source
     # ∨ at m = 1,000: λ = 128 ln m ≈ 884 < GS = 2(m − 2) = 1,996.
     wedge = RelationshipMechanism(0.5, 0.1, two_path(), m=1000, min_with_gs=True)
     assert wedge.branch == "lambda" and wedge.noise_lambda == wedge.lam < 1996
     claims = wedge.guarantee()
-    assert not claims["ε-indistinguishability"].holds
+    assert not claims[IND].holds
     assert "as Algorithm 2.1 states" in claims["noise parameter min(λ, GS)"].statement
     # Without the option Algorithm 2.1 keeps λ even where GS is smaller.
     plain = RelationshipMechanism(0.5, 0.1, triangle(), m=4039)
     assert plain.branch == "lambda" and plain.scale == plain.lam / 0.5
-    assert not plain.guarantee()["ε-indistinguishability"].holds
+    assert not plain.guarantee()[IND].holds
     with pytest.raises(ParameterError, match="min_with_gs"):
         RelationshipMechanism(0.5, 0.1, triangle(), m=4039, min_with_gs=1)
 
@@ -181,8 +185,8 @@ def test_undirected_friendships_under_the_global_sensitivity_branch():
     g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=False, m=200)
     claims = RelationshipMechanism.for_graph(1.0, 0.5, triangle(), g,
                                              min_with_gs=True).guarantee()
-    assert claims["ε-indistinguishability"].holds
-    assert "2ε = 2.0" in claims["ε-indistinguishability"].statement
+    assert claims[IND].holds
+    assert "2ε = 2.0" in claims[IND].statement
     assert "privacy of an undirected edge" not in [c.name for c in claims.claims]
 
 

@@ -209,8 +209,9 @@ def test_guarantee_is_edge_level_dp_and_not_adversarial_privacy():
     g = small_graph()
     claims = {c.name: c for c in SmoothTriangleMechanism.for_graph(1.0, 1e-4, g)
               .guarantee().claims}
-    dp = claims["(ε, δ)-differential privacy (edge-level indistinguishability)"]
-    assert dp.holds and "δ = 0.0001" in dp.statement and "one edge" in dp.statement
+    dp = claims["(ε, δ)-differential privacy (add or remove one edge)"]
+    assert dp.holds and "δ = 0.0001" in dp.statement and "one edge added or removed" in \
+        dp.statement
     adversarial = claims["(ε, γ)-adversarial privacy (Algorithm 2.1's notion)"]
     assert not adversarial.holds and "different privacy notion" in adversarial.statement
     assert not claims["pure ε-indistinguishability"].holds

@@ -15,7 +15,22 @@
   stronger than Theorem 2.6. The paper replaces λ only, so the uniform
   branch stays.
 - :class:`LaplaceMechanism`: DMNS (Dwork, McSherry, Nissim, Smith 2006):
-  q(I) + Lap(GS_q/ε), ε-indistinguishable.
+  q(I) + Lap(GS_q/ε), ε-indistinguishable. A sensitivity the caller gives is
+  refused when it is below the exact GS_q privpub computes; where privpub has
+  only an upper bound and the caller's figure is below it, the guarantee says
+  the claim is unverified and rests on that figure.
+
+Neighbours. The paper's ε-indistinguishability (Def. 2.7) compares instances
+of the same size that differ by *replacing* one tuple (I + t = I' + t');
+ε-differential privacy compares instances differing by *adding or removing*
+one tuple. For these monotone queries a replacement changes q by no more
+than an addition or a removal, and the GS privpub computes bounds the change
+under both (:mod:`privpub.graphs.sensitivity`), so Lap(GS/ε) gives the same ε
+under both notions, and the guarantees state each.
+
+Answers (:class:`GraphAnswer`) carry their noise law, an interval exact for
+it, and ``clamped()`` (post-processing, no privacy cost); see
+:mod:`privpub.graphs.intervals`.
 
 "log" in the paper is the natural log (DESIGN.md). Lap(b) has scale b. The
 noise is the discrete Laplace of scale b, sampled exactly
@@ -41,9 +56,17 @@ from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.count import checked_inputs, count
 from privpub.graphs.graph import Graph, check_graph
+from privpub.graphs.intervals import (
+    DISCRETE_LAPLACE,
+    GraphInterval,
+    NoiseLaw,
+    QueryRange,
+    clamp,
+    interval,
+)
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
 from privpub.graphs.query import CQ, as_query
-from privpub.graphs.sensitivity import Sensitivity, global_sensitivity
+from privpub.graphs.sensitivity import Sensitivity, global_sensitivity, query_range
 
 
 def _epsilon(value: Any) -> float:
@@ -64,14 +87,52 @@ def _graph_claims(graph_facts: Mapping[str, Any]) -> list[Claim]:
     return claims
 
 
+#: Who Theorem 2.6 and Theorem 2.12 protect against (Defs. 2.10, 2.11), in words.
+PTLM = ("PTLM adversary (planar, Def. 2.11: knows |I|; total log-submodular, Def. 2.10: "
+        "for every set Q of tuples the marginal P_Q of his prior is log-submodular, which "
+        "tuple-independent and negatively correlated priors are and positively correlated "
+        "ones are not)")
+
+INDISTINGUISHABILITY = "ε-indistinguishability (replace one tuple, Def. 2.7)"
+DIFFERENTIAL_PRIVACY = "ε-differential privacy (add or remove one tuple)"
+
+
 def undirected_edge_claim() -> Claim:
     """What Theorem 2.6 does not give for a friendship of an undirected graph."""
     return Claim(
         "privacy of an undirected edge", False,
         "this graph is undirected, stored as a symmetric R: a friendship is the two tuples "
         "R(u, v), R(v, u). An adversary who knows the graph is undirected holds a prior with "
-        "R(u, v) ⇔ R(v, u), which is not log-submodular, so he is outside the PTLM class the "
-        "theorem covers; no bound is claimed for him.", "Sec. 2.5 (PTLM), Theorem 2.6")
+        "R(u, v) ⇔ R(v, u): a positive correlation, so his prior is not total "
+        "log-submodular (Def. 2.10: on Q = {R(u, v), R(v, u)}, P_Q({R(u, v)})·P_Q({R(v, u)}) "
+        "= 0 < P_Q(∅)·P_Q(Q) whenever he is unsure of the friendship), and he is outside the "
+        "PTLM class the theorem covers; no bound is claimed for him.",
+        "Def. 2.10 (PTLM), Theorem 2.6")
+
+
+def neighbour_claims(eps: float, directed: bool, holds: bool, noise: str,
+                     unverified: str = "") -> list[Claim]:
+    """The ε-indistinguishability (replacement) and ε-differential privacy
+    (addition or removal) claims of a q(I) + DLap(S/ε) answer, S bounding the
+    change of q under both. ``holds`` False with ``unverified`` set: S is the
+    caller's figure, below privpub's upper bound."""
+    unit = ("each tuple R(u, v)" if directed else
+            f"each tuple R(u, v); an undirected friendship is two tuples, so it is protected "
+            f"at 2ε = {2 * eps} (group privacy: replacing a friendship replaces two tuples, "
+            "removing one removes two)")
+    head = unverified + " If so: " if unverified else ""
+    return [
+        Claim(INDISTINGUISHABILITY, holds,
+              f"{head}ε = {eps} for {unit}, against any adversary: for instances I, I' of the "
+              "same size with I + t = I' + t' (one tuple replaced by another, the paper's "
+              "neighbours), every output is at most e^ε times as likely on I as on I'. "
+              f"{noise}", "Dwork, McSherry, Nissim, Smith 2006; paper Def. 2.7, Sec. 2.4"),
+        Claim(DIFFERENTIAL_PRIVACY, holds,
+              f"{head}the same ε = {eps} for {unit} when I' = I + t or I = I' + t: q is "
+              "monotone, so the sensitivity bounding a replacement is the largest gain from "
+              "adding one tuple, and it bounds an addition or a removal as well.",
+              "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4 (the two notions)"),
+    ]
 
 
 @register_mechanism
@@ -212,37 +273,32 @@ class RelationshipMechanism:
         claims.append(Claim(
             "(ε, γ)-adversarial privacy", True,
             f"{self.query.name} is {self.stability.reason}. For each tuple t of R: every "
-            "(δ, k)-bounded PTLM adversary (planar: knows |I|; log-submodular prior) with "
-            f"δ = ln m/m = {delta:.4g} (no tuple believed with probability "
-            f"≥ δ other than at most k = ln m = {k:.3g} known tuples) has Pr[t | A] ≤ "
-            f"e^ε·Pr[t] + γ with ε = {eps}, γ = {gamma}. "
+            f"(δ, k)-bounded {PTLM} with δ = ln m/m = {delta:.4g} (Def. 2.4: no tuple believed "
+            f"with probability ≥ δ other than at most k = ln m = {k:.3g} known tuples) has "
+            f"Pr[t | A] ≤ e^ε·Pr[t] + γ with ε = {eps}, γ = {gamma}. "
             + ("Since this answer is also ε-indistinguishable (below), the bound holds with "
                "γ = 0 against every PTLM adversary, bounded or not (Theorem 2.12)."
                if self.branch == "global sensitivity" else
-               "Adversaries with stronger priors (more known tuples, or beliefs ≥ δ) are not "
-               "covered."),
-            "Theorem 2.6 (Props. 3.7, 3.8)" + (", Theorem 2.12"
-                                               if self.branch == "global sensitivity" else "")))
+               "Adversaries outside that class (positively correlated priors, more known "
+               "tuples, or beliefs ≥ δ) are not covered."),
+            "Theorem 2.6 (Defs. 2.4, 2.10, 2.11; Props. 3.7, 3.8)"
+            + (", Theorem 2.12" if self.branch == "global sensitivity" else "")))
         if self.branch == "global sensitivity":
-            unit = ("each tuple R(u, v)" if directed else
-                    f"each tuple R(u, v); an undirected edge is two tuples, so a friendship is "
-                    f"protected at 2ε = {2 * eps} (group privacy)")
-            claims.append(Claim(
-                "ε-indistinguishability", True,
-                f"ε = {eps} for {unit}, against any adversary: the Laplace branch is "
-                f"q(I) + DLap(GS/ε) with {gs_text}, and the uniform branch (probability "
-                f"p/γ = {float(self.p) / gamma:.3g}) does not look at the data, so each "
-                "output's probability changes by at most e^ε between neighbours.",
-                "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4"))
+            claims.extend(neighbour_claims(
+                eps, directed, True,
+                f"The Laplace branch is q(I) + DLap(GS/ε) with {gs_text}, and the uniform "
+                f"branch (probability p/γ = {float(self.p) / gamma:.3g}) does not look at the "
+                "data, so each output's probability changes by at most e^ε between "
+                "neighbours."))
         else:
             if not directed:
                 claims.append(undirected_edge_claim())
-            claims.append(Claim(
-                "ε-indistinguishability", False,
-                f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not "
-                f"the global sensitivity ({gs_text}); use LaplaceMechanism"
-                + ("" if self.min_with_gs else " or min_with_gs=True") + " for that guarantee.",
-                "Sec. 2.4"))
+            why = (f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not "
+                   f"the global sensitivity ({gs_text}); use LaplaceMechanism"
+                   + ("" if self.min_with_gs else " or min_with_gs=True")
+                   + " for that guarantee.")
+            claims.append(Claim(INDISTINGUISHABILITY, False, why, "Sec. 2.4"))
+            claims.append(Claim(DIFFERENTIAL_PRIVACY, False, why, "Sec. 2.4"))
         claims.append(Claim(
             "(Σ, Γ)-usefulness", True,
             f"for every graph, Pr[|A(I) − q(I)| ≥ {sigma:,}] ≤ Γ/m with Γ = 2g/γ = "
@@ -262,19 +318,34 @@ class RelationshipMechanism:
             return "uniform", bits.randbelow(self.m ** self.v + 1)
         return "laplace", value + bits.discrete_laplace(scale_up(self.scale))
 
+    def noise_law(self) -> NoiseLaw:
+        """The law of the answer: uniform over {0, …, m^v} with probability p/γ,
+        otherwise q(I) + DLap(b) with b the scale the sampler uses."""
+        return NoiseLaw(DISCRETE_LAPLACE, float(scale_up(self.scale)),
+                        uniform=self.p / Fraction(self.gamma), uniform_high=self.m ** self.v)
+
+    def value_range(self) -> QueryRange:
+        """[0, max] holding q(I) on every graph over m nodes."""
+        return query_range(self.query, self.m)
+
     @classmethod
     def for_graph(cls, epsilon: float, gamma: float, query: CQ | str, graph: Graph, *,
                   min_with_gs: bool = False) -> RelationshipMechanism:
         return cls(epsilon, gamma, checked_inputs(graph, query), graph.m,
                    min_with_gs=min_with_gs, graph_facts=_facts(graph))
 
-    def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswer:
-        """A(I) for this graph (its m must be the mechanism's)."""
+    def answer(self, graph: Graph, seed: SeedLike = None, *,
+               clamp: bool = False) -> GraphAnswer:
+        """A(I) for this graph (its m must be the mechanism's); ``clamp=True``
+        returns it clamped to the query's range (:meth:`GraphAnswer.clamped`:
+        post-processing, no privacy cost)."""
         _check_graph(graph, self.m)
+        _check_clamp(clamp)
         source = resolve_seed(seed)
         _, value = self.draw(count(graph, self.query), Bits(source.derive(self.name)))
-        return GraphAnswer(value, self.name, self.with_facts(_facts(graph)).parameters(),
-                           source.policy)
+        out = GraphAnswer(value, self.name, self.with_facts(_facts(graph)).parameters(),
+                          source.policy)
+        return out.clamped() if clamp else out
 
     def with_facts(self, graph_facts: Mapping[str, Any]) -> RelationshipMechanism:
         """This mechanism, recording the facts of the graph it answered on."""
@@ -284,13 +355,23 @@ class RelationshipMechanism:
 
 @register_mechanism
 class LaplaceMechanism:
-    """DMNS: q(I) + Lap(GS_q/ε), with GS_q from :func:`global_sensitivity` or given.
+    """DMNS: q(I) + Lap(S/ε), S = GS_q from :func:`global_sensitivity` or given.
+
+    A given ``sensitivity`` below the exact GS_q privpub computes is refused
+    (ParameterError naming both figures): noise that narrow is not
+    ε-indistinguishable. One at or above privpub's figure (exact, or an upper
+    bound) is verified. One below an upper bound privpub cannot tighten is
+    accepted, and the guarantee says the claim is unverified and rests on it.
 
     Examples
     --------
     >>> from privpub.graphs import triangle
     >>> LaplaceMechanism(0.5, triangle(), m=4039).sensitivity
     12111
+    >>> LaplaceMechanism(1.0, triangle(), m=4039, sensitivity=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    privpub.core.errors.ParameterError: sensitivity = 1 is below ... GS = 12,111 (exact: ...
     """
 
     name = "laplace-global-sensitivity"
@@ -300,14 +381,39 @@ class LaplaceMechanism:
         self.epsilon = _epsilon(epsilon)
         self.query = as_query(query)
         self.m = validate.count("m", m, minimum=2)
-        derived = global_sensitivity(self.query, self.m)
+        self.gs = derived = global_sensitivity(self.query, self.m)
         if sensitivity is None:
-            self.sensitivity, self.source = derived.value, derived.reason
-            self.exact = derived.exact
+            self.sensitivity = derived.value
         else:
             self.sensitivity = validate.count("sensitivity", sensitivity, minimum=1)
-            self.source, self.exact = "given by the caller (not verified)", False
+            if derived.exact and self.sensitivity < derived.value:
+                raise ParameterError(
+                    f"sensitivity = {self.sensitivity:,} is below the global sensitivity of "
+                    f"{self.query.name} over m = {self.m:,} nodes, GS = {derived.value:,} "
+                    f"(exact: {derived.reason}); Laplace noise of scale sensitivity/ε would "
+                    "not be ε-indistinguishable. Omit sensitivity= (GS is used) or pass at "
+                    f"least {derived.value:,}")
         self.graph_facts = dict(graph_facts or {})
+
+    @property
+    def exact(self) -> bool:
+        """The noise uses the exact GS_q."""
+        return self.gs.exact and self.sensitivity == self.gs.value
+
+    @property
+    def verified(self) -> bool:
+        """The sensitivity used is at least privpub's GS_q (exact or an upper bound)."""
+        return self.sensitivity >= self.gs.value
+
+    @property
+    def source(self) -> str:
+        """Where the sensitivity used comes from, and how it compares with GS_q."""
+        kind = "exact" if self.gs.exact else "an upper bound"
+        if self.sensitivity == self.gs.value:
+            return f"{kind}: {self.gs.reason}"
+        relation = "≥" if self.verified else "below"
+        return (f"given by the caller, {relation} privpub's GS = {self.gs.value:,} ({kind}: "
+                f"{self.gs.reason})")
 
     @property
     def scale(self) -> float:
@@ -334,25 +440,34 @@ class LaplaceMechanism:
     def guarantee(self) -> Guarantee:
         eps = self.epsilon
         directed = self.graph_facts.get("directed", True)
-        unit = ("each tuple R(u, v)" if directed else
-                f"each tuple R(u, v); an undirected edge is two tuples, so a friendship is "
-                f"protected at 2ε = {2 * eps} (group privacy)")
-        gs = self.sensitivity
+        s = self.sensitivity
         claims = _graph_claims(self.graph_facts)
-        claims.append(Claim(
-            "ε-indistinguishability", True,
-            f"ε = {eps} for {unit}, against any adversary: discrete Laplace of scale GS/ε = "
-            f"{self.scale:.4g} with GS = {gs:,} ({self.source}).",
-            "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4"))
+        unverified = "" if self.verified else (
+            f"unverified: rests on the sensitivity you gave, {s:,}. privpub's figure for "
+            f"{self.query.name} is {self.gs.value:,}, an upper bound it cannot tighten "
+            f"({self.gs.reason}); the claim holds only if no single tuple changes q by more "
+            f"than {s:,}, which privpub has not checked.")
+        claims.extend(neighbour_claims(
+            eps, directed, self.verified,
+            f"The noise is discrete Laplace of scale S/ε = {self.scale:.4g} with S = {s:,} "
+            f"({self.source}).", unverified))
         sigma, _ = self.error_bound()
         claims.append(Claim(
             "(Σ, Γ)-usefulness", True,
             f"Pr[|A(I) − q(I)| ≥ {sigma:,}] ≤ 1/m (Γ = 1) for every graph.", "Def. 2.1"))
         return Guarantee(f"Laplace (GS) ({self.query.name}, ε = {eps}, m = {self.m:,}, "
-                         f"GS = {gs:,})", tuple(claims))
+                         f"sensitivity = {s:,})", tuple(claims))
 
     def draw(self, value: int, bits: Bits) -> int:
         return value + bits.discrete_laplace(scale_up(self.scale))
+
+    def noise_law(self) -> NoiseLaw:
+        """q(I) + DLap(b), b the scale the sampler uses."""
+        return NoiseLaw(DISCRETE_LAPLACE, float(scale_up(self.scale)))
+
+    def value_range(self) -> QueryRange:
+        """[0, max] holding q(I) on every graph over m nodes."""
+        return query_range(self.query, self.m)
 
     @classmethod
     def for_graph(cls, epsilon: float, query: CQ | str, graph: Graph, *,
@@ -360,14 +475,18 @@ class LaplaceMechanism:
         return cls(epsilon, checked_inputs(graph, query), graph.m, sensitivity=sensitivity,
                    graph_facts=_facts(graph))
 
-    def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswer:
+    def answer(self, graph: Graph, seed: SeedLike = None, *,
+               clamp: bool = False) -> GraphAnswer:
+        """A(I) for this graph; ``clamp=True`` returns it clamped to the query's
+        range (:meth:`GraphAnswer.clamped`: post-processing, no privacy cost)."""
         _check_graph(graph, self.m)
+        _check_clamp(clamp)
         source = resolve_seed(seed)
         value = self.draw(count(graph, self.query), Bits(source.derive(self.name)))
-        me = LaplaceMechanism(self.epsilon, self.query, self.m,
-                              sensitivity=self.sensitivity if not self.exact else None,
+        me = LaplaceMechanism(self.epsilon, self.query, self.m, sensitivity=self.sensitivity,
                               graph_facts=_facts(graph))
-        return GraphAnswer(value, self.name, me.parameters(), source.policy)
+        out = GraphAnswer(value, self.name, me.parameters(), source.policy)
+        return out.clamped() if clamp else out
 
 
 def _facts(graph: Graph) -> dict[str, Any]:
@@ -380,21 +499,92 @@ def _check_graph(graph: Graph, m: int) -> None:
                              f"m = {graph.m:,}")
 
 
+def _check_clamp(clamp: Any) -> None:
+    if not isinstance(clamp, bool):
+        raise ParameterError(f"clamp must be True or False, got {clamp!r}")
+
+
 class GraphAnswer(Release):
-    """A released query answer with its mechanism, parameters and seed policy."""
+    """A released query answer with its mechanism, parameters and seed policy.
+
+    ``value`` is the answer, an integer that may be negative or above the
+    query's range (the noise is symmetric and unbounded, and Algorithm 2.1's
+    uniform branch reaches m^v). What it says about q(I):
+
+    - :attr:`noise`: the law A − q(I) was drawn from (:class:`NoiseLaw`), and
+      :attr:`scale` its scale (for the smooth-sensitivity mechanism the
+      largest scale it can use: the scale it used depends on the graph and is
+      not published);
+    - :meth:`interval`: [A − s, A + s] covering q(I) with probability at least
+      ``level`` for every graph, computed from that law (exact, not a normal
+      approximation; Algorithm 2.1's uniform branch counted as a miss);
+    - :meth:`clamped`: the answer clamped to the query's range [0, max]. It
+      reads only the released answer and public facts (m, the query), so it is
+      post-processing: it costs no privacy and the guarantee is unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privpub.graphs import Graph, LaplaceMechanism, triangle
+    >>> g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=10)
+    >>> a = LaplaceMechanism.for_graph(1.0, triangle(), g).answer(g, seed=6)
+    >>> a.value, f"{a.scale:.6g}"     # q(I) = 6 (one triangle); b = GS/ε = 3(m − 2) = 24
+    (-17, '24')
+    >>> tuple(a.interval(0.95))       # s = 72: Pr[|Z| ≤ 72] = 0.9513 for b = 24
+    (-89, 55)
+    >>> c = a.clamped()               # into [0, 10·9·8]: post-processing, no privacy cost
+    >>> c.value, tuple(c.interval(0.95))
+    (0, (0, 72))
+    """
 
     kind = "graph-answer"
 
     def __init__(self, value: int, mechanism: str, parameters: Mapping[str, Any],
-                 seed_policy: str, **kwargs: Any):
+                 seed_policy: str, *, clamped: bool = False, **kwargs: Any):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ArtifactError(f"field 'value' must be an integer, got {value!r}")
+        if not isinstance(clamped, bool):
+            raise ArtifactError(f"field 'clamped' must be true or false, got {clamped!r}")
         super().__init__(mechanism, parameters, seed_policy, **kwargs)
         self.value = value
+        self.is_clamped = clamped
+        if clamped and not 0 <= value <= self.range.high:
+            raise ArtifactError(f"field 'value' = {value} is marked clamped but lies outside "
+                                f"the query's range [0, {self.range.high:,}]")
+
+    @property
+    def noise(self) -> NoiseLaw:
+        """The law of A − q(I) (from the mechanism's public parameters)."""
+        return self.mechanism_object().noise_law()
+
+    @property
+    def scale(self) -> float:
+        """The noise scale b (see :attr:`noise`; for the smooth-sensitivity
+        mechanism the largest it can be, ``noise.scale_is_bound``)."""
+        return self.noise.scale
+
+    @property
+    def range(self) -> QueryRange:
+        """[0, high] holding q(I) on every graph over the mechanism's m nodes."""
+        return self.mechanism_object().value_range()
+
+    def interval(self, level: float = 0.95) -> GraphInterval:
+        """An interval holding q(I) with probability at least ``level`` over the
+        mechanism's randomness, for every graph (:mod:`privpub.graphs.intervals`);
+        its ``statement`` says what it covers and why."""
+        return interval(self.value, self.noise, self.range, level, clamped=self.is_clamped)
+
+    def clamped(self) -> GraphAnswer:
+        """This answer clamped to the query's range [0, max]: post-processing of the
+        released answer (public m and query only), so no privacy cost; its interval
+        is clamped too and covers at least as often."""
+        return GraphAnswer(clamp(self.value, self.range), self.mechanism, self.parameters,
+                           self.seed_policy, clamped=True,
+                           library_version=self.library_version)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; the value as a string (it may exceed 2^53)."""
-        return self.envelope() | {"value": str(self.value)}
+        return self.envelope() | {"value": str(self.value), "clamped": self.is_clamped}
 
     @classmethod
     def from_dict(cls, meta: Mapping[str, Any]) -> GraphAnswer:
@@ -403,7 +593,18 @@ class GraphAnswer(Release):
         raw = validate.field(meta, "value", "metadata")
         if not isinstance(raw, str) or not raw.lstrip("-").isdigit():
             raise ArtifactError(f"field 'value' must be a decimal integer string, got {raw!r}")
-        return cls(int(raw), **env)
+        return cls(int(raw), clamped=meta.get("clamped", False), **env)
+
+    def __str__(self) -> str:
+        span, ci = self.range, self.interval(0.95)
+        clamp_text = (f"clamped to the query's range [0, {span.high:,}] (post-processing of "
+                      "the released answer: no privacy cost)" if self.is_clamped else
+                      f"not clamped; .clamped() maps it into [0, {span.high:,}] "
+                      "(post-processing: no privacy cost)")
+        return (f"{self.value:,} ({self.mechanism}; {clamp_text})\n"
+                f"  noise: {self.noise.describe()}\n"
+                f"  95% interval: [{ci.low:,}, {ci.high:,}]: {ci.statement}")
 
     def __repr__(self) -> str:
-        return f"GraphAnswer({self.value}, mechanism={self.mechanism!r})"
+        extra = ", clamped=True" if self.is_clamped else ""
+        return f"GraphAnswer({self.value}, mechanism={self.mechanism!r}{extra})"

@@ -36,7 +36,19 @@ from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.count import checked_inputs, count
 from privpub.graphs.graph import Graph
+from privpub.graphs.intervals import (
+    DISCRETE_LAPLACE,
+    GraphInterval,
+    NoiseLaw,
+    QueryRange,
+    clamp,
+    interval,
+)
 from privpub.graphs.mechanism import (
+    DIFFERENTIAL_PRIVACY,
+    INDISTINGUISHABILITY,
+    PTLM,
+    _check_clamp,
     _check_graph,
     _epsilon,
     _facts,
@@ -45,6 +57,7 @@ from privpub.graphs.mechanism import (
 )
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
 from privpub.graphs.query import CQ, as_query
+from privpub.graphs.sensitivity import query_range
 
 
 @register_mechanism
@@ -155,16 +168,15 @@ class MultipleQueryMechanism:
         claims.append(Claim(
             "(ε, γ)-adversarial privacy", True,
             f"all {len(self.queries)} queries ({names}) are stable. For each tuple t of R, "
-            "after seeing all the answers: every (δ, k)-bounded PTLM adversary with "
+            f"after seeing all the answers: every (δ, k)-bounded {PTLM} with "
             f"δ = ln m/m = {delta:.4g} and k = ln m = {k:.3g} has Pr[t | A] ≤ e^ε·Pr[t] + γ "
             f"with ε = {eps}, γ = {gamma}. Adversaries with stronger priors are not covered.",
             "Sec. 4.3 (multiple queries), Theorem 2.6"))
         if not self.graph_facts.get("directed", True):
             claims.append(undirected_edge_claim())
-        claims.append(Claim(
-            "ε-indistinguishability", False,
-            "the Laplace scales λ_i/ε follow the adversary class, not the global "
-            "sensitivities.", "Sec. 2.4"))
+        why = "the Laplace scales λ_i/ε follow the adversary class, not the global sensitivities."
+        claims.append(Claim(INDISTINGUISHABILITY, False, why, "Sec. 2.4"))
+        claims.append(Claim(DIFFERENTIAL_PRIVACY, False, why, "Sec. 2.4"))
         bounds = "; ".join(f"{q.name}: Σ = {s:,}" for q, s in zip(self.queries, sigmas,
                                                                   strict=True))
         claims.append(Claim(
@@ -190,32 +202,89 @@ class MultipleQueryMechanism:
             queries = [checked_inputs(graph, q) for q in queries]
         return cls(epsilon, gamma, queries, graph.m, graph_facts=_facts(graph))
 
-    def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswers:
-        """A_1(I), …, A_l(I) for this graph (its m must be the mechanism's)."""
+    def noise_laws(self) -> list[NoiseLaw]:
+        """Per query: uniform over {0, …, m^{v_i}} with probability p/γ (one coin for
+        all), otherwise q_i(I) + DLap(b_i) with b_i the scale the sampler uses."""
+        rate = self.p / Fraction(self.gamma)
+        return [NoiseLaw(DISCRETE_LAPLACE, float(scale_up(b)), uniform=rate,
+                         uniform_high=self.m ** q.v)
+                for q, b in zip(self.queries, self.scales, strict=True)]
+
+    def value_ranges(self) -> list[QueryRange]:
+        return [query_range(q, self.m) for q in self.queries]
+
+    def answer(self, graph: Graph, seed: SeedLike = None, *,
+               clamp: bool = False) -> GraphAnswers:
+        """A_1(I), …, A_l(I) for this graph (its m must be the mechanism's);
+        ``clamp=True`` clamps each to its query's range (post-processing, no
+        privacy cost)."""
         _check_graph(graph, self.m)
+        _check_clamp(clamp)
         source = resolve_seed(seed)
         _, values = self.draw([count(graph, q) for q in self.queries],
                               Bits(source.derive(self.name)))
         me = MultipleQueryMechanism(self.epsilon, self.gamma, self.queries, self.m,
                                     graph_facts=_facts(graph))
-        return GraphAnswers(values, self.name, me.parameters(), source.policy)
+        out = GraphAnswers(values, self.name, me.parameters(), source.policy)
+        return out.clamped() if clamp else out
 
 
 class GraphAnswers(Release):
-    """Released answers to a sequence of queries, in the queries' order."""
+    """Released answers to a sequence of queries, in the queries' order.
+
+    As :class:`~privpub.graphs.GraphAnswer`, per query: :attr:`noise`,
+    :attr:`scales`, :meth:`intervals` (each covers its own q_i(I) with
+    probability at least ``level``; not all at once) and :meth:`clamped`
+    (post-processing: no privacy cost).
+    """
 
     kind = "graph-answers"
 
     def __init__(self, values: Sequence[int], mechanism: str, parameters: Mapping[str, Any],
-                 seed_policy: str, **kwargs: Any):
+                 seed_policy: str, *, clamped: bool = False, **kwargs: Any):
         if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
             raise ArtifactError(f"field 'values' must hold integers, got {list(values)!r}")
+        if not isinstance(clamped, bool):
+            raise ArtifactError(f"field 'clamped' must be true or false, got {clamped!r}")
         super().__init__(mechanism, parameters, seed_policy, **kwargs)
         self.values = list(values)
+        self.is_clamped = clamped
+        if len(self.values) != len(self.ranges):
+            raise ArtifactError(f"field 'values' holds {len(self.values)} answers for "
+                                f"{len(self.ranges)} queries")
+        if clamped and not all(0 <= v <= r.high for v, r in zip(self.values, self.ranges,
+                                                                strict=True)):
+            raise ArtifactError("field 'values' is marked clamped but an answer lies outside "
+                                "its query's range")
+
+    @property
+    def noise(self) -> list[NoiseLaw]:
+        return self.mechanism_object().noise_laws()
+
+    @property
+    def scales(self) -> list[float]:
+        return [law.scale for law in self.noise]
+
+    @property
+    def ranges(self) -> list[QueryRange]:
+        return self.mechanism_object().value_ranges()
+
+    def intervals(self, level: float = 0.95) -> list[GraphInterval]:
+        """Per query, an interval holding q_i(I) with probability at least ``level``
+        for every graph (each on its own, not simultaneously)."""
+        return [interval(v, law, span, level, clamped=self.is_clamped)
+                for v, law, span in zip(self.values, self.noise, self.ranges, strict=True)]
+
+    def clamped(self) -> GraphAnswers:
+        """Each answer clamped to its query's range: post-processing, no privacy cost."""
+        return GraphAnswers([clamp(v, r) for v, r in zip(self.values, self.ranges, strict=True)],
+                            self.mechanism, self.parameters, self.seed_policy, clamped=True,
+                            library_version=self.library_version)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; values as strings (they may exceed 2^53)."""
-        return self.envelope() | {"values": [str(v) for v in self.values]}
+        return self.envelope() | {"values": [str(v) for v in self.values],
+                                  "clamped": self.is_clamped}
 
     @classmethod
     def from_dict(cls, meta: Mapping[str, Any]) -> GraphAnswers:
@@ -225,7 +294,8 @@ class GraphAnswers(Release):
                 isinstance(v, str) and v.lstrip("-").isdigit() for v in raw):
             raise ArtifactError(f"field 'values' must be a list of decimal integer strings, "
                                 f"got {raw!r}")
-        return cls([int(v) for v in raw], **env)
+        return cls([int(v) for v in raw], clamped=meta.get("clamped", False), **env)
 
     def __repr__(self) -> str:
-        return f"GraphAnswers({self.values}, mechanism={self.mechanism!r})"
+        extra = ", clamped=True" if self.is_clamped else ""
+        return f"GraphAnswers({self.values}, mechanism={self.mechanism!r}{extra})"

@@ -32,6 +32,9 @@ from privpub.graphs.analysis import dense
 from privpub.graphs.count import checked_inputs
 from privpub.graphs.graph import Graph
 from privpub.graphs.mechanism import (
+    DIFFERENTIAL_PRIVACY,
+    INDISTINGUISHABILITY,
+    PTLM,
     RelationshipMechanism,
     _facts,
     undirected_edge_claim,
@@ -105,22 +108,23 @@ class NegativeLeakageMechanism(RelationshipMechanism):
         for claim in super().guarantee().claims:
             if claim.name == "(Σ, Γ)-usefulness":
                 break
-            if claim.name not in ("ε-indistinguishability", "privacy of an undirected edge"):
+            if claim.name not in (INDISTINGUISHABILITY, DIFFERENTIAL_PRIVACY,
+                                  "privacy of an undirected edge"):
                 claims.append(claim)
         claims.append(Claim(
             "no negative leakage", False,
             f"{self.query.name} is stable and dense, the class Sec. 4.3 names. The paper "
-            "states that with λ of order log^g m every (δ, k)-bounded PTLM adversary "
+            f"states that with λ of order log^g m every (δ, k)-bounded {PTLM} "
             f"(δ = {delta:.4g}, k = {k:.3g}) has Pr[¬t | A] ≤ e^ε·Pr[¬t] + γ, with the "
             f"constant in its full version; λ = {self.lam:.4g} here is of that order, but "
             "the bound is not established for this constant, so it is not claimed.",
             "Sec. 4.3 (negative leakage)"))
         if not self.graph_facts.get("directed", True):
             claims.append(undirected_edge_claim())
-        claims.append(Claim(
-            "ε-indistinguishability", False,
-            f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not the "
-            f"global sensitivity (GS = {self.gs.value:,}).", "Sec. 2.4"))
+        why = (f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not "
+               f"the global sensitivity (GS = {self.gs.value:,}).")
+        claims.append(Claim(INDISTINGUISHABILITY, False, why, "Sec. 2.4"))
+        claims.append(Claim(DIFFERENTIAL_PRIVACY, False, why, "Sec. 2.4"))
         claims.append(Claim(
             "(Σ, Γ)-usefulness", True,
             f"for every graph, Pr[|A(I) − q(I)| ≥ {sigma:,}] ≤ Γ/m with Γ = 2g/γ = "

@@ -127,3 +127,19 @@ def laplace_bound(scale: float, probability: float) -> int:
     while laplace_tail(scale, s) > probability:
         s += 1
     return s
+
+
+def rounded_laplace_tail(scale: float, k: int) -> float:
+    """Pr[|Z| ≥ k] for Z = round(scale·L), L ~ Laplace(1), and an integer k ≥ 1:
+    e^{−(k − 1/2)/b} (:meth:`Bits.rounded_laplace`)."""
+    return math.exp(-(k - 0.5) / scale)
+
+
+def rounded_laplace_bound(scale: float, probability: float) -> int:
+    """The least integer Σ ≥ 1 with Pr[|round(bL)| ≥ Σ] ≤ probability."""
+    s = max(1, math.ceil(scale * math.log(1 / probability) + 0.5))
+    while s > 1 and rounded_laplace_tail(scale, s - 1) <= probability:
+        s -= 1
+    while rounded_laplace_tail(scale, s) > probability:
+        s += 1
+    return s

@@ -4,7 +4,11 @@ Algorithm 2.1), and the exact local sensitivity LS_q(I) of a given graph.
 
 Neighbouring instances differ in one tuple of R (|I| = |I'|, I + t = I' + t',
 Def. 3.1). CQ(≠) queries are monotone, so |q(I') − q(I)| is at most the
-largest gain from adding one tuple t, and:
+largest gain from adding one tuple t (q(I − t' + t) − q(I) ≤ q(I − t' + t) −
+q(I − t'), and the same for a loss). Every figure below bounds that gain, so
+it is also the global sensitivity under adding or removing one tuple
+(differential privacy's neighbours), and exact there wherever it is exact
+here:
 
 - a *pattern* query (binary subgoals with two distinct variables, all
   variables pairwise distinct, no constants, head = all variables) with k
@@ -36,6 +40,7 @@ from privpub import _core
 from privpub.core.errors import QueryError
 from privpub.graphs.count import checked_inputs
 from privpub.graphs.graph import Graph
+from privpub.graphs.intervals import QueryRange
 from privpub.graphs.query import CQ, Const, Var
 
 
@@ -107,6 +112,27 @@ def global_sensitivity(q: CQ, m: int) -> Sensitivity:
                 for a in q.goals)
     return Sensitivity(min(head, atoms), False,
                        "upper bound min(m^|head|, Σ_g m^(v − |vars(g)|)) for a general query")
+
+
+def query_range(q: CQ, m: int) -> QueryRange:
+    """[0, max] holding q(I) for every instance of R over m nodes (clamping an
+    answer into it is post-processing: it reads only public facts).
+
+    - a pattern query with k variables: m(m−1)…(m−k+1), the injective
+      assignments, every one of them an answer in the complete graph (all
+      tuples R(a, b), a ≠ b), so exact;
+    - d_{i,v}: m (distinct end nodes; the paper's range 0..m), reached when v
+      reaches every node;
+    - any other query: m^|head| (distinct head assignments), an upper bound.
+    """
+    if _is_pattern(q):
+        return QueryRange(_falling(m, q.v), True,
+                          f"m(m−1)…(m−k+1) for k = {q.v} variables: every injective "
+                          "assignment, reached by the complete graph")
+    if _is_path_from(q) is not None:
+        return QueryRange(m, True, "d_{i,v} counts distinct end nodes: 0..m")
+    return QueryRange(m ** len(q.head), False,
+                      f"at most m^{len(q.head)} distinct head assignments (an upper bound)")
 
 
 @dataclass(frozen=True)

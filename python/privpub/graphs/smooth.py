@@ -29,6 +29,25 @@ relies on:
    L ~ Laplace(1), is (ε, δ)-differentially private. This is the (ε, δ)
    variant; we do not implement the pure-ε Cauchy-type one.
 
+Neighbours. NRS's neighbours differ in one entry of the database; a graph
+is its adjacency vector over the m(m − 1)/2 node pairs, so neighbours differ
+by adding or removing one edge (one friendship: both tuples of the symmetric
+R). That is (ε, δ)-differential privacy per edge. The relationship-privacy
+paper's ε-indistinguishability (Def. 2.7) compares graphs of the same size
+differing by *replacing* one edge e by another e'. G and G' = G − e + e'
+share the add/remove neighbour G'' = G − e, so for every set S of outputs
+  Pr[A(G) ∈ S] ≤ e^ε Pr[A(G'') ∈ S] + δ ≤ e^ε (e^ε Pr[A(G') ∈ S] + δ) + δ
+              = e^{2ε} Pr[A(G') ∈ S] + (1 + e^ε) δ,
+and the same with G, G' swapped: (2ε, (1 + e^ε)δ) under replacement (group
+privacy for a group of two, the chain written out; Vadhan, "The Complexity
+of Differential Privacy" 2017, Lemma 2.2, states the looser (kε, k·e^{kε}·δ)
+for k steps). Both are stated by :meth:`SmoothTriangleMechanism.guarantee`.
+
+The noise scale 12 S*/ε depends on the graph, and the (ε, δ) guarantee
+covers the answer only, not the scale: an answer carries the largest scale
+the mechanism can use, 12(m − 2)/ε (S* ≤ m − 2), and its interval is
+computed at that scale, so it is conservative (:mod:`privpub.graphs.intervals`).
+
 What is released is q = Δ as the rest of :mod:`privpub.graphs` counts it:
 ordered assignments, Δ = 6T, with the noise scaled by 6 as well, and then
 rounded to an integer: round(Δ + 12 S*/ε · L) = Δ + round(12 S*/ε · L),
@@ -60,11 +79,22 @@ from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.count import count
 from privpub.graphs.graph import Graph, check_graph
-from privpub.graphs.mechanism import GraphAnswer, _epsilon, _facts, _graph_claims
+from privpub.graphs.intervals import ROUNDED_LAPLACE, NoiseLaw, QueryRange
+from privpub.graphs.mechanism import (
+    GraphAnswer,
+    _check_clamp,
+    _epsilon,
+    _facts,
+    _graph_claims,
+)
 from privpub.graphs.noise import Bits, scale_up
 from privpub.graphs.query import triangle
+from privpub.graphs.sensitivity import query_range
 
 ASSIGNMENTS_PER_TRIANGLE = 6  # Δ counts ordered assignments (DESIGN.md)
+
+DP_ADD_REMOVE = "(ε, δ)-differential privacy (add or remove one edge)"
+DP_REPLACE = "(2ε, (1 + e^ε)δ)-indistinguishability (replace one edge, Def. 2.7)"
 
 
 def _undirected(graph: Graph) -> Graph:
@@ -141,7 +171,8 @@ def smooth_sensitivity(graph: Graph, beta: float) -> SmoothSensitivity:
 
 @register_mechanism
 class SmoothTriangleMechanism:
-    """Δ + round(12 S*_β/ε · Laplace(1)): (ε, δ)-differential privacy per edge.
+    """Δ + round(12 S*_β/ε · Laplace(1)): (ε, δ)-differential privacy per edge
+    (add or remove one), (2ε, (1 + e^ε)δ) when one edge replaces another.
 
     Parameters
     ----------
@@ -218,15 +249,26 @@ class SmoothTriangleMechanism:
         eps, delta = self.epsilon, self.delta
         claims = _graph_claims(self.graph_facts)
         claims.append(Claim(
-            "(ε, δ)-differential privacy (edge-level indistinguishability)", True,
+            DP_ADD_REMOVE, True,
             f"ε = {eps}, δ = {delta:.3g} for each undirected edge (the two tuples R(u, v), "
             "R(v, u) together), against any adversary: for graphs G, G' on the same "
-            f"m = {self.m:,} nodes differing in one edge, Pr[A(G) ∈ S] ≤ e^ε·Pr[A(G') ∈ S] + δ. "
+            f"m = {self.m:,} nodes where G' is G with one edge added or removed, "
+            "Pr[A(G) ∈ S] ≤ e^ε·Pr[A(G') ∈ S] + δ for every set S of outputs. "
             f"The answer is Δ + round(12 S*/ε · L), L ~ Laplace(1), with S* the β-smooth "
             f"sensitivity of the triangle count (β = ε/(2 ln(2/δ)) = {self.beta:.4g}); Laplace "
             "noise is (ε/2, β)-admissible. S* is computed in float64 (relative error ≤ 1e−15, "
             "a change of ε below 1e−14).",
             "Nissim, Raskhodnikova, Smith 2007 (Sec. 2, Sec. 3.2); Karwa et al. 2011 (Sec. 3)"))
+        eps2, delta2 = 2 * eps, (1 + math.exp(eps)) * delta
+        claims.append(Claim(
+            DP_REPLACE, True,
+            f"ε' = 2ε = {eps2:.4g}, δ' = (1 + e^ε)δ = {delta2:.3g} for each undirected edge "
+            "under the relationship-privacy paper's neighbours (Def. 2.7: graphs with the "
+            "same number of edges, one edge replaced by another): G and G' = G − e + e' share "
+            "the add/remove neighbour G − e, so Pr[A(G) ∈ S] ≤ e^ε(e^ε·Pr[A(G') ∈ S] + δ) + δ "
+            "= e^{2ε}·Pr[A(G') ∈ S] + (1 + e^ε)δ. Nothing tighter is claimed.",
+            "group privacy of two add/remove steps (chain written out in the module notes; "
+            "Vadhan 2017 Lemma 2.2); paper Def. 2.7"))
         claims.append(Claim(
             "pure ε-indistinguishability", False,
             f"δ = {delta:.3g} > 0: with probability up to δ the e^ε bound may fail; use "
@@ -246,19 +288,35 @@ class SmoothTriangleMechanism:
         return Guarantee(f"Smooth sensitivity (Δ, ε = {eps}, δ = {delta:.3g}, m = {self.m:,}, "
                          f"β = {self.beta:.4g})", tuple(claims))
 
+    def noise_law(self) -> NoiseLaw:
+        """round(b·L) with b ≤ 12(m − 2)/ε, the largest scale this mechanism can use
+        (S* ≤ m − 2 on every graph): the scale it used depends on the graph and is
+        not published."""
+        bound = scale_up(2 * ASSIGNMENTS_PER_TRIANGLE * (self.m - 2) / self.epsilon)
+        return NoiseLaw(ROUNDED_LAPLACE, float(bound), scale_is_bound=True)
+
+    def value_range(self) -> QueryRange:
+        """[0, m(m − 1)(m − 2)]: Δ counts ordered assignments."""
+        return query_range(self.query, self.m)
+
     @classmethod
     def for_graph(cls, epsilon: float, delta: float, graph: Graph) -> SmoothTriangleMechanism:
         return cls(epsilon, delta, graph.m, graph_facts=_facts(_undirected(graph)))
 
-    def answer(self, graph: Graph, seed: SeedLike = None) -> GraphAnswer:
-        """A(G) for this undirected graph (its m must be the mechanism's)."""
+    def answer(self, graph: Graph, seed: SeedLike = None, *,
+               clamp: bool = False) -> GraphAnswer:
+        """A(G) for this undirected graph (its m must be the mechanism's);
+        ``clamp=True`` returns it clamped to [0, m(m − 1)(m − 2)]
+        (:meth:`GraphAnswer.clamped`: post-processing, no privacy cost)."""
+        _check_clamp(clamp)
         scale = self.noise_scale(graph)
         source = resolve_seed(seed)
         # Δ over the graph's own relation name (self.query is Δ over R, as published).
         truth = count(graph, triangle(graph.relation_names[0]))
         value = self.draw(truth, scale, Bits(source.derive(self.name)))
         me = SmoothTriangleMechanism(self.epsilon, self.delta, self.m, graph_facts=_facts(graph))
-        return GraphAnswer(value, self.name, me.parameters(), source.policy)
+        out = GraphAnswer(value, self.name, me.parameters(), source.policy)
+        return out.clamped() if clamp else out
 
     def _check(self, graph: Graph) -> None:
         if _undirected(graph).m != self.m:
