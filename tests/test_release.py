@@ -99,7 +99,7 @@ TAMPERED = {
     "alpha=0": (set_param("alpha", 0.0), ParameterError, "alpha"),
     "alpha<0": (set_param("alpha", -0.3), ParameterError, "alpha"),
     "beta>1": (set_param("beta", 5.0), ParameterError, "beta"),
-    "beta=NaN": (set_param("beta", float("nan")), ParameterError, "beta"),
+    "beta=NaN": (set_param("beta", float("nan")), ArtifactError, "NaN, which is not a JSON"),
     "alpha as text": (set_param("alpha", "0.5"), ParameterError, "alpha"),
     "n as float": (set_param("n", 30162.5), ParameterError, "n"),
     "error bound edited": (set_param("error_bound", 1.0), ArtifactError, "error_bound"),
@@ -115,7 +115,8 @@ TAMPERED = {
                     "seed_policy"),
     "row count": (lambda m: m.__setitem__("rows", m["rows"] - 1), ArtifactError, "rows"),
     "not a view": (lambda m: m.__setitem__("kind", "artifact"), ArtifactError, "kind"),
-    "old format": (lambda m: m.__setitem__("format_version", 1), ArtifactError, "format 1"),
+    "old format": (lambda m: m.__setitem__("format_version", 1), ArtifactError,
+                   "'format_version' = 1"),
     "schema attribute broken": (drop("schema", "attributes", 0, "values"), ArtifactError,
                                 "values"),
 }
