@@ -8,18 +8,22 @@ goal is a ratio of at least 1 / 1.5 = 0.67). Nothing asserts on timing.
 1. Write: the Adult αβ view (k = 10, γ = 0.2, seed 1: 1,523,518 rows, 9
    Categorical attributes) as just published (codes in memory, digits not yet
    decoded). privpub ``view.to_parquet(path, overwrite=True)`` (which also
-   computes the fingerprint it stores, and writes a temporary file, reopens
-   it, fsyncs it and renames it into place) against ``pq.write_table(table, path)`` with default
+   computes the digest it stores — SHA-256 of each column's domain indices,
+   in the write pass —, and writes a temporary file, reopens it, fsyncs it
+   and renames it into place) against ``pq.write_table(table, path)`` with default
    settings (snappy) of the same columns dictionary-encoded over the same
    dictionaries, index types and order (asserted equal to ``view.to_arrow()``):
 
    - table prebuilt outside the timed region: pyarrow's own write time;
    - table built from the codes inside it (``np.divmod`` from the least
      significant digit, the fastest numpy decode in bench_encode.py, then one
-     ``DictionaryArray`` per attribute) and written: a user holding codes.
+     ``DictionaryArray`` per attribute) and written: a user holding codes;
+   - the same, then SHA-256 of the file written (hashlib, 1 MiB reads): a
+     user who also wants edits to the file detected, as privpub's digest does.
 
 2. Read the privpub file back: ``PublishedView.read_parquet(path)`` (codes
-   in memory, fingerprint checked) against
+   in memory; every row group's row count and every column's digest checked)
+   against
 
    - ``pq.read_table(path)`` (no codes; string columns come back dictionary-
      encoded, age, an integer-valued Categorical, as plain int64), and
@@ -29,7 +33,10 @@ goal is a ratio of at least 1 / 1.5 = 0.67). Nothing asserts on timing.
      value) folded into int64 codes in place,
      ``c *= radix; c += digit`` (the fold bench_encode.py found fastest).
 
-   Both give codes equal to the published ones (asserted).
+   - SHA-256 of the file (as above), then ``pq.read_table`` and the codes: a
+     user who checks the file against a digest kept beside it.
+
+   All give codes equal to the published ones (asserted).
 
 3. Out of core: one query (``age > 50 and sex = 'F'``) on a file-backed view of
    >= 10^8 rows (10^6 when benchmarks are disabled, PRIVPUB_BENCH_ROWS
@@ -63,6 +70,7 @@ two 10^8-row files take about a minute to generate).
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import os
@@ -92,6 +100,18 @@ WRITE_PREBUILT = "Adult view -> Parquet; baseline: pq.write_table (table prebuil
 WRITE_FROM_CODES = "Adult view -> Parquet; baseline: table from codes (divmod) + pq.write_table"
 READ_TABLE = "Parquet -> Adult view; baseline: pq.read_table (no codes)"
 READ_CODES = "Parquet -> Adult view; baseline: pq.read_table + codes (numpy mixed radix)"
+WRITE_HASHED = ("Adult view -> Parquet; baseline: table from codes + pq.write_table + SHA-256 "
+                "of the file")
+READ_HASHED = "Parquet -> Adult view; baseline: SHA-256 of the file + pq.read_table + codes"
+
+
+def file_sha256(path) -> str:
+    """SHA-256 of a file's bytes, read 1 MiB at a time (hashlib releases the GIL)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 OUT_OF_CORE_FULL = 100_000_000
 OUT_OF_CORE_SMALL = 1_000_000
@@ -225,8 +245,8 @@ def test_same_columns_and_codes(adult, tmp_path):
         codec.codes_from_table(bad)
 
 
-@pytest.mark.parametrize("group", [WRITE_PREBUILT, WRITE_FROM_CODES],
-                         ids=["vs-write", "vs-build+write"])
+@pytest.mark.parametrize("group", [WRITE_PREBUILT, WRITE_FROM_CODES, WRITE_HASHED],
+                         ids=["vs-write", "vs-build+write", "vs-build+write+sha256"])
 def test_write_privpub(benchmark, adult, tmp_path, group):
     benchmark.group = group
     benchmark.extra_info["role"] = "privpub"
@@ -257,13 +277,28 @@ def test_write_pyarrow_from_codes(benchmark, adult, tmp_path):
     assert pq.ParquetFile(path).metadata.num_rows == len(adult.view)
 
 
-@pytest.mark.parametrize("group", [READ_TABLE, READ_CODES], ids=["vs-read", "vs-read+codes"])
+@pytest.mark.parametrize("group", [READ_TABLE, READ_CODES, READ_HASHED],
+                         ids=["vs-read", "vs-read+codes", "vs-sha256+read+codes"])
 def test_read_privpub(benchmark, adult, group):
     benchmark.group = group
     benchmark.extra_info["role"] = "privpub"
     back = benchmark.pedantic(PublishedView.read_parquet, args=(adult.path,), rounds=ROUNDS,
                               warmup_rounds=1)
     np.testing.assert_array_equal(back.codes, adult.view.codes)
+
+
+def test_write_pyarrow_from_codes_hashed(benchmark, adult, tmp_path):
+    benchmark.group = WRITE_HASHED
+    benchmark.extra_info["role"] = "baseline"
+    path = tmp_path / "view.parquet"
+    codec, codes = adult.codec, adult.view.codes
+
+    def build_write_hash():
+        pq.write_table(codec.table_from_codes(codes), path)
+        return file_sha256(path)
+
+    benchmark.pedantic(build_write_hash, rounds=ROUNDS, warmup_rounds=1)
+    assert pq.ParquetFile(path).metadata.num_rows == len(adult.view)
 
 
 def test_read_pyarrow(benchmark, adult):
@@ -283,8 +318,22 @@ def test_read_pyarrow_to_codes(benchmark, adult):
     np.testing.assert_array_equal(codes, adult.view.codes)
 
 
+def test_read_pyarrow_to_codes_hashed(benchmark, adult):
+    benchmark.group = READ_HASHED
+    benchmark.extra_info["role"] = "baseline"
+    codec, expected = adult.codec, file_sha256(adult.path)
+
+    def hash_read():
+        if file_sha256(adult.path) != expected:
+            raise ValueError("the file was edited")
+        return codec.codes_from_table(pq.read_table(adult.path))
+
+    codes = benchmark.pedantic(hash_read, rounds=ROUNDS, warmup_rounds=1)
+    np.testing.assert_array_equal(codes, adult.view.codes)
+
+
 def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
-    """The six sides timed interleaved, best of 7 (machine noise hits all alike);
+    """The eight sides timed interleaved, best of 7 (machine noise hits all alike);
     printed, not asserted."""
     view, codec, table = adult.view, adult.codec, adult.table
     path = tmp_path / "view.parquet"
@@ -293,9 +342,13 @@ def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
         "pq.write_table": lambda: pq.write_table(table, path),
         "divmod + pq.write_table": lambda: pq.write_table(codec.table_from_codes(view.codes),
                                                           path),
+        "divmod + pq.write_table + sha256": lambda: (
+            pq.write_table(codec.table_from_codes(view.codes), path), file_sha256(path)),
         "privpub read": lambda: PublishedView.read_parquet(adult.path),
         "pq.read_table": lambda: pq.read_table(adult.path),
         "pq.read_table + codes": lambda: codec.codes_from_table(pq.read_table(adult.path)),
+        "sha256 + pq.read_table + codes": lambda: (
+            file_sha256(adult.path), codec.codes_from_table(pq.read_table(adult.path))),
     }
     best = dict.fromkeys(sides, float("inf"))
     for _ in range(7 if full_size(request.config) else 1):
@@ -304,9 +357,11 @@ def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
             run()
             best[label] = min(best[label], time.perf_counter() - t0)
     for verb, ours, baselines in (("write", "privpub write",
-                                   ("pq.write_table", "divmod + pq.write_table")),
+                                   ("pq.write_table", "divmod + pq.write_table",
+                                    "divmod + pq.write_table + sha256")),
                                   ("read", "privpub read",
-                                   ("pq.read_table", "pq.read_table + codes"))):
+                                   ("pq.read_table", "pq.read_table + codes",
+                                    "sha256 + pq.read_table + codes"))):
         parts = "; ".join(f"{b} {best[b] * 1e3:.0f} ms, baseline / privpub = "
                           f"{best[b] / best[ours]:.2f}x" for b in baselines)
         bench_report.append(f"Adult view {verb} ({len(view):,} rows), interleaved best of "

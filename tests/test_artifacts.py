@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 
 import privpub
 from privpub import Artifact, ArtifactError, Categorical, IntRange, ParameterError, Schema
+from privpub.core.artifacts import load_json
 
 
 def every_dtype_frame() -> pd.DataFrame:
@@ -96,6 +98,10 @@ def test_plain_parquet_is_rejected(tmp_path):
 @pytest.mark.parametrize(("raw", "needle"), [
     (b"{not json", "not JSON"),
     (json.dumps({"format_version": 99}).encode(), "99"),
+    (json.dumps({"format_version": 1}).encode(), "lack the field 'schema'"),
+    (json.dumps({"format_version": 1, "schema": {"attributes": 3}, "mechanism": "m",
+                 "parameters": {}, "extra": {}, "library_version": "0"}).encode(),
+     "field 'schema'"),
 ])
 def test_malformed_privpub_metadata_is_rejected(tmp_path, raw, needle):
     path = tmp_path / "bad.parquet"
@@ -104,6 +110,39 @@ def test_malformed_privpub_metadata_is_rejected(tmp_path, raw, needle):
     with pytest.raises(ArtifactError) as ei:
         Artifact.read_parquet(path)
     assert needle in str(ei.value) and "bad.parquet" in str(ei.value)
+
+
+# name: (the document, made when the test runs; what the error says, None: valid)
+BOUNDED = {
+    "10^7 deep": (lambda: b"[" * 10**7, "nested more than 64 deep"),  # must not recurse
+    "65 deep": (lambda: b'{"a": ' * 65 + b"1" + b"}" * 65, "nested more than 64 deep"),
+    "brackets in a string": (lambda: b'{"a": "' + b"[" * 10**4 + b'"}', None),
+    "escapes": (lambda: b'{"a": "\\\\", "b": "\\"[["}', None),  # \\ and \"
+    "5,000 digits": (lambda: b'{"n": ' + b"9" * 5_000 + b"}", "an integer of 5,000 characters"),
+    "long float": (lambda: b'{"n": 1.' + b"5" * 100 + b"}", "a number of 102 characters"),
+    "NaN": (lambda: b'{"n": NaN}', "NaN, which is not a JSON number"),
+    "key twice": (lambda: b'{"n": 1, "n": 2}', "the key 'n' twice"),
+    "unicode escape": (lambda: b'"\\u00ff"', None),
+    "unterminated": (lambda: b'{"a": "abc', "not JSON"),
+    "64 MiB": (lambda: b'"x"' + b" " * (64 << 20), "bytes (at most 67,108,864)"),
+    "2^20 containers": (lambda: b"[" + b"[]," * (1 << 20) + b"[]]",
+                        "more than 1,048,576 objects and arrays"),
+    "not UTF-8": (lambda: b'{"a": "\xff"}', "not UTF-8"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOUNDED))
+def test_metadata_is_parsed_within_bounds(case):
+    """A hostile document is an ArtifactError naming the bound it breaks, never a
+    RecursionError or a ValueError from int(); valid ones parse as json does."""
+    make, needle = BOUNDED[case]
+    raw = make()
+    if needle is None:
+        assert load_json(raw, "doc") == json.loads(raw)
+        return
+    with pytest.raises(ArtifactError, match=re.escape(needle)) as ei:
+        load_json(raw, "doc")
+    assert str(ei.value).startswith("doc ") and len(str(ei.value)) < 200
 
 
 @pytest.mark.parametrize(("parameters", "needle"), [

@@ -193,7 +193,7 @@ def test_rows_as_lazy_dask_frames(client, wide, tmp_path):
         assert np.array_equal(schema.encode(frame.compute()), view.codes)
 
 
-def test_a_dask_count_checks_the_fingerprint(client, adult, tmp_path):
+def test_a_dask_count_checks_the_digest(client, adult, tmp_path):
     """A part file whose 'sex' column was flipped (same row count): counting
     'sex' fails, counting other columns does not."""
     df, schema = adult
@@ -208,7 +208,8 @@ def test_a_dask_count_checks_the_fingerprint(client, adult, tmp_path):
     pq.write_table(table.set_column(table.schema.get_field_index("sex"), "sex", flipped), part)
     view = open_dask(tmp_path / "v")
     view.estimate("age > 30")
-    with pytest.raises(privpub.ArtifactError, match="column 'sex' does not match the fingerprint"):
+    with pytest.raises(privpub.ArtifactError,
+                       match="part.1.parquet': column 'sex' does not match the digest"):
         view.estimate("sex = 'Male'")
 
 

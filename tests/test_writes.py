@@ -396,7 +396,7 @@ def _check_release(path, old_digest: str) -> str:
     """The file at ``path`` is the old release, byte for byte, or a whole new one."""
     now = digest(path)
     if now != old_digest:
-        back = PublishedView.read_parquet(path)  # row count and every column's fingerprint
+        back = PublishedView.read_parquet(path)  # row groups, row count and every column's digest
         assert len(back) == len(PublishedView.open(path)) > 4_000_000
     return now
 

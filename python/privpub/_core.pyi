@@ -38,9 +38,6 @@ def to_digits(cols: list[npt.NDArray[np.integer]], offsets: list[int],
     """Each column's domain indices (remaps[j][value], or value − offsets[j]), checked
     against radices[j], in the narrowest signed type; DomainError(attribute_index, row)."""
 
-def fingerprints(cols: list[npt.NDArray[np.integer]]) -> list[list[int]]:
-    """Per column [rows, Σ x, Σ x²] of non-negative integers, the sums mod 2^64."""
-
 def count_in_table(cols: list[npt.NDArray[np.integer]], radices: list[int],
                    table: npt.NDArray[np.bool_]) -> int:
     """Rows whose digits (first column slowest) index a true cell of ``table``

@@ -4,8 +4,6 @@
 //! * `to_digits`: raw column values (dictionary indices through a remap
 //!   table, or integers minus an offset) to checked domain indices, each in
 //!   the narrowest signed type that holds them;
-//! * `fingerprints`: per column (rows, Σ digit, Σ digit²), sums wrapping mod
-//!   2^64, the check that rows read back are the rows written;
 //! * `count_in_table`: how many rows a condition's truth table (over the
 //!   projection on its attributes) marks true, one pass, no temporaries.
 
@@ -97,39 +95,6 @@ pub fn to_digits(cols: &[Column<'_>], radices: &[u64]) -> Result<Vec<DigitColumn
                 32 => DigitColumn::I32(column_digits(col, r, a)?),
                 _ => DigitColumn::I64(column_digits(col, r, a)?),
             })
-        })
-        .collect()
-}
-
-/// (rows, Σ x, Σ x²) of non-negative integers, the sums wrapping mod 2^64.
-fn sums<T: Copy + Into<i128> + Sync>(values: &[T]) -> [u64; 3] {
-    let (s, q) = values
-        .par_chunks(CHUNK)
-        .map(|chunk| {
-            chunk.iter().fold((0u64, 0u64), |(s, q), &v| {
-                let x = v.into() as u64;
-                (s.wrapping_add(x), q.wrapping_add(x.wrapping_mul(x)))
-            })
-        })
-        .reduce(
-            || (0, 0),
-            |a, b| (a.0.wrapping_add(b.0), a.1.wrapping_add(b.1)),
-        );
-    [values.len() as u64, s, q]
-}
-
-/// The fingerprint of each column.
-pub fn fingerprints(cols: &[Values<'_>]) -> Vec<[u64; 3]> {
-    cols.par_iter()
-        .map(|v| match *v {
-            Values::I8(v) => sums(v),
-            Values::I16(v) => sums(v),
-            Values::I32(v) => sums(v),
-            Values::I64(v) => sums(v),
-            Values::U8(v) => sums(v),
-            Values::U16(v) => sums(v),
-            Values::U32(v) => sums(v),
-            Values::U64(v) => sums(v),
         })
         .collect()
 }
@@ -240,15 +205,6 @@ mod tests {
                 row: 0
             })
         ));
-    }
-
-    #[test]
-    fn fingerprints_wrap() {
-        let v = [u64::MAX, 2];
-        let f = fingerprints(&[Values::U64(&v)]);
-        assert_eq!(f[0], [2, 1, 5]); // MAX + 2 = 1; MAX² + 4 = 1 + 4 (mod 2^64)
-        let w = [3i8, 4];
-        assert_eq!(fingerprints(&[Values::I8(&w)])[0], [2, 7, 25]);
     }
 
     #[test]

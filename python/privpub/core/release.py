@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
 from privpub.core.guarantee import Guarantee
 from privpub.core.seeding import SEED_POLICIES
@@ -52,7 +53,7 @@ def register_mechanism(cls: type) -> type:
 def mechanism_class(name: Any) -> type:
     """The registered class of mechanism ``name``."""
     if not isinstance(name, str) or name not in _MECHANISMS:
-        raise ArtifactError(f"field 'mechanism' = {name!r} is not a mechanism this library "
+        raise ArtifactError(f"field 'mechanism' = {shown(name)} is not a mechanism this library "
                             f"knows ({', '.join(sorted(_MECHANISMS))})")
     return _MECHANISMS[name]
 
@@ -70,11 +71,11 @@ class Release:
     def __init__(self, mechanism: str, parameters: Mapping[str, Any], seed_policy: str,
                  library_version: str = LIBRARY_VERSION, schema: Any = None):
         if seed_policy not in SEED_POLICIES:
-            raise ArtifactError(f"field 'seed_policy' = {seed_policy!r} is not one of "
+            raise ArtifactError(f"field 'seed_policy' = {shown(seed_policy)} is not one of "
                                 f"{list(SEED_POLICIES)}")
         if not isinstance(library_version, str):
             raise ArtifactError(f"field 'library_version' must be a string, got "
-                                f"{library_version!r}")
+                                f"{shown(library_version)}")
         self.mechanism = mechanism
         self.parameters = dict(parameters)
         self.seed_policy = seed_policy
@@ -100,8 +101,8 @@ class Release:
         """The envelope fields of stored metadata, each present and of the right type."""
         found = field(meta, "kind", "metadata")
         if found != kind:
-            raise ArtifactError(f"field 'kind' = {found!r}: this file holds a {found!r}, "
-                                f"not a {kind!r}")
+            raise ArtifactError(f"field 'kind' = {shown(found)}: this file holds a "
+                                f"{shown(found)}, not a {kind!r}")
         parameters = field(meta, "parameters", "metadata")
         if not isinstance(parameters, dict):
             raise ArtifactError(f"field 'parameters' must be a JSON object, got "

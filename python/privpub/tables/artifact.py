@@ -14,6 +14,8 @@ from typing import Any
 import pandas as pd
 
 from privpub.core.artifacts import FORMAT_VERSION, read_frame, write_parquet
+from privpub.core.errors import ArtifactError
+from privpub.core.validate import field as stored_field
 from privpub.core.version import LIBRARY_VERSION
 from privpub.tables.schema import Schema
 
@@ -49,7 +51,12 @@ class Artifact:
     def read_parquet(cls, path: str | os.PathLike) -> Artifact:
         """Read an artifact written by :meth:`to_parquet`."""
         frame, meta = read_frame(path)
-        schema = None if meta["schema"] is None else Schema.from_dict(meta["schema"])
-        return cls(frame=frame, mechanism=meta["mechanism"],
-                   parameters=meta["parameters"], schema=schema, extra=meta["extra"],
-                   library_version=meta["library_version"])
+        stored = {name: stored_field(meta, name, f"{os.fspath(path)!r}: metadata") for name in
+                  ("schema", "mechanism", "parameters", "extra", "library_version")}
+        try:
+            schema = None if stored["schema"] is None else Schema.from_dict(stored["schema"])
+        except (TypeError, ValueError) as exc:  # SchemaError, or a dtype pandas refuses
+            raise ArtifactError(f"{os.fspath(path)!r}: field 'schema': {exc}") from None
+        return cls(frame=frame, mechanism=stored["mechanism"],
+                   parameters=stored["parameters"], schema=schema, extra=stored["extra"],
+                   library_version=stored["library_version"])

@@ -55,10 +55,12 @@ from privpub.tables.view import (
     CHUNK_ROWS,
     METADATA_FILE,
     PART_FILES,
+    Digest,
     FileView,
-    Fingerprint,
     MemoryView,
+    PartDigest,
     arrow_batch,
+    digest_document,
 )
 
 #: Codes each partition contributes to the sample that places range boundaries.
@@ -295,16 +297,16 @@ def ranged_records(schema: Schema, data: Any, n: int | None, duplicates: str | N
 # ---- 5. the release ---------------------------------------------------------------------------
 
 
-def _write_part(schema: Schema, rows: np.ndarray, path: str) -> tuple[int, dict[str, list[int]]]:
+def _write_part(schema: Schema, rows: np.ndarray, path: str) -> PartDigest:
     """One part file of a release (dictionary-encoded columns, as one machine
-    writes them); its row count and fingerprint."""
+    writes them); its rows' digest, taken in the write pass."""
     view = MemoryView(schema, as_schema_codes(schema, aligned(rows)))
-    prints = Fingerprint(schema.names)
+    found = Digest(schema, schema.names)
     with pq.ParquetWriter(path, view.arrow_schema()) as writer:
         for digits in view.batches():
-            writer.write_batch(arrow_batch(schema, prints.add(digits)),
+            writer.write_batch(arrow_batch(schema, found.add(digits)),
                                row_group_size=CHUNK_ROWS)
-    return len(rows), prints.result()
+    return found.result()
 
 
 def _decoded(schema: Schema, rows: np.ndarray) -> pd.DataFrame:
@@ -331,8 +333,8 @@ class DaskRelease:
     def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> PublishedView:
         """Compute the release and write it as a directory: one part file per
         range (written by the worker that computed it) and ``_common_metadata``
-        holding the metadata one machine's file holds (the fingerprint summed
-        over the parts). The parts are written into a temporary directory beside
+        holding the metadata one machine's file holds, with a digest per part
+        file, in part order). The parts are written into a temporary directory beside
         ``path`` (which must be visible to every worker), reopened there, then
         renamed into place (:func:`privpub.core.files.atomic_output`): the
         directory must be new or empty, unless ``overwrite=True`` replaces a
@@ -346,15 +348,11 @@ class DaskRelease:
             written = [dask.delayed(_write_part)(self.schema, r, f)
                        for r, f in zip(self.rows, files, strict=True)]
             parts, parameters = dask.compute(written, self.parameters)
-            prints = {name: np.zeros(3, dtype=np.uint64) for name in self.schema.names}
-            for _, found in parts:
-                for name, value in found.items():
-                    prints[name] += np.array(value, dtype=np.uint64)  # mod 2^64, as the sums are
-            fingerprint = {name: [int(x) for x in v] for name, v in prints.items()}
-            rows = FileView(self.schema, temp, sum(count for count, _ in parts), fingerprint)
+            rows = FileView(self.schema, temp, sum(p.rows for p in parts), parts)
             view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
             with pq.ParquetWriter(os.path.join(temp, METADATA_FILE), rows.arrow_schema()) as w:
-                w.add_key_value_metadata({"privpub": encode_metadata(view.metadata(fingerprint))})
+                w.add_key_value_metadata(
+                    {"privpub": encode_metadata(view.metadata(digest_document(parts)))})
             PublishedView.open(temp)
         return PublishedView.open(path)
 
@@ -390,35 +388,32 @@ class DaskRelease:
 # ---- reading a view with Dask -----------------------------------------------------------------
 
 
-def _count_file(schema: Schema, path: str, condition: Any
-                ) -> tuple[int, dict[str, list[int]]]:
+def _count_file(schema: Schema, path: str, condition: Any) -> tuple[int, PartDigest]:
     names = list(condition.attributes)
-    prints, total = Fingerprint(names), 0
+    found, total = Digest(schema, names), 0
     for batch in FileView(schema, path, 0, None).batches(names):
-        total += condition.count_digits(prints.add(batch), len(batch[names[0]]))
-    return total, prints.result()
+        total += condition.count_digits(found.add(batch), len(batch[names[0]]))
+    return total, found.result()
 
 
 class DaskView(FileView):
     """A view file, or a Dask release's directory, whose counts run as Dask
     tasks (one per part file; the client in use, if any, schedules them). Each
-    count also fingerprints the columns it read; the sums must match the
-    stored fingerprint, as a full pass of a :class:`FileView` must."""
+    task also digests the columns it read in its part; each part's rows and
+    digests must match the part's stored ones, as a full pass of a
+    :class:`FileView` must."""
 
     def count(self, condition: Any) -> int:
         import dask
 
         found = dask.compute(*[dask.delayed(_count_file)(self.schema, f, condition)
                                for f in self.files])
-        for name in condition.attributes:
-            total = np.zeros(3, dtype=np.uint64)
-            for _, prints in found:
-                total += np.array(prints[name], dtype=np.uint64)
-            if self.expected is not None and \
-                    [int(x) for x in total] != list(self.expected.get(name, [])):
-                raise ArtifactError(f"{self.path!r}: column {name!r} does not match the "
-                                    "fingerprint in its metadata; the rows were altered or "
-                                    "come from another file")
+        if self.expected is not None:
+            for index, (_, part) in enumerate(found):
+                self.expected[index].check(part, self.where(index))
+            if sum(part.rows for _, part in found) != self.rows:
+                raise ArtifactError(f"{self.path!r}: {sum(p.rows for _, p in found):,} rows "
+                                    f"read, its metadata says {self.rows:,}")
         return sum(count for count, _ in found)
 
     def to_dask(self) -> Any:

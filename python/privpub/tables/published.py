@@ -9,11 +9,15 @@ in memory (:meth:`PublishedView.read_parquet`) or backed by the file
 (:meth:`PublishedView.open`), in which case every count streams the file's
 row groups in bounded memory.
 
-Reopening re-validates: the mechanism is rebuilt from the stored parameters
-by its own constructor checks, stored derived values must follow from them,
-and the rows must match the stored row count, domain size and per-column
-fingerprint. That catches edited and mixed-up files; it is not a signature
-(someone who rewrites every field consistently writes a new release).
+Reopening re-validates: the metadata is parsed within bounds, the mechanism
+is rebuilt from the stored parameters by its own constructor checks, stored
+derived values must follow from them, the columns must be the schema's, the
+row groups must hold the stored row count, and the rows, when read in full,
+must match the stored digest (:class:`~privpub.tables.view.Digest`: per part
+file and column, SHA-256 of the domain indices in file order). That refuses
+a file whose values were edited, reordered, dropped, added or mixed up with
+another file's; it is not a signature (someone who rewrites rows and digest
+consistently writes a new release), and docs/design.md says what it proves.
 
 Estimation asks the mechanism (``estimate(counts)``), handing it a
 :class:`Counts`: Q(V), Q(D), weighted domain sums and context counts, for
@@ -35,11 +39,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from privpub import _core
-from privpub.core.artifacts import encode_metadata, read_metadata
-from privpub.core.errors import ArtifactError, ParameterError, SchemaError
+from privpub.core.artifacts import encode_metadata, read_metadata, shown
+from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.release import Release
-from privpub.core.validate import count as check_count
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
 from privpub.tables.confidence import LEVEL, check_level
@@ -50,24 +53,35 @@ from privpub.tables.records import counted, isin_sorted
 from privpub.tables.schema import Schema
 from privpub.tables.view import (
     CHUNK_ROWS,
+    DIGEST_ALGORITHM,
     SET_COLUMN,
+    Digest,
     Digits,
     FileView,
-    Fingerprint,
     MemoryView,
+    PartDigest,
     TableView,
     arrow_batch,
     codes_of,
-    digits_of,
+    digest_document,
+    index_width,
     metadata_file,
+    part_files,
 )
 
 #: Most value combinations estimate_marginals handles in one call.
 MARGINAL_CELLS = 1 << 24
 KIND = "published_view"
-#: Layout of a view file's metadata (2: rows as dictionary-encoded columns with a
-#: per-column fingerprint; 1, before, held decoded rows and no fingerprint).
-VIEW_FORMAT = 2
+#: Layout of a view file's metadata (3: rows as dictionary-encoded columns with an
+#: order-sensitive digest per part file and column; 2, before, had order-invariant
+#: per-column sums instead, 1 held decoded rows and nothing to check them by).
+VIEW_FORMAT = 3
+#: Formats this library no longer reads, and why.
+RETIRED_FORMATS = {
+    1: "a view file from before privpub checked its rows; re-publish the table",
+    2: "a view file whose check (per-column sums) cannot tell reordered values apart, "
+       "so its rows cannot be trusted unseen; re-publish the table with this version",
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,21 +271,23 @@ class PublishedView(Release):
         return self.rows.iter_frames()
 
     # ---- persistence ---------------------------------------------------------------------
-    def metadata(self, fingerprint: dict[str, list[int]] | None = None,
+    def metadata(self, digest: dict[str, Any] | None = None,
                  rows: int | None = None) -> dict[str, Any]:
-        """The JSON document stored beside the rows (``rows`` and ``fingerprint``
-        given when they were written by a stream, not held by this object)."""
+        """The JSON document stored beside the rows (``rows`` and ``digest`` given
+        when a stream wrote the rows, not held by this object; otherwise the
+        digest of the rows as one file holds them: :func:`digest_document`)."""
+        if digest is None:
+            digest = digest_document([self.rows.digest()], {
+                k: MemoryView(self.schema, v).digest() for k, v in self.context.items()})
         return {"format_version": VIEW_FORMAT, **self.envelope(),
                 "schema": self.schema.to_dict(), "domain_size": str(self.schema.size),
-                "rows": len(self) if rows is None else rows,
-                "fingerprint": fingerprint if fingerprint is not None
-                else self.rows.fingerprint(),
+                "rows": len(self) if rows is None else rows, "digest": digest,
                 "context": {k: len(v) for k, v in self.context.items()}}
 
     def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
         """Write the rows (dictionary-encoded columns, streamed batch by batch),
         any context sets, and the metadata (in the file's footer, with the
-        fingerprint taken in the same pass) to one Parquet file.
+        digest taken in the same pass) to one Parquet file.
 
         The file appears whole or not at all (:func:`privpub.core.files.atomic_output`):
         an existing ``path`` is an :class:`~privpub.OutputExistsError` unless
@@ -279,31 +295,21 @@ class PublishedView(Release):
         view is never written over its own file."""
         inputs = self.rows.files if isinstance(self.rows, FileView) else ()
         write_view(path, self.schema, self.rows.batches(),
-                   lambda rows, prints: self.metadata(prints), self.context,
+                   lambda rows, digest: self.metadata(digest), self.context,
                    overwrite=overwrite, inputs=inputs)
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
         """Reopen a view written by :meth:`to_parquet`, its rows in memory (as
-        domain indices: dictionary indices mapped without Python objects)."""
+        domain indices: dictionary indices mapped without Python objects), read
+        in one full pass of :meth:`open`'s view, so every part's row groups,
+        rows and digests are checked now."""
         view = cls.open(path)
-        names = list(view.schema.names)
-        columns = names + ([SET_COLUMN] if view.context else [])
-        try:
-            table = pa.concat_tables([pq.read_table(f, columns=columns)
-                                      for f in view.rows.files])
-        except (OSError, pa.ArrowException) as exc:
-            raise ArtifactError(f"{os.fspath(path)!r}: its rows cannot be read: "
-                                f"{str(exc).splitlines()[0]}") from None
-        try:
-            digits = digits_of(view.schema, table, names)
-        except ArtifactError as exc:
-            raise ArtifactError(f"{os.fspath(path)!r}: {exc}") from None
-        if view.context:
-            own = table.column(SET_COLUMN).to_numpy(zero_copy_only=False) == ""
-            digits = {n: d[own] for n, d in digits.items()}
-        rows = MemoryView(view.schema, digits=[digits[n] for n in names])
-        _check_rows(path, rows, view.rows)
+        batches = list(view.rows.batches())
+        rows = MemoryView(view.schema, digits=[
+            batches[0][a.name] if len(batches) == 1 else np.concatenate(
+                [np.zeros(0, dtype=index_width(a.size)), *(b[a.name] for b in batches)])
+            for a in view.schema])
         return cls(rows, view.schema, view.mechanism, view.parameters, view.seed_policy,
                    view.context, view.library_version)
 
@@ -311,42 +317,50 @@ class PublishedView(Release):
     def open(cls, path: str | os.PathLike) -> PublishedView:
         """A view backed by its Parquet file: counts and estimates stream the
         file's row groups in bounded memory (context sets, small, are read).
-        The metadata is checked now; each column's rows when first read in full.
+        The metadata, the columns and the row groups' row counts are checked
+        now; each column's rows and digest when first read in full.
         ``path`` may also be the directory a Dask release wrote (its metadata in
         ``_common_metadata``, its rows in the part files, read in order)."""
-        meta = read_metadata(metadata_file(path), VIEW_FORMAT)
         where = os.fspath(path)
+        meta = read_metadata(metadata_file(path), VIEW_FORMAT, RETIRED_FORMATS)
         envelope = Release.read_envelope(meta, KIND)
+        stored_schema = field(meta, "schema", "metadata")
         try:
-            schema = Schema.from_dict(field(meta, "schema", "metadata"))
-        except SchemaError as exc:
-            raise ArtifactError(f"{where!r}: field 'schema': {exc}") from None
+            schema = Schema.from_dict(stored_schema)
+        except (TypeError, ValueError) as exc:  # SchemaError, or a dtype pandas refuses
+            raise ArtifactError(f"{where!r}: field 'schema': {shown(str(exc), 300)}") from None
         stored_m = field(meta, "domain_size", "metadata")
         if stored_m != str(schema.size):
-            raise ArtifactError(f"{where!r}: field 'domain_size' = {stored_m!r} but the schema "
-                                f"has m = {schema.size}; the schema was altered")
-        rows = check_count("field 'rows'", field(meta, "rows", "metadata"))
-        expected = field(meta, "fingerprint", "metadata")
-        context_sizes = field(meta, "context", "metadata")
-        if not isinstance(expected, dict) or not isinstance(context_sizes, dict):
-            raise ArtifactError(f"{where!r}: fields 'fingerprint' and 'context' must be JSON "
-                                "objects")
-        view_rows = FileView(schema, where, rows, expected, "" if context_sizes else None)
+            raise ArtifactError(f"{where!r}: field 'domain_size' = {shown(stored_m)} but the "
+                                f"schema has m = {schema.size}; the schema was altered")
+        rows = _stored_count(field(meta, "rows", "metadata"), "rows", where)
+        context_sizes = _context_sizes(field(meta, "context", "metadata"), where)
+        parts, context_digests = _stored_digest(field(meta, "digest", "metadata"), schema,
+                                                where)
+        in_parts = sum(p.rows for p in parts)
+        if in_parts != rows:
+            raise ArtifactError(f"{where!r}: field 'rows' = {rows:,} but the digest's parts "
+                                f"hold {in_parts:,} rows")
+        if {k: d.rows for k, d in context_digests.items()} != context_sizes:
+            raise ArtifactError(f"{where!r}: field 'context' = {shown(context_sizes)} does not "
+                                "match the digest's context sets "
+                                f"{shown({k: d.rows for k, d in context_digests.items()})}")
+        files = part_files(where)
+        if context_sizes and os.path.isdir(where):
+            raise ArtifactError(f"{where!r}: a directory release holds no context sets, its "
+                                f"metadata lists {shown(sorted(context_sizes))}")
+        view_rows = FileView(schema, where, rows, parts, "" if context_sizes else None)
+        for index, file in enumerate(files):
+            _check_file(file, view_rows.where(index), schema, bool(context_sizes),
+                        parts[index].rows + sum(context_sizes.values()))
         try:
-            file_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in view_rows.files)
-        except (OSError, pa.ArrowException) as exc:
-            raise ArtifactError(f"{where!r}: a part file cannot be read: "
-                                f"{str(exc).splitlines()[0]}") from None
-        total = rows + sum(check_count(f"context size {k!r}", v) for k, v in
-                           context_sizes.items())
-        if file_rows != total:
-            raise ArtifactError(f"{where!r} holds {file_rows:,} rows but its metadata says "
-                                f"{total:,}")
-        context = {}
-        for name in context_sizes:
-            codes = FileView(schema, where, context_sizes[name], None, name).codes()
-            context[name] = codes
-        return cls(view_rows, schema, **envelope, context=context)
+            release = cls(view_rows, schema, **envelope)
+        except ParameterError as exc:
+            raise ArtifactError(f"{where!r}: field 'parameters': {exc}") from exc
+        for name, size in context_sizes.items():
+            release.context[name] = FileView(schema, where, size, [context_digests[name]],
+                                             name).codes()
+        return release
 
     # ---- estimation ------------------------------------------------------------------------
     def condition(self, where: QueryLike, tables: Mapping[str, Any] | None = None
@@ -513,9 +527,10 @@ class PublishedView(Release):
         return total
 
     def _rows_in(self, within: np.ndarray | None) -> int:
-        """Rows of the view (inside ``within``, when given)."""
+        """Rows of the view (inside ``within``, when given): on file, counted in a
+        pass over one column the first time (not the footer's word for it)."""
         if within is None:
-            return len(self)
+            return self.rows.checked_len()
         return int(isin_sorted(_rows(self.codes), _rows(within)).sum())
 
     def _histograms(self, subsets: list[list[str]],
@@ -629,16 +644,117 @@ def _rows(codes: np.ndarray) -> np.ndarray:
     return codes.reshape(-1, 1) if codes.ndim == 1 else codes
 
 
+def _stored_count(value: Any, name: str, where: str) -> int:
+    if type(value) is not int or value < 0:  # not a bool, not 3.0, not "3"
+        raise ArtifactError(f"{where!r}: field {name!r} must be a count (an integer >= 0), "
+                            f"got {shown(value)} ({type(value).__name__})")
+    return value
+
+
+def _context_sizes(value: Any, where: str) -> dict[str, int]:
+    """The metadata's ``context``: set name → rows (names non-empty: "" labels the view)."""
+    if not isinstance(value, dict):
+        raise ArtifactError(f"{where!r}: field 'context' must be a JSON object, got "
+                            f"{type(value).__name__}")
+    if "" in value:
+        raise ArtifactError(f"{where!r}: field 'context' names a set '' (the view's own rows)")
+    return {k: _stored_count(v, f"context[{shown(k)}]", where) for k, v in value.items()}
+
+
+def _hex_digest(value: Any) -> bool:
+    return (isinstance(value, str) and len(value) == 64
+            and all(c in "0123456789abcdef" for c in value))
+
+
+def _part_digest(value: Any, name: str, schema: Schema, where: str) -> PartDigest:
+    if not isinstance(value, dict):
+        raise ArtifactError(f"{where!r}: field {name!r} must be a JSON object, got "
+                            f"{type(value).__name__}")
+    rows = _stored_count(field(value, "rows", f"field {name!r}"), f"{name}.rows", where)
+    columns = field(value, "columns", f"field {name!r}")
+    if not isinstance(columns, dict):
+        raise ArtifactError(f"{where!r}: field '{name}.columns' must be a JSON object, got "
+                            f"{type(columns).__name__}")
+    missing = [n for n in schema.names if n not in columns]
+    extra = [n for n in columns if n not in schema.names]
+    if missing or extra:
+        raise ArtifactError(f"{where!r}: field '{name}.columns' must hold the schema's "
+                            f"columns; missing {shown(missing)}, not in the schema "
+                            f"{shown(extra)}")
+    for column, found in columns.items():
+        if not _hex_digest(found):
+            raise ArtifactError(f"{where!r}: field '{name}.columns[{column!r}]' = "
+                                f"{shown(found)} is not a SHA-256 digest (64 hex digits)")
+    return PartDigest(rows, columns)
+
+
+def _stored_digest(value: Any, schema: Schema, where: str
+                   ) -> tuple[list[PartDigest], dict[str, PartDigest]]:
+    """The metadata's ``digest``: one PartDigest per part file, and per context set."""
+    if not isinstance(value, dict):
+        raise ArtifactError(f"{where!r}: field 'digest' must be a JSON object, got "
+                            f"{type(value).__name__}")
+    algorithm = field(value, "algorithm", "field 'digest'")
+    if algorithm != DIGEST_ALGORITHM:
+        raise ArtifactError(f"{where!r}: field 'digest.algorithm' = {shown(algorithm)}; this "
+                            f"library checks {DIGEST_ALGORITHM!r}")
+    parts = field(value, "parts", "field 'digest'")
+    context = field(value, "context", "field 'digest'")
+    if not isinstance(parts, list) or not parts:
+        raise ArtifactError(f"{where!r}: field 'digest.parts' must be a non-empty list, got "
+                            f"{shown(parts)}")
+    if not isinstance(context, dict):
+        raise ArtifactError(f"{where!r}: field 'digest.context' must be a JSON object, got "
+                            f"{type(context).__name__}")
+    return ([_part_digest(p, f"digest.parts[{i}]", schema, where) for i, p in enumerate(parts)],
+            {k: _part_digest(v, f"digest.context[{k!r}]", schema, where)
+             for k, v in context.items()})
+
+
+def _check_file(file: str, where: str, schema: Schema, with_sets: bool, rows: int) -> None:
+    """A part file's columns are the schema's (and the set column iff there are
+    context sets), and its row groups hold ``rows``: counted from the row groups
+    themselves, which must also agree with the footer's total."""
+    try:
+        with pq.ParquetFile(file) as parquet:
+            names, meta = parquet.schema_arrow.names, parquet.metadata
+            groups = sum(meta.row_group(g).num_rows for g in range(meta.num_row_groups))
+    except (OSError, pa.ArrowException) as exc:
+        raise ArtifactError(f"{where}: not a readable Parquet file: "
+                            f"{str(exc).splitlines()[0]}") from None
+    if not with_sets and SET_COLUMN in names:
+        raise ArtifactError(f"{where} has a column {SET_COLUMN!r} but its metadata lists no "
+                            "context sets")
+    if with_sets and SET_COLUMN not in names:
+        raise ArtifactError(f"{where}: its metadata lists context sets but the file has no "
+                            f"column {SET_COLUMN!r} saying which rows are whose")
+    wanted = [*schema.names, *([SET_COLUMN] if with_sets else [])]
+    missing = [n for n in wanted if n not in names]
+    extra = [n for n in names if n not in wanted]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if missing or extra or twice:
+        raise ArtifactError(f"{where}: its columns must be the schema's; missing "
+                            f"{shown(missing)}, not in the schema {shown(extra)}, "
+                            f"repeated {shown(twice)}")
+    if meta.num_rows != groups:
+        raise ArtifactError(f"{where}: its footer says {meta.num_rows:,} rows but its row "
+                            f"groups hold {groups:,}")
+    if groups != rows:
+        raise ArtifactError(f"{where} holds {groups:,} rows in its row groups but its "
+                            f"metadata says {rows:,}")
+
+
 def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits],
-               metadata: Callable[[int, dict[str, list[int]]], dict[str, Any]],
+               metadata: Callable[[int, dict[str, Any]], dict[str, Any]],
                context: Mapping[str, np.ndarray] | None = None, *, overwrite: bool = False,
                inputs: Iterable[Any] = ()) -> None:
     """Write a view's rows, batch by batch as they come, then its context sets,
-    then ``metadata(rows, fingerprint)`` in the footer: the rows are never all
+    then ``metadata(rows, digest)`` in the footer (``digest`` taken in the same
+    pass: :func:`~privpub.tables.view.digest_document`): the rows are never all
     held, so a view can be written while it is drawn.
 
     Written to a temporary beside ``path``, reopened there (:meth:`PublishedView.open`:
-    footer metadata and row count), then renamed into place
+    footer metadata, columns and row groups), then renamed into place
     (:func:`~privpub.core.files.atomic_output`; ``overwrite`` and ``inputs`` as there)."""
     with atomic_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs) as temp:
         _write_view(temp, schema, batches, metadata, context)
@@ -646,7 +762,7 @@ def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits
 
 
 def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
-                metadata: Callable[[int, dict[str, list[int]]], dict[str, Any]],
+                metadata: Callable[[int, dict[str, Any]], dict[str, Any]],
                 context: Mapping[str, np.ndarray] | None) -> None:
     context = context or {}
     arrow_schema = MemoryView(schema, digits=[np.zeros(0, np.int8)] * len(schema)).arrow_schema()
@@ -654,34 +770,19 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
         arrow_schema = arrow_schema.append(
             pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
     labels = pa.array(["", *context])
-    prints = Fingerprint(schema.names)
+    digests = [Digest(schema, schema.names) for _ in range(1 + len(context))]
     sources = [batches, *(MemoryView(schema, c).batches() for c in context.values())]
-    rows = 0
     with pq.ParquetWriter(path, arrow_schema) as writer:
         for label, source in enumerate(sources):
             for digits in source:
-                if label == 0:
-                    rows += len(next(iter(prints.add(digits).values()), ()))
-                batch = arrow_batch(schema, digits)
+                batch = arrow_batch(schema, digests[label].add(digits))
                 if context:
                     flag = pa.DictionaryArray.from_arrays(
                         np.full(batch.num_rows, label, dtype=np.int8), labels)
                     batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
                                                        schema=arrow_schema)
                 writer.write_batch(batch, row_group_size=CHUNK_ROWS)
+        document = digest_document([digests[0].result()], {
+            name: found.result() for name, found in zip(context, digests[1:], strict=True)})
         writer.add_key_value_metadata(
-            {"privpub": encode_metadata(metadata(rows, prints.result()))})
-
-
-def _check_rows(path: str | os.PathLike, rows: MemoryView, stored: FileView) -> None:
-    """The rows read into memory must match the stored count and fingerprint."""
-    if len(rows) != len(stored):
-        raise ArtifactError(f"{os.fspath(path)!r}: {len(rows):,} view rows, its metadata "
-                            f"says {len(stored):,}")
-    found = rows.fingerprint()
-    for name in rows.schema.names:
-        if found[name] != list(stored.expected.get(name, [])):
-            raise ArtifactError(f"{os.fspath(path)!r}: column {name!r} does not match the "
-                                "fingerprint in its metadata; the rows were altered or come "
-                                "from another file")
-
+            {"privpub": encode_metadata(metadata(digests[0].rows, document))})

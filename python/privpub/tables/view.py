@@ -13,25 +13,33 @@ dictionary-encoded column whose dictionary is its domain, an
 read ordinary values; reading back maps dictionary indices to domain
 indices with a remap table of the (small) dictionary.
 
-A *fingerprint* (per column: row count, Σ digit and Σ digit² mod 2^64) is
-stored beside the rows and checked whenever a column is read in full, so
-rows and metadata from different files are not mixed silently.
+A *digest* is stored beside the rows (:class:`Digest`): per part file (one
+for a single file, one per range for a Dask release, in part order) the row
+count and, per column, SHA-256 of the column's domain indices in file order,
+each index as a little-endian integer of the width the column's domain size
+fixes (:func:`index_width`), so neither batch boundaries nor the width a
+kernel chose change it. It is checked whenever a column is read in full, so
+an edited, reordered, dropped or foreign value is refused. It is not a
+signature: whoever rewrites rows and digest consistently has written a new file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from privpub import _core
-from privpub.core.errors import ArtifactError, DomainError, ParameterError
+from privpub.core.errors import ArtifactError, DataTypeError, DomainError, ParameterError
 from privpub.tables.schema import Attribute, Categorical, Schema, _Column, _shifted, arrow_values
 
 #: Rows per batch when streaming (decoding, writing, reading a file).
@@ -45,6 +53,9 @@ SET_COLUMN = "__privpub_set"
 METADATA_FILE = "_common_metadata"
 #: The names of a directory release's part files (``part.<i>.parquet``).
 PART_FILES = "part.*.parquet"
+#: What the metadata's ``digest`` holds: SHA-256 of each column's domain indices in
+#: file order, each a little-endian signed integer of :func:`index_width` bytes.
+DIGEST_ALGORITHM = "sha256/domain-index-le"
 
 Digits = dict[str, np.ndarray]
 
@@ -82,8 +93,14 @@ def index_dtype(attr: Categorical) -> np.dtype:
     """The dictionary index type of an attribute's column: fixed by its domain size,
     so every batch of a file has the same Arrow type (the digits of a batch come in
     whatever width the kernel chose)."""
+    return index_width(attr.size)
+
+
+def index_width(size: int) -> np.dtype:
+    """The narrowest signed integer type holding the indices 0 … size − 1: a
+    Categorical column's dictionary index type, and each index's width in the digest."""
     for dtype in (np.int8, np.int16, np.int32):
-        if attr.size <= np.iinfo(dtype).max + 1:
+        if size <= np.iinfo(dtype).max + 1:
             return np.dtype(dtype)
     return np.dtype(np.int64)
 
@@ -123,6 +140,16 @@ def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
     return dict(zip(attributes, digits, strict=True))
 
 
+def file_digits(schema: Schema, table: pa.Table, attributes: Sequence[str],
+                where: str) -> Digits:
+    """:func:`digits_of` for rows read from a file: a value outside its domain, a
+    missing value or a column of the wrong type is an ArtifactError naming ``where``."""
+    try:
+        return digits_of(schema, table, attributes)
+    except (ArtifactError, DataTypeError, DomainError) as exc:
+        raise ArtifactError(f"{where}: {exc}") from None
+
+
 def codes_of(schema: Schema, batch: Digits) -> np.ndarray:
     """Tuple codes of a batch of domain indices (Rust)."""
     digits = [np.ascontiguousarray(batch[n]) for n in schema.names]
@@ -139,28 +166,66 @@ def arrow_batch(schema: Schema, digits: Digits) -> pa.RecordBatch:
                                       names=list(schema.names))
 
 
-class Fingerprint:
-    """Per column [rows, Σ digit, Σ digit²] (the sums mod 2^64), added up batch by batch."""
+@dataclass(frozen=True)
+class PartDigest:
+    """What one stream of rows (a part file's view rows, or a context set) reads
+    back as: its row count and, per column, the hex SHA-256 of :class:`Digest`."""
 
-    def __init__(self, names: Sequence[str]):
-        self.totals = {n: np.zeros(3, dtype=np.uint64) for n in names}
+    rows: int
+    columns: Mapping[str, str]
 
-    def add(self, batch: Digits) -> Digits:
-        prints = _core.fingerprints([np.ascontiguousarray(batch[n]) for n in self.totals])
-        for total, found in zip(self.totals.values(), prints, strict=True):
-            total += np.array(found, dtype=np.uint64)  # wraps mod 2^64, as in Rust
+    def to_dict(self) -> dict[str, object]:
+        return {"rows": self.rows, "columns": dict(self.columns)}
+
+    def check(self, found: PartDigest, where: str) -> None:
+        """``found`` (a pass over some of the columns) must be this: an ArtifactError
+        naming ``where`` and the column otherwise."""
+        if found.rows != self.rows:
+            raise ArtifactError(f"{where}: {found.rows:,} rows read, its metadata says "
+                                f"{self.rows:,}; rows were dropped, added or moved")
+        for name, value in found.columns.items():
+            if value != self.columns.get(name):
+                raise ArtifactError(f"{where}: column {name!r} does not match the digest in "
+                                    "its metadata; its values were edited or reordered, or "
+                                    "come from another file")
+
+
+class Digest:
+    """Per column, SHA-256 (hashlib: the GIL is released, no copy when the indices
+    already have the column's width) of its domain indices in the order the
+    batches bring them, each a little-endian signed integer of the width
+    :func:`index_width` gives for its domain size; and the rows counted."""
+
+    def __init__(self, schema: Schema, names: Sequence[str]):
+        self.dtypes = {n: index_width(schema[n].size).newbyteorder("<") for n in names}
+        self.hashes = {n: hashlib.sha256() for n in names}
+        self.rows = 0
+
+    def add(self, batch: Digits, rows: int | None = None) -> Digits:
+        """Take a batch in (``rows``: its row count, when it has no column)."""
+        for name, hashed in self.hashes.items():
+            hashed.update(np.ascontiguousarray(batch[name], dtype=self.dtypes[name]))
+        self.rows += len(batch[next(iter(self.hashes))]) if rows is None else rows
         return batch
 
-    def result(self) -> dict[str, list[int]]:
-        return {n: [int(x) for x in t] for n, t in self.totals.items()}
+    def result(self) -> PartDigest:
+        return PartDigest(self.rows, {n: h.hexdigest() for n, h in self.hashes.items()})
 
 
-def fingerprint(batches: Iterator[Digits], names: Sequence[str]) -> dict[str, list[int]]:
-    """The :class:`Fingerprint` of all the batches."""
-    prints = Fingerprint(names)
+def digest_document(parts: Sequence[PartDigest],
+                    context: Mapping[str, PartDigest] | None = None) -> dict[str, object]:
+    """The metadata's ``digest`` field: the algorithm, each part file's view rows
+    in part order, and each context set's rows."""
+    return {"algorithm": DIGEST_ALGORITHM, "parts": [p.to_dict() for p in parts],
+            "context": {k: v.to_dict() for k, v in (context or {}).items()}}
+
+
+def digest(batches: Iterator[Digits], schema: Schema, names: Sequence[str]) -> PartDigest:
+    """The :class:`Digest` of all the batches."""
+    found = Digest(schema, names)
     for batch in batches:
-        prints.add(batch)
-    return prints.result()
+        found.add(batch)
+    return found.result()
 
 
 # ---- views ------------------------------------------------------------------------------------
@@ -219,9 +284,15 @@ class TableView:
             raise ImportError("to_polars() needs polars: pip install polars") from exc
         return pl.from_arrow(self.to_arrow())
 
-    def fingerprint(self, names: Sequence[str] | None = None) -> dict[str, list[int]]:
+    def digest(self, names: Sequence[str] | None = None) -> PartDigest:
+        """The :class:`Digest` of the rows (in the order :meth:`batches` gives them)."""
         names = list(self.schema.names if names is None else names)
-        return fingerprint(self.batches(names), names)
+        return digest(self.batches(names), self.schema, names)
+
+    def checked_len(self) -> int:
+        """The number of rows, once it is known to be right (a file-backed view
+        counts them in a pass over one column the first time)."""
+        return len(self)
 
     def count(self, condition: Any) -> int:
         """Rows satisfying ``condition`` (a :class:`~privpub.tables.query.Condition`
@@ -271,12 +342,25 @@ class MemoryView(TableView):
             yield {n: digits[self.schema.names.index(n)] for n in names}
 
 
-def _reading(path: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Record batches of a file, a damaged file being an ArtifactError."""
+def _row_groups(path: str, where: str, columns: Sequence[str],
+                batch_rows: int) -> Iterator[pa.Table]:
+    """A Parquet file's rows (``columns``), row group by row group in batches of at
+    most ``batch_rows``: a damaged file, or a row group holding other than the
+    rows its footer says, is an ArtifactError naming ``where``."""
     try:
-        yield from batches
+        with pq.ParquetFile(path) as file:
+            meta = file.metadata
+            for group in range(meta.num_row_groups):
+                read = 0
+                for batch in file.iter_batches(batch_size=batch_rows, row_groups=[group],
+                                               columns=list(columns), use_threads=True):
+                    read += batch.num_rows
+                    yield pa.Table.from_batches([batch])
+                if read != meta.row_group(group).num_rows:
+                    raise ArtifactError(f"{where}: row group {group} holds {read:,} rows but "
+                                        f"its footer says {meta.row_group(group).num_rows:,}")
     except (OSError, pa.ArrowException) as exc:
-        raise ArtifactError(f"{path!r}: its rows cannot be read: "
+        raise ArtifactError(f"{where}: its rows cannot be read: "
                             f"{str(exc).splitlines()[0]}") from None
 
 
@@ -285,39 +369,57 @@ class FileView(TableView):
     (:func:`part_files`), read row group by row group (bounded memory).
 
     ``label`` selects the rows of one set when the file also holds context
-    sets (the column ``SET_COLUMN``); ``expected`` is the stored fingerprint,
-    checked for every column a pass reads in full (None: not checked).
+    sets (the column ``SET_COLUMN``); ``expected`` is the stored digest, one
+    :class:`PartDigest` per part file (None: not checked). Every full pass
+    checks, for each part, the rows read and the digest of each column it read,
+    and then the total against ``rows``.
     """
 
     def __init__(self, schema: Schema, path: str | os.PathLike, rows: int,
-                 expected: dict[str, list[int]] | None, label: str | None = None,
+                 expected: Sequence[PartDigest] | None, label: str | None = None,
                  batch_rows: int = CHUNK_ROWS):
         self.schema, self.path, self.rows = schema, os.fspath(path), rows
-        self.expected, self.label, self.batch_rows = expected, label, batch_rows
+        self.expected = None if expected is None else list(expected)
+        self.label, self.batch_rows = label, batch_rows
         self.files = part_files(self.path)
+        self._rows_checked = False
+        if self.expected is not None and len(self.expected) != len(self.files):
+            raise ArtifactError(f"{self.path!r} has {len(self.files):,} part files but its "
+                                f"metadata has a digest for {len(self.expected):,}")
 
     def __len__(self) -> int:
         return self.rows
 
+    def where(self, index: int) -> str:
+        """How errors name part ``index``: the file, or the part file of a directory."""
+        return repr(self.files[index] if os.path.isdir(self.path) else self.path)
+
     def batches(self, attributes: Sequence[str] | None = None) -> Iterator[Digits]:
         names = list(self.schema.names if attributes is None else attributes)
         columns = names + ([SET_COLUMN] if self.label is not None else [])
-        seen = Fingerprint(names)
-        for path in self.files:
-            with pq.ParquetFile(path) as file:
-                for record_batch in _reading(path, file.iter_batches(
-                        batch_size=self.batch_rows, columns=columns, use_threads=True)):
-                    table = pa.Table.from_batches([record_batch])
-                    if self.label is not None:
-                        keep = np.asarray(table.column(SET_COLUMN).to_numpy(
-                            zero_copy_only=False) == self.label)
-                        table = table.filter(pa.array(keep))
-                    yield seen.add(digits_of(self.schema, table, names))
-        for n, found in seen.result().items():  # a full pass: they must be the stored ones
-            if self.expected is not None and found != list(self.expected.get(n, [])):
-                raise ArtifactError(f"{self.path!r}: column {n!r} does not match the "
-                                    "fingerprint in its metadata; the rows were altered or "
-                                    "come from another file")
+        read = 0
+        for index, path in enumerate(self.files):
+            where, seen = self.where(index), Digest(self.schema, names)
+            for table in _row_groups(path, where, columns, self.batch_rows):
+                if self.label is not None:
+                    table = table.filter(pc.equal(table.column(SET_COLUMN), self.label))
+                yield seen.add(file_digits(self.schema, table, names, where), table.num_rows)
+            read += seen.rows
+            if self.expected is not None:  # a full pass over the part: it must be the stored one
+                self.expected[index].check(seen.result(), where)
+        if self.expected is not None:
+            if read != self.rows:
+                raise ArtifactError(f"{self.path!r}: {read:,} rows read, its metadata says "
+                                    f"{self.rows:,}")
+            self._rows_checked = True
+
+    def checked_len(self) -> int:
+        if self.expected is not None and not self._rows_checked:
+            narrowest = min(self.schema.names,
+                            key=lambda n: index_width(self.schema[n].size).itemsize)
+            for _ in self.batches([narrowest]):
+                pass
+        return self.rows
 
     def codes(self) -> np.ndarray:
         parts = [codes_of(self.schema, batch) for batch in self.batches()]

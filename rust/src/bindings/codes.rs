@@ -186,16 +186,6 @@ pub(crate) fn to_digits<'py>(
     Ok(out.into_iter().map(|c| digit_array(py, c)).collect())
 }
 
-/// Per column (rows, Σ x, Σ x²) of non-negative integers, sums mod 2^64.
-#[pyfunction]
-pub(crate) fn fingerprints(py: Python<'_>, cols: Vec<IntArray<'_>>) -> PyResult<Vec<[u64; 3]>> {
-    let values = cols
-        .iter()
-        .map(|c| c.values())
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(py.detach(|| columns::fingerprints(&values)))
-}
-
 /// How many rows' digits index a true cell of `table` (Π radices cells).
 #[pyfunction]
 pub(crate) fn count_in_table(
