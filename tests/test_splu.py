@@ -412,7 +412,8 @@ def test_estimator_experiment_measures_every_method():
     from privpub.experiments.splu_estimators import errors, synthetic
     df, schema = synthetic(20_000)
     out = errors(df, schema, "s", ["b = 1"], 3, seed=0)
-    assert out["queries"] > 5 and set(out) == {"queries", "paper", "exact-rate", "partition"}
+    assert out["queries"] > 5 and set(out) == {"queries", "paper", "exact-rate", "partition",
+                                                 "published"}
     assert out["exact-rate"] < out["paper"]  # independent P: the paper matrix's bias shows
 
 

@@ -233,7 +233,11 @@ def diagnose(value: np.ndarray, stderr: np.ndarray, lower: np.ndarray, upper: np
     out = []
     for i in range(len(value)):
         notes = []
-        if not math.isfinite(stderr[i]):
+        if method == "mle":
+            if lower[i] <= 0:
+                notes.append(f"its 95% interval [{lower[i]:,.0f}, {upper[i]:,.0f}] includes 0: "
+                             "the release does not tell this count from 0")
+        elif not math.isfinite(stderr[i]):
             notes.append("no standard error is stated for this method"
                          if method == "partition" else
                          "no standard error: the paper's marginal equation has no root here")
@@ -252,9 +256,11 @@ def diagnose(value: np.ndarray, stderr: np.ndarray, lower: np.ndarray, upper: np
             notes.append(f"stopped at the iteration cap ({int(iterations[i]):,}) before its "
                          "stopping rule fired")
         if value[i] < lower[i] - 1e-9 or value[i] > upper[i] + 1e-9:
+            why = ("a count cannot exceed the records that could publish it, and that bound "
+                   "binds here" if method == "mle" else
+                   "the model contradicts the release for this predicate")
             notes.append(f"the estimate lies outside [{lower[i]:,.0f}, {upper[i]:,.0f}], the "
-                         "95% interval the release determines: the model contradicts the "
-                         "release for this predicate")
+                         f"95% interval the release determines: {why}")
         out.append(tuple(notes))
     return tuple(out)
 
