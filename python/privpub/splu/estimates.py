@@ -158,7 +158,7 @@ def _row(est: SPLUEstimate, level: float, interval: tuple[float, float],
             "assumption": est.assumption}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Reconstruction:
     """A batch of SPLU estimates (arrays, one entry per query, in query order);
     ``batch[i]`` is the :class:`SPLUEstimate` of query i. ``estimate`` is
@@ -240,7 +240,9 @@ def diagnose(value: np.ndarray, stderr: np.ndarray, lower: np.ndarray, upper: np
         elif not math.isfinite(stderr[i]):
             notes.append("no standard error is stated for this method"
                          if method == "partition" else
-                         "no standard error: the paper's marginal equation has no root here")
+                         "no standard error: the model has no interior fixed point in "
+                         "closed form here (its marginal equation has no root, or a rate is "
+                         "1/γ)")
         elif value[i] - z * stderr[i] <= 0:
             notes.append(f"value ± 1.96·stderr = [{value[i] - z * stderr[i]:,.1f}, "
                          f"{value[i] + z * stderr[i]:,.1f}] includes 0: even under the "

@@ -49,6 +49,15 @@ error over the randomisation is √(gᵀ Cov(y) g), g = ∂x̂_{K−1}/∂y (cen
 differences), with Cov(y) above: the delta method with the release's own
 law, not a multinomial's. It measures noise only; a model whose assumption
 fails for P is biased by more than it (see :mod:`privpub.splu.reconstruction`).
+Where the EM stops on the boundary (a state at 0, so x̂ is not the closed
+form) it is the unconstrained fixed point's standard error: measured
+conservative with one sensitive attribute (the estimate's sd 0.02–0.6 of it
+on Adult and the census), and 90–100% coverage of the estimate's mean per
+count with two (300 releases of a 3,000-record table, where nearly every fit
+is on the boundary). A delta method on the boundary fit's free states was
+tried and not used: its stderr matched the spread, but the estimate's
+distribution there is a mixture of boundary and interior fits, and value ±
+1.96·stderr covered its mean in as few as 82% of runs (census).
 """
 
 from __future__ import annotations
@@ -142,8 +151,9 @@ def closed_form(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
             factors.append(m)
     m = _kron(factors)
     x = np.full((q, k), np.nan)
-    ok = np.isfinite(m).all(axis=(1, 2)) & (np.abs(np.linalg.det(np.where(
-        np.isfinite(m), m, 0.0))) > 1e-12)
+    # det M_j = (1 − γ·rate_j)/γ: singular where a rate reaches 1/γ.
+    ok = np.isfinite(m).all(axis=(1, 2)) & np.all(
+        [np.abs(1 - gamma * f[:, 0, 1]) > 1e-9 for f in factors[1:]], axis=0)
     if ok.any():
         x[ok] = np.linalg.solve(np.swapaxes(m[ok], 1, 2), y[ok][:, :, None])[:, :, 0]
     return x
