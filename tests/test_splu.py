@@ -133,7 +133,7 @@ def test_published_counts_are_unbiased_with_the_binomial_variance():
     """f'_s ~ Binomial(γ f_s, 1/γ): mean f_s and variance f_s(1 − 1/γ), over 400 seeds."""
     df, schema = table(300, 3, n_values=5)
     gamma, trials = 3, 400
-    counts = np.array([sensitive_counts(publish(df, schema, gamma, seed=t), "s")["estimate"]
+    counts = np.array([sensitive_counts(publish(df, schema, gamma, seed=t), "s").value
                        for t in range(trials)])
     n_pub = counts.sum(axis=1)[0]
     f = np.bincount(df.s[np.isin(np.arange(300), SPLUGen(gamma, "s", schema=schema)
@@ -259,7 +259,7 @@ def test_two_sensitive_attributes_and_batch_equals_single_queries():
     assert len(view) % 3 == 0
     queries = [("a = 1", {"s": 2, "t": 1}), ("a = 0", {"s": 0}), ("a = 1", {"t": 3, "s": 4})]
     batch = reconstruct_many(view, queries)
-    single = [reconstruct(view, w, v) for w, v in queries]
+    single = [reconstruct(view, w, v).value for w, v in queries]
     assert np.allclose(batch.estimate, single)
     truth = ((df.a == 1) & (df.s == 2) & (df.t == 1)).sum()
     assert abs(batch.estimate[0] - truth) < 0.5 * truth
@@ -273,7 +273,8 @@ def test_release_reopens_from_parquet_and_estimates_the_same(tmp_path):
     for again in (privpub.PublishedView.read_parquet(path), privpub.PublishedView.open(path)):
         assert again.parameters == view.parameters
         assert reconstruct(again, "b = 2", {"s": 1}) == reconstruct(view, "b = 2", {"s": 1})
-        assert sensitive_counts(again, "s").equals(sensitive_counts(view, "s"))
+        assert sensitive_counts(again, "s").to_frame().equals(
+            sensitive_counts(view, "s").to_frame())
     assert "small-sum privacy" in str(view.guarantee())
     with pytest.raises(QueryError, match="does not apply to a SPLU-Gen release"):
         view.estimate("a = 1")
@@ -411,7 +412,8 @@ def test_estimator_experiment_measures_every_method():
     from privpub.experiments.splu_estimators import errors, synthetic
     df, schema = synthetic(20_000)
     out = errors(df, schema, "s", ["b = 1"], 3, seed=0)
-    assert out["queries"] > 5 and set(out) == {"queries", "paper", "exact-rate", "partition"}
+    assert out["queries"] > 5 and set(out) == {"queries", "paper", "exact-rate", "partition",
+                                                 "published"}
     assert out["exact-rate"] < out["paper"]  # independent P: the paper matrix's bias shows
 
 
@@ -505,7 +507,7 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     assert "count(s = 2) ≈" in capsys.readouterr().out
     assert main(["splu", "estimate", str(out), "--where", "a = 1", "--value", "s=2"]) == 0
     expected = reconstruct(privpub.PublishedView.read_parquet(out), "a = 1", {"s": 2})
-    assert f"≈ {expected:,.1f}" in capsys.readouterr().out
+    assert f"≈ {expected.value:,.1f}" in capsys.readouterr().out
     assert main(["publish", "splu", "--input", str(src), "--gamma", "9", "--sensitive", "s",
                  "--output", str(out), "--force"]) == 1
     assert "a decoy group needs gamma = 9 distinct ones" in capsys.readouterr().err
@@ -518,7 +520,8 @@ def test_a_fresh_process_reopens_a_splu_release(tmp_path):
     publish(df, schema).to_parquet(path)
     script = ("import sys, privpub\n"
               "v = privpub.PublishedView.open(sys.argv[1])\n"
-              "print(v.mechanism, len(v), privpub.splu.reconstruct(v, 'a = 1', {'s': 0}) > 0)\n")
+              "e = privpub.splu.reconstruct(v, 'a = 1', {'s': 0})\n"
+              "print(v.mechanism, len(v), e.value > 0)\n")
     out = subprocess.run([sys.executable, "-c", script, str(path)], check=True,
                          capture_output=True, text=True).stdout
     assert out.split() == ["splu", "300", "True"]

@@ -1,18 +1,23 @@
-"""``privpub splu estimate``: counts from a SPLU-Gen release."""
+"""``privpub splu estimate``: counts from a SPLU-Gen release, with their uncertainty."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter
+from privpub.cli.common import FORMATS, ExampleFormatter, emit
 
 
 def _splu_estimate(args: argparse.Namespace) -> int:
-    from privpub import PublishedView
-    from privpub.core.errors import ParameterError
-    from privpub.splu import reconstruct_many, sensitive_counts
+    import sys
+    import warnings
 
+    from privpub import PublishedView
+    from privpub.core import validate
+    from privpub.core.errors import ParameterError
+    from privpub.splu import ReconstructionWarning
+
+    level = validate.probability("--level", args.level, open_low=True, open_high=True)
     view = PublishedView.open(args.view)
     values = {}
     for spec in args.value or []:
@@ -26,20 +31,54 @@ def _splu_estimate(args: argparse.Namespace) -> int:
         values[name] = next((v for v in domain if str(v) == value), value)
     if not values:
         raise ParameterError("give at least one --value ATTRIBUTE=VALUE (a sensitive value)")
-    if args.where is None and len(values) == 1:
-        (name, value), = values.items()
-        frame = sensitive_counts(view, name)
-        row = frame[frame[name] == value]
-        if row.empty:
-            raise ParameterError(f"value {value!r} is not in the domain of {name!r}")
-        print(f"count({name} = {value!r}) ≈ {row['estimate'].iloc[0]:,.0f} ± "
-              f"{row['stderr'].iloc[0]:,.1f} (stderr; f' is the MLE)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ReconstructionWarning)
+        rows = _rows(view, args, values, level)
+    for w in caught:  # each estimate's notes say it in full, in every format
+        if issubclass(w.category, ReconstructionWarning):
+            print("privpub: warning: an estimate needs care (see its notes)", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if args.format == "table":
+        for row in rows:
+            print(f"{row['query']} ≈ {_show(row['value'])} ± {_show(row['stderr'])} (stderr, "
+                  f"{row['method']}); {level:.0%} interval [{row['lower']:,.0f}, "
+                  f"{row['upper']:,.0f}] (what the release determines, for any data); "
+                  f"published {row['observed']:,.0f}")
+            if row["method"] != "mle":
+                print(f"  value ± z·stderr = [{_show(row['model_lower'])}, "
+                      f"{_show(row['model_upper'])}] holds only if {row['assumption']}")
+                state = "converged" if row["converged"] else "stopped at the cap"
+                print(f"  EM: {state} after {row['iterations']:,} iterations "
+                      f"(--stopping {args.stopping})")
+            for note in row["notes"]:
+                print(f"  note: {note}")
         return 0
-    r = reconstruct_many(view, [(args.where, values)], method=args.method)
-    note = "" if r.converged[0] else f" (stopped at {r.iterations[0]} iterations)"
-    print(f"count({args.where or 'TRUE'} and {values}) ≈ {r.estimate[0]:,.1f} "
-          f"[{args.method}; published {r.observed[0]:,.0f}]{note}")
+    if args.format == "csv":  # one cell per field: the notes joined
+        rows = [{**row, "notes": " | ".join(row["notes"])} for row in rows]
+    emit(rows, args.format)
     return 0
+
+
+def _rows(view: Any, args: argparse.Namespace, values: dict, level: float) -> list[dict]:
+    from privpub.core.errors import ParameterError
+    from privpub.splu import reconstruct_many, sensitive_counts
+
+    if args.where is None and len(values) == 1 and args.method is None:
+        (name, value), = values.items()
+        batch = sensitive_counts(view, name)
+        rows = [r for r, (_, v) in zip(batch.to_records(level), batch.queries, strict=True)
+                if v[name] == value]
+        if not rows:
+            raise ParameterError(f"value {value!r} is not in the domain of {name!r}")
+    else:
+        rows = reconstruct_many(view, [(args.where, values)], method=args.method or "paper",
+                                stopping=args.stopping).to_records(level)
+    return rows
+
+
+def _show(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:,.1f}"
 
 
 EXAMPLES = """examples:
@@ -47,6 +86,8 @@ EXAMPLES = """examples:
       --output adult-splu.parquet
   privpub splu estimate adult-splu.parquet --value occupation=Sales
   privpub splu estimate adult-splu.parquet --where "sex = 'Male'" --value occupation=Adm-clerical
+  privpub splu estimate adult-splu.parquet --where "sex = 'Male'" --value occupation=Sales \\
+      --format json
 """
 
 
@@ -61,13 +102,24 @@ def add_parser(sub: Any) -> None:
         "estimate", help="estimate a count from a SPLU-Gen release",
         description="Estimate a count of records with given sensitive values (and, with "
                     "--where, given other attributes) from a SPLU-Gen release: the MLE for one "
-                    "value over all records, else the chosen reconstruction.\n\n" + EXAMPLES,
+                    "value over all records, else the chosen reconstruction. Each estimate "
+                    "comes with its standard error, the interval the release determines "
+                    "(covers the true count for any data at --level; wide for counts with a "
+                    "predicate) and notes when it needs care.\n\n" + EXAMPLES,
         formatter_class=ExampleFormatter)
     se.add_argument("view", help="the release's Parquet file")
     se.add_argument("--where", default=None,
                     help="SQL WHERE text on non-sensitive attributes (default: all records)")
     se.add_argument("--value", action="append", metavar="ATTRIBUTE=VALUE",
                     help="a sensitive attribute's value (repeatable)")
-    se.add_argument("--method", choices=["paper", "exact-rate", "partition"], default="paper",
-                    help="reconstruction (see privpub.splu.reconstruction; default: paper)")
+    se.add_argument("--method", choices=["paper", "exact-rate", "partition"], default=None,
+                    help="reconstruction (see privpub.splu.reconstruction; default: paper, and "
+                         "for one value over all records its published count, the MLE)")
+    se.add_argument("--stopping", choices=["count", "paper"], default="count",
+                    help="the EM's stopping rule: the requested count's fixed point (count, "
+                         "default) or the paper's 1%% rule, for reproductions")
+    se.add_argument("--level", type=float, default=0.95,
+                    help="confidence level of the intervals (default 0.95)")
+    se.add_argument("--format", choices=FORMATS, default="table",
+                    help="output: an aligned text block, JSON or CSV (default: table)")
     se.set_defaults(run=_splu_estimate)

@@ -1,7 +1,8 @@
 """SPLU: small-sum privacy, large-sum utility (Wong et al.).
 
 SPLU-Gen publishing (:class:`SPLUGen`), count reconstruction from its
-releases (:mod:`privpub.splu.reconstruction`), the paper's calculators
+releases with each estimate's uncertainty (:mod:`privpub.splu.reconstruction`,
+:mod:`privpub.splu.estimates`, :mod:`privpub.splu.uncertainty`), the paper's calculators
 (:mod:`privpub.splu.calculators`) and the Anatomy, DBR and Laplace baselines
 (:mod:`privpub.splu.baselines`).
 """
@@ -13,15 +14,12 @@ from privpub.splu.calculators import (
     utility_threshold,
     utility_threshold_chebyshev,
 )
+from privpub.splu.estimates import Reconstruction, ReconstructionWarning, SPLUEstimate
 from privpub.splu.mechanism import Partition, SPLUGen
-from privpub.splu.reconstruction import (
-    Reconstruction,
-    reconstruct,
-    reconstruct_many,
-    sensitive_counts,
-)
+from privpub.splu.reconstruction import reconstruct, reconstruct_many, sensitive_counts
 
-__all__ = ["AnatomyRelease", "DBRRelease", "Partition", "Reconstruction", "SPLUGen", "anatomy",
-           "dbr", "laplace_counts", "privacy_guarantee", "reconstruct", "reconstruct_many",
+__all__ = ["AnatomyRelease", "DBRRelease", "Partition", "Reconstruction",
+           "ReconstructionWarning", "SPLUEstimate", "SPLUGen", "anatomy", "dbr",
+           "laplace_counts", "privacy_guarantee", "reconstruct", "reconstruct_many",
            "relative_error_probability", "sensitive_counts", "utility_threshold",
            "utility_threshold_chebyshev"]

@@ -159,10 +159,27 @@ class SPLUGen:
             f"({', '.join(self.sensitive)}).", "Lemma 2, Theorem 4"))
         claims.append(Claim(
             "large-sum utility", True,
-            f"a sensitive value's count f ≥ {t_f:,.0f} is estimated within ε = {eps} of itself "
-            f"with probability ≥ {1 - GUARANTEE_T_E:g} (Chebyshev with Var f' = f(1 − 1/γ)). "
-            "Lemma 1's printed threshold (privpub.splu.utility_threshold) is smaller: its "
-            "proof divides the variance by n twice.", "Theorem 3 / Lemma 1, corrected"))
+            f"for counts over ALL published records of one sensitive value s (f_s, read off "
+            f"the release as its published count f'_s ~ Binomial(γ f_s, 1/γ)): f_s ≥ "
+            f"{t_f:,.0f} is estimated within ε = {eps} of itself with probability ≥ "
+            f"{1 - GUARANTEE_T_E:g} (Chebyshev with Var f' = f(1 − 1/γ); "
+            "privpub.splu.sensitive_counts gives each f_s with its exact interval). That is "
+            "all Theorem 3 and Lemma 1 prove. Lemma 1's printed threshold "
+            "(privpub.splu.utility_threshold) is smaller: its proof divides the variance by n "
+            "twice.", "Theorem 3 / Lemma 1, corrected"))
+        claims.append(Claim(
+            "utility of conditional counts", False,
+            "no utility guarantee covers count(P ∧ s) for a predicate P on other attributes, "
+            "nor joint counts of several sensitive values: the paper proves none (Sec. 5 gives "
+            "an estimator; Lemma 3 and Theorem 4 are privacy statements), and the release does "
+            "not determine them. A record of P whose decoy group holds s publishes s at the "
+            "same rate 1/γ as a record with s, so the release fixes how many records of P "
+            "share groups with s, not how many hold s. privpub.splu.reconstruct returns such a "
+            "count with the interval the release supports for any data (it usually starts at "
+            "0) and the estimate of Sec. 5's model, which is biased wherever P is associated "
+            "with the values decoyed with s; its stderr measures noise, not that bias "
+            "(coverage measured in privpub.splu.reconstruction).",
+            "Theorem 3 covers f_s only; Sec. 5"))
         if self.residue:
             claims.append(Claim(
                 "every record published", False,
