@@ -58,6 +58,7 @@ def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None
 # ---- the command line -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_queries(view_file):
     one_line_error(run_cli("estimate", str(view_file), "sex = 'Femalee'"),
                    "'Femalee'", "did you mean 'Female'")
@@ -73,6 +74,7 @@ def test_cli_queries(view_file):
     assert ok.returncode == 0 and "TRUE" in ok.stdout
 
 
+@pytest.mark.slow
 def test_cli_files(view_file, tmp_path, adult):
     df, _ = adult
     csv = tmp_path / "table.csv"

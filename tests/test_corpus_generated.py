@@ -209,6 +209,7 @@ def _expected(columns: list[Column], kind: str):
 @settings(max_examples=70, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(tables())
+@pytest.mark.slow
 def test_generated_tables_publish_save_and_reopen_or_name_the_error(drawn):
     columns, kind, mechanism, duplicates = drawn
     with tempfile.TemporaryDirectory() as folder:

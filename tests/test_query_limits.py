@@ -232,6 +232,7 @@ def test_deep_expressions_are_refused_where_they_are_built():
     assert SMALL.count(chain) == 32
 
 
+@pytest.mark.slow
 def test_a_long_or_chain_is_linear_and_exact():
     terms = [f"(a = {i % 4} AND b = {(i * 3) % 8})" for i in range(10_000)]  # main: RecursionError
     sql = " OR ".join(terms)
@@ -277,6 +278,7 @@ def test_terms_and_values_limits_at_and_past(monkeypatch):
         SMALL.count("a IN (select x from T)", many)
 
 
+@pytest.mark.slow
 def test_the_stated_terms_and_values_limits_themselves():
     """At MAX_TERMS and MAX_VALUES as shipped (seconds), and one past each."""
     terms = " OR ".join(f"b = {i % 8}" for i in range(querytext.MAX_TERMS))
@@ -322,6 +324,7 @@ def test_a_hundred_thousand_value_in_list_is_fast_and_exact():
     assert np.array_equal(mask, np.isin(digits[0], values))
 
 
+@pytest.mark.slow
 def test_in_lists_of_strings_floats_and_from_subqueries():
     names = [f"v{i}" for i in range(50_000)]
     schema = Schema([Categorical("c", names), Categorical("f", [0.5, 1.0, 2.25])])

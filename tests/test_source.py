@@ -45,6 +45,7 @@ def test_noise_tuples_appear_with_beta_t_and_records_with_alpha_plus_beta_t(setu
     assert abs(counts[:, t].mean() - BETA) > 4 * math.sqrt(BETA * (1 - BETA) / TRIALS)
 
 
+@pytest.mark.slow
 def test_estimator_with_source_is_unbiased(setup):
     schema, _, records, mech, _ = setup
     frame = schema.decode(records)

@@ -176,6 +176,7 @@ def test_ordered_categorical_comparisons_follow_the_declared_order():
 
 
 @pytest.mark.parametrize("batch_rows", [1, 997, 1 << 20])
+@pytest.mark.slow
 def test_file_backed_estimates_match_memory_at_any_batch_size(view, tmp_path, batch_rows):
     path = tmp_path / "v.parquet"
     view.to_parquet(path)

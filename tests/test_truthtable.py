@@ -57,6 +57,7 @@ def conditions(draw) -> str:
 
 @settings(max_examples=300, deadline=None)
 @given(conditions())
+@pytest.mark.slow
 def test_numpy_tables_match_duckdb(where):
     try:
         cond = Condition(SCHEMA, where)

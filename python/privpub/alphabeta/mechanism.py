@@ -477,10 +477,10 @@ class AlphaBeta:
             return publish_dask(self, data, resolve_seed(seed), duplicates, npartitions)
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
-        view = self.draw(rand, records)
+        run = _Draw(self, rand, records)
+        (view,) = run.chunks()
         released = PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                                 self._released(records, facts, repeated_rows(view)),
-                                 rand.policy)
+                                 self._released(records, facts, run.revealed()), rand.policy)
         warn_if_weak(released.mechanism_object().resolution())
         return released
 
@@ -511,19 +511,15 @@ class AlphaBeta:
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
         run = _Draw(self, rand, records, window=WINDOW_SEGMENTS, progress=progress)
-        revealed = 0
 
         def batches() -> Iterator[dict[str, np.ndarray]]:
-            nonlocal revealed
             for chunk in run.chunks():
-                # Copies of one tuple fall in one window: repeats add up by window.
-                revealed += repeated_rows(chunk)
                 yield from MemoryView(self.schema, as_schema_codes(self.schema, chunk)).batches()
 
         def metadata(rows: int, prints: dict[str, list[int]]) -> dict[str, Any]:
             empty = as_schema_codes(self.schema, records[:0])
             return PublishedView(empty, self.schema, self.name,
-                                 self._released(records, facts, revealed),
+                                 self._released(records, facts, run.revealed()),
                                  rand.policy).metadata(prints, rows=rows)
 
         write_view(path, self.schema, batches(), metadata, overwrite=overwrite, inputs=inputs)
@@ -599,6 +595,12 @@ class _Draw:
                                   start=start)
         self.kept = np.ascontiguousarray(records[keep])
         self.distinct = distinct_sorted(records)
+
+    def revealed(self) -> int:
+        """How many tuples appear two or more times in the view. The β-step
+        leaves out the records' own codes and draws distinct codes, so only
+        kept records repeat: counted on them, not on the (much larger) view."""
+        return repeated_rows(self.kept)
 
     def chunks(self) -> Iterator[np.ndarray]:
         """The view's sorted (rows, limbs) codes, one array per window."""
