@@ -41,8 +41,8 @@ from sqlglot import exp
 
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
+from privpub.core.inputs import tabular
 from privpub.tables import queryatoms, querytext
-from privpub.tables.inputs import tabular
 from privpub.tables.querytext import (
     DIALECT,
     ValueList,

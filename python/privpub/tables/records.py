@@ -14,7 +14,7 @@ import numpy as np
 from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.tables.inputs import TableLike, column_names, tabular
+from privpub.core.inputs import TableLike, column_names, tabular
 from privpub.tables.schema import Schema
 
 

@@ -39,9 +39,9 @@ from privpub.core.errors import (
     PrivacyWarning,
     SchemaError,
 )
+from privpub.core.inputs import TableLike, column_names, tabular
 from privpub.tables.domaincount import TABLE_LIMIT
 from privpub.tables.domaincount import count as _count_domain
-from privpub.tables.inputs import TableLike, column_names, tabular
 
 #: The value kinds a domain may hold; a column must hold the same kind.
 KINDS = ("string", "integer", "float", "boolean")
