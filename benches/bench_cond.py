@@ -18,7 +18,7 @@ from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package
 
 import privpub
 from privpub import col
-from privpub.tables.domaincount import count
+from privpub.counting.domaincount import count
 
 
 def width_two(k: int, r: int):
@@ -96,7 +96,7 @@ def test_chain_transfer_matrix(benchmark):
 
 @pytest.mark.benchmark(group="schema.count: 12-attribute chain, 50 values, cold tables")
 def test_chain_privpub_cold(benchmark):
-    from privpub.tables import query
+    from privpub.counting import query
     schema, sql = chain(12, 50)
     benchmark.extra_info["role"] = "privpub"
 

@@ -193,6 +193,6 @@ def test_subqueries_are_locked_down(adult_schema):
         {"sex": "Male"})
     import duckdb
 
-    from privpub.tables.query import _connection
+    from privpub.counting.query import _connection
     with pytest.raises(duckdb.Error, match="Permission|disabled"):
         _connection().execute("select * from read_csv('/etc/passwd')").fetchall()

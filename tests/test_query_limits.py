@@ -13,10 +13,10 @@ import pytest
 
 import privpub
 from privpub import Categorical, Condition, IntRange, QueryError, Schema, col
-from privpub.tables import querytext
-from privpub.tables.domaincount import count
-from privpub.tables.query import _evaluate
-from privpub.tables.truthtable import grid_table
+from privpub.counting import querytext
+from privpub.counting.domaincount import count
+from privpub.counting.query import _evaluate
+from privpub.counting.truthtable import grid_table
 
 #: a in 0..3, b in 0..7: 32 tuples.
 SMALL = Schema([IntRange("a", 0, 3), IntRange("b", 0, 7)])

@@ -7,8 +7,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import privpub
-from privpub.tables.query import Condition, _evaluate
-from privpub.tables.truthtable import grid_table
+from privpub.counting.query import Condition, _evaluate
+from privpub.counting.truthtable import grid_table
 
 SCHEMA = privpub.Schema([
     privpub.IntRange("x", -4, 6),

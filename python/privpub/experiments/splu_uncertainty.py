@@ -35,10 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from privpub.counting.query import Condition
 from privpub.datasets import load_adult, synthetic_census
 from privpub.splu import SPLUGen
 from privpub.splu.reconstruction import from_states, paper_em
-from privpub.tables.query import Condition
 from privpub.tables.schema import Schema
 
 #: Runs per measurement (the tests' count).

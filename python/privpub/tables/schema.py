@@ -40,8 +40,8 @@ from privpub.core.errors import (
     SchemaError,
 )
 from privpub.core.inputs import TableLike, column_names, tabular
-from privpub.tables.domaincount import TABLE_LIMIT
-from privpub.tables.domaincount import count as _count_domain
+from privpub.counting.domaincount import TABLE_LIMIT
+from privpub.counting.domaincount import count as _count_domain
 
 #: The value kinds a domain may hold; a column must hold the same kind.
 KINDS = ("string", "integer", "float", "boolean")
@@ -657,7 +657,7 @@ class Schema:
     def count(self, where=None, tables=None) -> int:
         """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
         text, a ``privpub.col`` expression or {attribute: value}); see
-        :mod:`privpub.tables.domaincount`. ``tables`` registers auxiliary tables for
+        :mod:`privpub.counting.domaincount`. ``tables`` registers auxiliary tables for
         IN-subqueries."""
         return _count_domain(self, where, tables).value
 

@@ -295,7 +295,7 @@ class TableView:
         return len(self)
 
     def count(self, condition: Any) -> int:
-        """Rows satisfying ``condition`` (a :class:`~privpub.tables.query.Condition`
+        """Rows satisfying ``condition`` (a :class:`~privpub.counting.query.Condition`
         over at least one attribute), counted batch by batch."""
         names = list(condition.attributes)
         return sum(condition.count_digits(batch, len(batch[names[0]]))
