@@ -9,12 +9,27 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privpub
-from privpub import col
-from privpub.counting.domaincount import MAX_CLAUSES, count
+from privpub import col, count_domain
+from privpub.counting.domaincount import MAX_CLAUSES, TABLE_LIMIT, count
+from privpub.tables.schema import PROJECTION_BUDGET
 
 OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le,
        "==": operator.eq, "!=": operator.ne}
 REGIONS = pd.DataFrame({"country": ["c0", "c1", "c2", "c3"], "poor": [1, 0, 1, 0]})
+
+
+def test_the_schema_projects_every_truth_table_the_count_asks_for():
+    # Two constants, as the schema may not import the engine: a truth table the
+    # count accepts must never fail in Schema.projection.
+    assert TABLE_LIMIT <= PROJECTION_BUDGET
+
+
+def test_count_domain_is_the_exact_int():
+    schema = privpub.Schema([privpub.IntRange("a", 0, 9), privpub.Categorical("b", ["x", "y"])])
+    assert count_domain(schema) == 20 and isinstance(count_domain(schema), int)
+    assert count_domain(schema, "a < 3 and b = 'y'") == 3
+    assert count_domain(schema, {"b": "x"}) == count(schema, {"b": "x"}).value == 10
+    assert not hasattr(schema, "count")  # Q(D) is counting's, not the schema's
 
 
 @st.composite
@@ -312,12 +327,12 @@ T = 2**30 + 1
     ("5 > t", 5 * 20),
 ])
 def test_huge_integer_attribute_counts(sql, expected):
-    assert HUGE.count(sql) == expected
+    assert count_domain(HUGE, sql) == expected
 
 
 def test_huge_attribute_in_a_cross_attribute_atom_is_refused_by_name():
     with pytest.raises(privpub.PrivpubError, match="budget"):
-        HUGE.count("t < b")
+        count_domain(HUGE, "t < b")
 
 
 @given(st.sampled_from(["<", "<=", ">", ">=", "=", "<>"]), st.integers(-3, 12),

@@ -99,6 +99,12 @@ def test_layers_point_down():
                 f"{name} imports {target}: {part}/ may only use {sorted(ALLOWED[part])}"
 
 
+def test_the_schema_does_not_load_the_counting_engine():
+    # The data model sits above the query language only through callers: a
+    # Schema never needs the engine to exist (Q(D) is privpub.count_domain).
+    assert not any(m.startswith("privpub.counting") for m in imports(ROOT / "tables" / "schema.py"))
+
+
 def test_the_check_sees_a_cycle(tmp_path):
     """Power: a function-local import back up is an edge the check reports."""
     source = (ROOT / "core" / "seeding.py").read_text()

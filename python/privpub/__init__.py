@@ -33,7 +33,7 @@ from privpub.core.guarantee import Claim, Guarantee, Resolution
 from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
 from privpub.core.version import LIBRARY_VERSION as __version__
-from privpub.counting.query import Condition, col
+from privpub.counting import Condition, col, count_domain
 from privpub.frapp import FRAPP
 from privpub.planning import Plan, expected_view_size, plan
 from privpub.tables.artifact import Artifact
@@ -79,6 +79,7 @@ __all__ = [
     "__version__",
     "accounting",
     "col",
+    "count_domain",
     "attacks",
     "datasets",
     "expected_view_size",

@@ -93,6 +93,15 @@ def count(schema: Schema, where: QueryLike, tables: Mapping[str, pd.DataFrame] |
     return result
 
 
+def count_domain(schema: Schema, where: QueryLike = None,
+                 tables: Mapping[str, pd.DataFrame] | None = None) -> int:
+    """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
+    text, a ``privpub.col`` expression, {attribute: value} or None for every
+    tuple); ``tables`` registers auxiliary tables for IN-subqueries. How it was
+    computed (method, clauses, width) is :func:`count`'s :class:`DomainCount`."""
+    return int(count(schema, where, tables).value)
+
+
 class _Counter:
     def __init__(self, schema: Schema, cond: Condition, weights, budget: int):
         self.schema, self.cond, self.budget = schema, cond, budget

@@ -40,15 +40,16 @@ from privpub.core.errors import (
     SchemaError,
 )
 from privpub.core.inputs import TableLike, column_names, tabular
-from privpub.counting.domaincount import TABLE_LIMIT
-from privpub.counting.domaincount import count as _count_domain
 
 #: The value kinds a domain may hold; a column must hold the same kind.
 KINDS = ("string", "integer", "float", "boolean")
 #: Integer domains with values in [0, LOOKUP_LIMIT) are mapped by a lookup table.
 LOOKUP_LIMIT = 1 << 16
-#: Largest projection of D that :meth:`Schema.projection` builds.
-PROJECTION_BUDGET = TABLE_LIMIT
+#: Largest projection of D that :meth:`Schema.projection` builds: at least the
+#: largest truth table the domain count asks for (privpub.counting.domaincount.TABLE_LIMIT,
+#: checked by tests/test_domaincount.py), which cannot be imported here without the
+#: schema loading the counting engine.
+PROJECTION_BUDGET = 1 << 24
 
 
 def _value_kind(value: Any) -> str | None:
@@ -653,14 +654,7 @@ class Schema:
         return out | {a.name: pa.uint64() for a in self if a.kind == "integer"
                       and isinstance(a, Categorical) and max(a.values) >= 2**63}
 
-    # ---- counting ---------------------------------------------------------------
-    def count(self, where=None, tables=None) -> int:
-        """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
-        text, a ``privpub.col`` expression or {attribute: value}); see
-        :mod:`privpub.counting.domaincount`. ``tables`` registers auxiliary tables for
-        IN-subqueries."""
-        return _count_domain(self, where, tables).value
-
+    # ---- projections ------------------------------------------------------------
     def projection(self, attributes: Sequence[str], query: bool = False) -> pd.DataFrame:
         """Every combination of the attributes' domain values (first attribute
         slowest): the projection Π_attributes D, with the schema's dtypes, or
