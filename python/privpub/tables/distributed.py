@@ -42,9 +42,9 @@ from privpub.core.guarantee import Guarantee
 from privpub.core.release import mechanism_class
 from privpub.tables.published import PublishedView
 from privpub.tables.records import (
-    _comparable,
     as_schema_codes,
     check_duplicates,
+    comparable,
     distinct_sorted,
     record_facts,
     record_stats,
@@ -208,8 +208,8 @@ def split_points(sample: CodeSample, m: int, parts: int, align: int = 1,
 
 
 def _tag(frame: pd.DataFrame, edges: np.ndarray, limbs: int) -> pd.DataFrame:
-    keys = _comparable(rows_of(frame, limbs))
-    return frame.assign(**{RANGE_COLUMN: np.searchsorted(_comparable(edges), keys,
+    keys = comparable(rows_of(frame, limbs))
+    return frame.assign(**{RANGE_COLUMN: np.searchsorted(comparable(edges), keys,
                                                          side="right").astype(np.int64)})
 
 

@@ -70,7 +70,7 @@ def _py(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _shifted(digits: np.ndarray, offset: int) -> np.ndarray:
+def with_offset(digits: np.ndarray, offset: int) -> np.ndarray:
     """Domain indices + offset as int64 (narrow digits would overflow)."""
     return digits.astype(np.int64) + offset if offset else digits
 
@@ -240,7 +240,7 @@ class Attribute:
     def _query_values(self, digits: np.ndarray) -> Any:
         """The column a query is evaluated on: the values, or for an ordered
         attribute its domain indices (comparisons follow the declared order)."""
-        return digits if self.ordered else self._from_raw(_shifted(digits, self.offset))
+        return digits if self.ordered else self._from_raw(with_offset(digits, self.offset))
 
     def _value_at(self, values: pd.Series, row: int) -> Any:
         return _py(values.iloc[row])
@@ -689,7 +689,7 @@ class Schema:
         def column(a: Attribute, d: np.ndarray) -> Any:
             if query:
                 return a._query_values(d)
-            return pd.Series(a._from_raw(_shifted(d, a.offset)), dtype=a.dtype, copy=False)
+            return pd.Series(a._from_raw(with_offset(d, a.offset)), dtype=a.dtype, copy=False)
 
         return pd.DataFrame({a.name: column(a, d) for a, d in zip(attributes, digits,
                                                                    strict=True)}, copy=False)
@@ -707,7 +707,7 @@ class Schema:
         of :meth:`csv_types`.
         """
         table = tabular(data, column_types=self.csv_types())
-        columns = [_Column.of(table, a) for a in self.attributes]
+        columns = [RawColumn.of(table, a) for a in self.attributes]
         # Aligned too: a frame deserialised from a buffer (a Dask partition) may not be.
         raws = [np.require(c.raw, requirements=["C", "A"]) for c in columns]
         radices = list(self.radices)
@@ -922,7 +922,7 @@ def _check_arrow_missing(name: str, array: pa.Array) -> None:
         raise _missing_error(name, total, pc.index(missing, True).as_py())
 
 
-class _Column:
+class RawColumn:
     """One attribute's column, ready for the Rust encoder: an integer array, an
     offset and an optional remap table (see ``Attribute._raw``), and how to name
     a row and its value in an error."""
@@ -932,7 +932,7 @@ class _Column:
         self.value_at, self.row_label = value_at, row_label
 
     @classmethod
-    def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> _Column:
+    def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> RawColumn:
         if isinstance(table, pd.DataFrame):
             values = _fill_missing(attr, _column(table, attr.name))
             _check_no_missing(attr.name, values)
