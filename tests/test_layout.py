@@ -105,6 +105,40 @@ def test_the_schema_does_not_load_the_counting_engine():
     assert not any(m.startswith("privpub.counting") for m in imports(ROOT / "tables" / "schema.py"))
 
 
+def private_imports(path: Path, this: str) -> list[str]:
+    """``from privpub.x import _name`` in ``path`` where x is another module: a
+    name shared across modules is public, or it lives with its one user.
+    (``from privpub import _core``, the Rust extension, is the package's own.)"""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.ImportFrom) and node.module
+                and node.module.startswith("privpub") and node.module != this):
+            continue
+        found += [f"{node.module}.{a.name}" for a in node.names
+                  if a.name.startswith("_") and not a.name.startswith("__")
+                  and (node.module, a.name) != ("privpub", "_core")]
+    return found
+
+
+def test_no_module_imports_a_private_name_from_another():
+    found = {name: private for name, path in MODULES.items()
+             if (private := private_imports(path, name))}
+    assert not found, f"private names imported across modules: {found}"
+
+
+def test_the_check_sees_a_private_import(tmp_path):
+    """Power: a planted import of another module's private name is reported, a
+    function-local one too; the Rust extension is not."""
+    path = ROOT / "tables" / "view.py"
+    assert private_imports(path, "privpub.tables.view") == []
+    copy = tmp_path / "view.py"
+    copy.write_text(path.read_text() + "\n\ndef _late():\n"
+                    "    from privpub.tables.schema import _missing_error\n"
+                    "    from privpub import _core\n")
+    assert private_imports(copy, "privpub.tables.view") == [
+        "privpub.tables.schema._missing_error"]
+
+
 def test_the_check_sees_a_cycle(tmp_path):
     """Power: a function-local import back up is an edge the check reports."""
     source = (ROOT / "core" / "seeding.py").read_text()
