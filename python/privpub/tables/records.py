@@ -15,6 +15,7 @@ from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.inputs import TableLike, column_names, tabular
+from privpub.core.limbs import LIMB_BITS, limbs_from_ints
 from privpub.tables.schema import Schema
 
 
@@ -177,10 +178,9 @@ def code_range(rows: np.ndarray, lo: int, hi: int) -> slice:
     keys, limbs = comparable(rows), rows.shape[1]
 
     def position(code: int) -> int:
-        if code >= 1 << (64 * limbs):
+        if code >= 1 << (LIMB_BITS * limbs):
             return len(keys)
-        words = [(code >> (64 * (limbs - 1 - j))) & (2**64 - 1) for j in range(limbs)]
-        return int(np.searchsorted(keys, comparable(np.array([words], dtype=np.uint64))[0]))
+        return int(np.searchsorted(keys, comparable(limbs_from_ints([code], limbs))[0]))
 
     return slice(position(lo), position(hi))
 

@@ -40,6 +40,7 @@ from privpub.core.errors import (
     SchemaError,
 )
 from privpub.core.inputs import TableLike, column_names, tabular
+from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 
 #: The value kinds a domain may hold; a column must hold the same kind.
 KINDS = ("string", "integer", "float", "boolean")
@@ -778,13 +779,7 @@ class Schema:
 
     def codes_to_ints(self, codes: np.ndarray) -> list[int]:
         """Codes as exact Python ints (for either representation)."""
-        codes = self._check_codes(codes)
-        if not self.is_wide:
-            return [int(c) for c in codes]
-        total = np.zeros(len(codes), dtype=object)
-        for j in range(self.limbs):
-            total = (total << 64) + codes[:, j].astype(object)
-        return [int(c) for c in total]
+        return ints_from_limbs(self._check_codes(codes))
 
     def ints_to_codes(self, ints: Iterable[int]) -> np.ndarray:
         """The code array for Python ints in [0, m); raises CodeError otherwise."""
@@ -792,12 +787,8 @@ class Schema:
         for i, v in enumerate(ints):
             if _value_kind(v) != "integer" or not 0 <= v < self.size:
                 raise CodeError(f"code #{i} = {v!r} is not an integer in [0, m = {self.size})")
-        if not self.is_wide:
-            return np.array(ints, dtype=np.uint64).reshape(len(ints))
-        mask = (1 << 64) - 1
-        words = [[(int(v) >> (64 * (self.limbs - 1 - j))) & mask for j in range(self.limbs)]
-                 for v in ints]
-        return np.array(words, dtype=np.uint64).reshape(len(ints), self.limbs)
+        rows = limbs_from_ints(ints, self.limbs)
+        return rows if self.is_wide else rows.reshape(len(ints))
 
 
 def _column(df: pd.DataFrame, name: str) -> pd.Series:
