@@ -6,11 +6,13 @@ Import the pieces you need from here::
     df, schema = privpub.datasets.load_adult()
     codes = schema.encode(df)
 
-The package is laid out by concept (see docs/design.md): ``core`` (errors,
-seeding, guarantees, the release contract, storage), ``tables`` (schemas,
-queries, domain counts, columnar views), then one subpackage per mechanism
-family (``alphabeta``, ``frapp``, ``graphs``, ``attacks``, ``splu``), ``planning``
-(which parameters each mechanism accepts for a table), ``datasets`` and ``experiments``.
+The package is laid out by concept, each layer importing only those below it
+(see docs/design.md): ``core`` (errors, seeding, guarantees, the release
+contract, storage, table inputs, code limbs), ``counting`` (the query language
+and exact domain counts, ``count_domain``), ``tables`` (schemas, columnar views,
+table releases), then one subpackage per mechanism family (``alphabeta``,
+``frapp``, ``graphs``, ``attacks``, ``splu``), ``planning`` (which parameters each
+mechanism accepts for a table), ``datasets`` and ``experiments``.
 """
 
 from privpub import attacks, datasets, graphs, splu
