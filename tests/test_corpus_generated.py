@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from privpub import FRAPP, AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.core.errors import MissingValueError, ParameterError, PrivpubError, SchemaError
+from privpub.core.inputs import NA_VALUES
 from privpub.splu import SPLUGen
-from privpub.tables.inputs import NA_VALUES
 
 EDGES = (1, 2, 127, 128, 129, 255, 256, 257, 32_767, 32_768, 32_769, 65_535, 65_536, 65_537,
          100_000)

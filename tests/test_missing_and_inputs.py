@@ -22,7 +22,7 @@ import pytest
 import privpub
 from privpub import Categorical, IntRange, PublishedView, Schema
 from privpub.core.errors import DataTypeError, MissingValueError, ParameterError, SchemaError
-from privpub.tables.inputs import NA_VALUES, read_table_file
+from privpub.core.inputs import NA_VALUES, read_table_file
 
 CSV = "job,age,zip\nnurse,30,02134\n,41,\nNA,52,10001\nclerk,,02134\n"
 

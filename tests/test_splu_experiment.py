@@ -53,7 +53,7 @@ def test_query_pool_keeps_the_counts_in_range_and_age_bands_are_ten():
                       np.random.default_rng(0))
     assert pool.truth.between(1, 10).all()
     row = pool.iloc[0]
-    from privpub.tables.query import Condition
+    from privpub.counting.query import Condition
     cond = Condition(schema, row["where"])
     brute = (cond.mask(df[list(cond.attributes)])
              & (df.occupation == row["values"]["occupation"]).to_numpy()).sum()

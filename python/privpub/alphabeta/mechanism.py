@@ -53,11 +53,11 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.files import PARQUET, check_output
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
+from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.confidence import CountLaw, HoeffdingLaw, KeepLaw, count_top
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView, write_view
 from privpub.tables.records import (
     as_schema_codes,

@@ -15,7 +15,7 @@ def _attack(args: argparse.Namespace) -> int:
     from privpub import PublishedView
     from privpub.attacks import audit, audit_presence
     from privpub.core.errors import ParameterError
-    from privpub.tables.inputs import read_table_file
+    from privpub.core.inputs import read_table_file
 
     view = PublishedView.open(args.view)
     try:

@@ -75,7 +75,7 @@ def read_input(args: argparse.Namespace) -> Any:
     """The --input table (Arrow), restricted to --columns; with --schema, each
     CSV column is read as its attribute's kind (a text domain keeps '02134')."""
     from privpub.core.errors import ParameterError, SchemaError
-    from privpub.tables.inputs import read_table_file
+    from privpub.core.inputs import read_table_file
 
     types = read_schema(args.schema).csv_types() if args.schema else None
     try:
@@ -103,7 +103,7 @@ def add_force_argument(parser: argparse.ArgumentParser, what: str = "--output") 
 def csv_options(args: argparse.Namespace) -> dict[str, Any]:
     """add_csv_arguments' options as read_table_file's keyword arguments."""
     from privpub.core.errors import ParameterError
-    from privpub.tables.inputs import NA_VALUES
+    from privpub.core.inputs import NA_VALUES
 
     # A shell passes '\t' as two characters: read it as the tab it means.
     sep = "\t" if args.sep in ("\\t", "tab") else args.sep

@@ -66,8 +66,8 @@ def _open(path: str) -> Any:
 
 def _estimate(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
+    from privpub.core.inputs import read_table_file
     from privpub.tables.confidence import check_level
-    from privpub.tables.inputs import read_table_file
 
     level = check_level(args.level)
     view = _open(args.release)

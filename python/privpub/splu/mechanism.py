@@ -36,12 +36,12 @@ from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
 from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
 from privpub.tables.schema import Schema

@@ -30,7 +30,7 @@ import numpy as np
 from sqlglot import exp
 
 from privpub.core.errors import DomainError, QueryError
-from privpub.tables.querytext import (
+from privpub.counting.querytext import (
     DIALECT,
     ValueList,
     exact,
