@@ -74,9 +74,9 @@ def test_equality_with_a_wide_categorical_value(sql, expected):
     """A uint64 categorical value past int64, compared by = or <> (found by the
     generated-table test: main refused it as arithmetic)."""
     schema = Schema([Categorical("u", [2**63, 2**64 - 1, 5]), Categorical("n", [1, 2, 3])])
-    assert schema.count(sql) == expected
+    assert count_domain(schema, sql) == expected
     with pytest.raises(privpub.DomainError, match="not in the domain of 'u'"):
-        schema.count("u = 9223372036854775809")
+        count_domain(schema, "u = 9223372036854775809")
 
 
 def test_wide_literals_elsewhere_are_refused_by_name():
