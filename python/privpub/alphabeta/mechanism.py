@@ -614,14 +614,16 @@ class _Draw:
             stop = min(first + window, end)
             lo, hi = first * seg_len, m if stop == count else stop * seg_len
             kept = self.kept[code_range(self.kept, lo, hi)]
-            noise = _core.beta_step(key, m, mech.beta_max,
-                                    self.distinct[code_range(self.distinct, lo, hi)],
-                                    segments=(first, stop))
-            if mech.source is not None:
+            excluded = self.distinct[code_range(self.distinct, lo, hi)]
+            if mech.source is None:  # the kernel writes the kept records in as it draws
+                rows = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop),
+                                       kept=kept)
+            else:  # candidates are thinned first: the records join after
+                noise = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop))
                 accept = _core.thin_product(thinning, noise, list(mech.schema.radices),
                                             mech.source.ratios(), start=candidates)
                 candidates += len(noise)
-                noise = np.ascontiguousarray(noise[accept])
+                rows = _core.merge_sorted(kept, np.ascontiguousarray(noise[accept]))
             if self.progress is not None:
                 self.progress(stop - begin, end - begin)
-            yield _core.merge_sorted(kept, noise)
+            yield rows
