@@ -54,7 +54,7 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
-from privpub.graphs.count import checked_inputs, count
+from privpub.graphs.exact import checked_inputs, count
 from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.intervals import (
     DISCRETE_LAPLACE,

@@ -29,7 +29,7 @@ from privpub.core.errors import ArtifactError, QueryError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.graphs.analysis import dense
-from privpub.graphs.count import checked_inputs
+from privpub.graphs.exact import checked_inputs
 from privpub.graphs.graph import Graph
 from privpub.graphs.mechanism import (
     DIFFERENTIAL_PRIVACY,

@@ -77,7 +77,7 @@ from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
-from privpub.graphs.count import count
+from privpub.graphs.exact import count
 from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.intervals import ROUNDED_LAPLACE, NoiseLaw, QueryRange
 from privpub.graphs.mechanism import (
