@@ -35,6 +35,7 @@ from privpub.alphabeta.accounting import CALIBRATIONS
 from privpub.alphabeta.mechanism import AlphaBeta
 from privpub.core import validate
 from privpub.core.errors import ParameterError
+from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import SEEDED
 from privpub.frapp.mechanism import FRAPP
 from privpub.splu import mechanism as splu_mechanism
@@ -56,7 +57,7 @@ MECHANISMS = ("alphabeta", "frapp", "splu")
 #: Default grid: k ≥ 1 (DESIGN.md: a prior below the base rate is a different request).
 DEFAULT_KS = (1, 2, 5, 10, 20, 50)
 DEFAULT_GAMMAS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8)
-DEFAULT_SPLU_GAMMAS = (2, 3, 5, 10)
+DEFAULT_GROUP_SIZES = (2, 3, 5, 10)
 #: Bisection steps for the region's edges (k over ~40 binary orders of magnitude,
 #: γ over (0, 1): 80 halvings leave a relative gap far below the digits shown).
 STEPS = 80
@@ -251,12 +252,14 @@ def expected_view_size(mech: AlphaBeta | FRAPP, n_distinct: int | None = None
 
 
 def _build(mechanism: str, calibration: str | None, facts: _Facts, k: float, gamma: float,
-           epsilon: float, allow: bool) -> AlphaBeta | FRAPP:
+           failure_probability: float, allow: bool) -> AlphaBeta | FRAPP:
     """The mechanism for_privacy builds for this request (or its ParameterError)."""
     if mechanism == "alphabeta":
-        return AlphaBeta.for_privacy(facts.schema, n=facts.n, gamma=gamma, k=k, epsilon=epsilon,
+        return AlphaBeta.for_privacy(facts.schema, n=facts.n, gamma=gamma, k=k,
+                                     failure_probability=failure_probability,
                                      calibration=calibration, allow_prior_below_base_rate=allow)
-    return FRAPP.for_privacy(facts.schema, n=facts.n, gamma=gamma, k=k, epsilon=epsilon,
+    return FRAPP.for_privacy(facts.schema, n=facts.n, gamma=gamma, k=k,
+                             failure_probability=failure_probability,
                              allow_prior_below_base_rate=allow)
 
 
@@ -284,13 +287,14 @@ def _edge(ok: Callable[[Any], bool], good: float, bad: float, scale: str) -> Any
 
 
 def _largest_k(mechanism: str, calibration: str | None, facts: _Facts, gamma: float,
-               epsilon: float) -> float | None:
+               failure_probability: float) -> float | None:
     """The largest k the library accepts at γ, priors below the base rate allowed
     (None: not even k = TINY_K is). Feasibility falls with k (a larger prior is
     harder to hide), so k ≥ 1 is feasible exactly when this is ≥ 1; d = 1 is
     always refused, so k = m/n bounds the search."""
     def ok(k: float) -> bool:
-        return _accepts(lambda: _build(mechanism, calibration, facts, k, gamma, epsilon, True))
+        return _accepts(lambda: _build(mechanism, calibration, facts, k, gamma,
+                                       failure_probability, True))
     top = facts.m / facts.n
     if top <= TINY_K or not ok(TINY_K):
         return None
@@ -298,11 +302,12 @@ def _largest_k(mechanism: str, calibration: str | None, facts: _Facts, gamma: fl
 
 
 def _least_gamma(mechanism: str, calibration: str | None, facts: _Facts, k: float,
-                 epsilon: float, allow: bool) -> float | None:
+                 failure_probability: float, allow: bool) -> float | None:
     """The least γ in (0, 1) the library accepts at k (None: none is).
     Feasibility grows with γ (a looser posterior bound)."""
     def ok(gamma: float) -> bool:
-        return _accepts(lambda: _build(mechanism, calibration, facts, k, gamma, epsilon, allow))
+        return _accepts(lambda: _build(mechanism, calibration, facts, k, gamma,
+                                       failure_probability, allow))
     top, bottom = 1 - 1e-12, 1e-12
     if not ok(top):
         return None
@@ -333,19 +338,20 @@ def _refusal(mechanism: str, calibration: str | None, facts: _Facts, k: float, g
 
 
 def _grid_rows(mechanism: str, calibration: str | None, facts: _Facts, ks: Sequence[float],
-               gammas: Sequence[float], epsilon: float, allow: bool,
+               gammas: Sequence[float], failure_probability: float, allow: bool,
                largest: dict[float, float | None], cache: dict) -> list[dict[str, Any]]:
     """The rows of one mechanism (and calibration); ``largest`` is the region's
     largest accepted k by γ (k ≥ 1 unless ``allow``)."""
-    least = {k: _least_gamma(mechanism, calibration, facts, k, epsilon, allow) for k in ks}
+    least = {k: _least_gamma(mechanism, calibration, facts, k, failure_probability, allow)
+             for k in ks}
     rows = []
     for gamma in gammas:
         for k in ks:
             row = {"mechanism": mechanism, "calibration": calibration, "sensitive": None,
-                   "k": k, "gamma": gamma, "d": k * facts.n / facts.m, "splu_gamma": None,
+                   "k": k, "gamma": gamma, "d": k * facts.n / facts.m, "group_size": None,
                    "largest_k": largest[gamma], "least_gamma": least[k]}
             try:
-                mech = _build(mechanism, calibration, facts, k, gamma, epsilon, allow)
+                mech = _build(mechanism, calibration, facts, k, gamma, failure_probability, allow)
             except ParameterError as exc:
                 bounds = (f"; largest feasible k at γ = {gamma:g}: "
                           + (f"{largest[gamma]:.4g}" if largest[gamma] is not None else
@@ -362,7 +368,8 @@ def _grid_rows(mechanism: str, calibration: str | None, facts: _Facts, ks: Seque
             released = (mech.with_records(facts.published, facts.records_facts)
                         if isinstance(mech, AlphaBeta) else
                         FRAPP(facts.schema, mech.gamma_frapp, n=facts.published, d=mech.d,
-                              gamma=gamma, epsilon=epsilon, records=facts.records_facts))
+                              gamma=gamma, failure_probability=failure_probability,
+                              records=facts.records_facts))
             resolution = released.resolution()
             rows.append(row | {
                 "feasible": True, "alpha": getattr(mech, "alpha", None),
@@ -377,7 +384,7 @@ def _grid_rows(mechanism: str, calibration: str | None, facts: _Facts, ks: Seque
 
 
 def _splu_rows(facts: _Facts, sensitive: str | Sequence[str] | None,
-               gammas: Sequence[int]) -> list[dict[str, Any]]:
+               group_sizes: Sequence[int]) -> list[dict[str, Any]]:
     """SPLU-Gen's rows: one per sensitive set (each attribute alone when none is
     given) and γ; eligibility and N are the library's partition of the table."""
     sets = ([[s] for s in facts.schema.names] if sensitive is None else
@@ -388,9 +395,9 @@ def _splu_rows(facts: _Facts, sensitive: str | Sequence[str] | None,
         base = {"mechanism": "splu", "calibration": None, "sensitive": ",".join(names),
                 "k": None, "gamma": None, "d": None}
         if facts.codes is None:
-            rows.extend(base | {"splu_gamma": g, "feasible": None,
+            rows.extend(base | {"group_size": g, "feasible": None,
                                 "reason": "needs the table: eligibility depends on the "
-                                          "sensitive values' frequencies"} for g in gammas)
+                                          "sensitive values' frequencies"} for g in group_sizes)
             continue
 
         def partition(g: int, names: list[str] = names) -> Any:
@@ -399,9 +406,9 @@ def _splu_rows(facts: _Facts, sensitive: str | Sequence[str] | None,
         top = min(facts.schema[s].size for s in names)
         largest = (None if top < 2 or not _accepts(lambda: partition(2)) else
                    _edge(lambda g: _accepts(lambda: partition(g)), 2, top + 1, "integer"))
-        for g in gammas:
-            row = base | {"splu_gamma": g, "largest_k": None, "least_gamma": None,
-                          "largest_splu_gamma": largest}
+        for g in group_sizes:
+            row = base | {"group_size": g, "largest_k": None, "least_gamma": None,
+                          "largest_group_size": largest}
             try:
                 part = partition(g)
             except ParameterError as exc:
@@ -422,7 +429,7 @@ def _splu_rows(facts: _Facts, sensitive: str | Sequence[str] | None,
     return rows
 
 
-def _splu_bytes(facts: _Facts, gamma: int, names: list[str]) -> int:
+def _splu_bytes(facts: _Facts, group_size: int, names: list[str]) -> int:
     """Bytes of a real SPLU-Gen release of the table at γ, written by the library.
     Measured once per plan and scaled by rows for the other sensitive sets and
     γ: every view is the table itself with a sensitive column drawn within
@@ -430,7 +437,7 @@ def _splu_bytes(facts: _Facts, gamma: int, names: list[str]) -> int:
     few per cent (3% across the dense test table's six columns)."""
     with warnings.catch_warnings():  # the residue warning; the plan reports N
         warnings.simplefilter("ignore")
-        view = SPLUGen(gamma, names, schema=facts.schema).publish(facts.codes, seed=0)
+        view = SPLUGen(group_size, names, schema=facts.schema).publish(facts.codes, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "splu.parquet")
         view.to_parquet(path)
@@ -440,10 +447,10 @@ def _splu_bytes(facts: _Facts, gamma: int, names: list[str]) -> int:
 # ---- the plan ---------------------------------------------------------------------------------
 
 #: The columns of :meth:`Plan.to_frame`, in order.
-COLUMNS = ("mechanism", "calibration", "sensitive", "k", "gamma", "d", "splu_gamma", "feasible",
+COLUMNS = ("mechanism", "calibration", "sensitive", "k", "gamma", "d", "group_size", "feasible",
            "reason", "library_error", "alpha", "beta", "gamma_frapp", "error_bound",
            "typical_count", "weak_usefulness", "splu_utility_threshold", "splu_small_sum_privacy",
-           "rows", "rows_stderr", "bytes", "largest_k", "least_gamma", "largest_splu_gamma",
+           "rows", "rows_stderr", "bytes", "largest_k", "least_gamma", "largest_group_size",
            "claims_not_met")
 LABELS = {"alphabeta": "αβ", "frapp": "FRAPP", "splu": "SPLU-Gen"}
 
@@ -461,7 +468,7 @@ class Plan:
     m: int
     distinct: int | None
     duplicates: str
-    epsilon: float
+    failure_probability: float
     derived: tuple[str, ...]
     rows: tuple[dict[str, Any], ...]
     regions: tuple[dict[str, Any], ...]
@@ -478,7 +485,7 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         """Everything as JSON-ready Python values (no NaN: missing is None)."""
         return {"n": self.n, "m": self.m, "n_over_m": self.density, "distinct": self.distinct,
-                "duplicates": self.duplicates, "epsilon": self.epsilon,
+                "duplicates": self.duplicates, "failure_probability": self.failure_probability,
                 "derived_domains": list(self.derived),
                 "rows": [{c: row.get(c) for c in COLUMNS} for row in self.rows],
                 "regions": [dict(r) for r in self.regions], "explanation": self.explain()}
@@ -522,11 +529,12 @@ class Plan:
                 + self.explain())
 
 
+@renamed_keywords(epsilon="failure_probability", splu_gammas="group_sizes")
 def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
          mechanisms: Sequence[str] = MECHANISMS, ks: Sequence[float] = DEFAULT_KS,
-         gammas: Sequence[float] = DEFAULT_GAMMAS, epsilon: float = 0.05,
+         gammas: Sequence[float] = DEFAULT_GAMMAS, failure_probability: float = 0.05,
          sensitive: str | Sequence[str] | None = None,
-         splu_gammas: Sequence[int] = DEFAULT_SPLU_GAMMAS,
+         group_sizes: Sequence[int] = DEFAULT_GROUP_SIZES,
          calibrations: Sequence[str] = CALIBRATIONS, schema: Schema | None = None,
          duplicates: str = "set", allow_prior_below_base_rate: bool = False) -> Plan:
     """The feasible (k, γ) region of each mechanism for a table, with each point's
@@ -543,9 +551,10 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
     mechanisms : "alphabeta", "frapp", "splu"
     ks, gammas : the (k, γ) grid for αβ (every calibration in ``calibrations``)
         and FRAPP; d = k·n/m.
-    epsilon : the error bounds' failure probability.
+    failure_probability : the error bounds' failure probability (the paper's ε of
+        (ρ, ε)-usefulness).
     sensitive : SPLU-Gen's sensitive attribute(s); None plans each attribute alone.
-    splu_gammas : SPLU-Gen's decoy group sizes.
+    group_sizes : SPLU-Gen's decoy group sizes (the paper's γ, records per group).
     duplicates : "set" (default: the full guarantee; a view starts from the
         distinct tuples) or "records", as ``publish(duplicates=...)``.
     allow_prior_below_base_rate : passed to ``AlphaBeta.for_privacy``; with
@@ -574,30 +583,32 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
     gammas = [validate.probability("gamma", g, open_low=True, open_high=True) for g in gammas]
     if not ks or not gammas:
         raise ParameterError(f"ks and gammas must each hold a value, got {ks} and {gammas}")
-    epsilon = validate.probability("epsilon", epsilon, open_low=True, open_high=True)
+    failure_probability = validate.probability("failure_probability", failure_probability,
+                                               open_low=True, open_high=True)
     facts = _facts(table_or_schema, n, schema, duplicates)
     rows: list[dict[str, Any]] = []
     regions: list[dict[str, Any]] = []
     cache: dict = {}
     for mechanism in mechanisms:
         if mechanism == "splu":
-            splu = _splu_rows(facts, sensitive, [validate.count("splu_gamma", g, minimum=2)
-                                                 for g in splu_gammas])
+            splu = _splu_rows(facts, sensitive, [validate.count("group_size", g, minimum=2)
+                                                 for g in group_sizes])
             rows.extend(splu)
-            regions.extend({"mechanism": "splu", "sensitive": s, "largest_splu_gamma": g}
+            regions.extend({"mechanism": "splu", "sensitive": s, "largest_group_size": g}
                            for s, g in dict.fromkeys((r["sensitive"],
-                                                      r.get("largest_splu_gamma"))
+                                                      r.get("largest_group_size"))
                                                      for r in splu))
             continue
         for calibration in calibrations if mechanism == "alphabeta" else [None]:
-            edges = {g: _largest_k(mechanism, calibration, facts, g, epsilon) for g in gammas}
+            edges = {g: _largest_k(mechanism, calibration, facts, g, failure_probability)
+                     for g in gammas}
             largest = {g: k if k is not None and (k >= 1 or allow_prior_below_base_rate)
                        else None for g, k in edges.items()}
-            rows.extend(_grid_rows(mechanism, calibration, facts, ks, gammas, epsilon,
+            rows.extend(_grid_rows(mechanism, calibration, facts, ks, gammas, failure_probability,
                                    allow_prior_below_base_rate, largest, cache))
             regions.extend({"mechanism": mechanism, "calibration": calibration, "gamma": g,
                             "largest_k": largest[g], "largest_k_any": edges[g]} for g in gammas)
-    return Plan(facts.n, facts.m, facts.distinct, duplicates, epsilon,
+    return Plan(facts.n, facts.m, facts.distinct, duplicates, failure_probability,
                 tuple(facts.schema.derived), tuple(rows), tuple(regions))
 
 
@@ -647,7 +658,8 @@ def _explain_mechanism(p: Plan, mechanism: str) -> str:
         tight = min(feasible, key=lambda r: r["error_bound"])
         lines.append(f"Largest view in the grid: {_size(big['rows'], big['bytes'])} at "
                      f"k = {big['k']:g}, γ = {big['gamma']:g}; smallest error bound "
-                     f"{tight['error_bound']:,.1f} (each query, w.p. ≥ {1 - p.epsilon:g}) at "
+                     f"{tight['error_bound']:,.1f} (each query, w.p. ≥ "
+                     f"{1 - p.failure_probability:g}) at "
                      f"k = {tight['k']:g}, γ = {tight['gamma']:g}.")
         weak = [r for r in feasible if r["weak_usefulness"]]
         if weak:
@@ -680,11 +692,11 @@ def _dense(p: Plan, label: str, mechanism: str, worst: dict[str, Any],
               f"n/m = {p.density:.4g}: no k ≥ 1 is accepted (k < {k_any:.4g} would be). "
               "Consider: ")
     splu = [r for r in p.regions if r["mechanism"] == "splu"]
-    eligible = [r for r in splu if r["largest_splu_gamma"] is not None]
+    eligible = [r for r in splu if r["largest_group_size"] is not None]
     if eligible:
-        best = max(eligible, key=lambda r: r["largest_splu_gamma"])
+        best = max(eligible, key=lambda r: r["largest_group_size"])
         text += (f"SPLU-Gen, which bounds no prior (sensitive {best['sensitive']!r}: decoy "
-                 f"groups up to γ = {best['largest_splu_gamma']}); ")
+                 f"groups up to γ = {best['largest_group_size']}); ")
     elif not splu:
         text += "SPLU-Gen (plan it with mechanisms=[..., 'splu']); "
     elif p.distinct is None:
@@ -709,7 +721,7 @@ def _explain_splu(p: Plan) -> str:
                 "the sensitive values' frequencies (every value at most N/γ records).")
     lines = ["SPLU-Gen (no prior bound; small counts hidden, large counts kept):"]
     for region in (r for r in p.regions if r["mechanism"] == "splu"):
-        s, top = region["sensitive"], region["largest_splu_gamma"]
+        s, top = region["sensitive"], region["largest_group_size"]
         mine = [r for r in rows if r["sensitive"] == s and r["feasible"]]
         if top is None:
             refusal = next(r["library_error"] for r in rows if r["sensitive"] == s)
@@ -718,7 +730,7 @@ def _explain_splu(p: Plan) -> str:
         text = f"sensitive {s!r}: eligible up to γ = {top}"
         if mine:
             r = mine[-1]
-            text += (f"; at γ = {r['splu_gamma']}: {_size(r['rows'], r['bytes'])}, counts ≥ "
+            text += (f"; at γ = {r['group_size']}: {_size(r['rows'], r['bytes'])}, counts ≥ "
                      f"{r['splu_utility_threshold']:,.0f} estimated within "
                      f"{splu_mechanism.GUARANTEE_EPS:g} of themselves w.p. ≥ "
                      f"{1 - splu_mechanism.GUARANTEE_T_E:g}, counts 1.."

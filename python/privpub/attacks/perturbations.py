@@ -19,6 +19,7 @@ import numpy as np
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
+from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource
 
 #: Uniforms each query may use (discrete Laplace needs two).
@@ -113,12 +114,15 @@ class Rounding(Perturbation):
             raise ParameterError(f"E must be non-negative, got {self.E}")
 
     @classmethod
-    def paper(cls, n: int, epsilon: float = 0.1) -> Rounding:
-        """Sec. 3.3's magnitude E = √n · (ln n)^{1+ε} for an n-bit database."""
+    @renamed_keywords(epsilon="log_excess")
+    def paper(cls, n: int, log_excess: float = 0.1) -> Rounding:
+        """Sec. 3.3's magnitude E = √n · (ln n)^{1+ε} for an n-bit database;
+        ``log_excess`` is the paper's ε > 0 there, how far the log's power exceeds
+        1 (not a privacy loss, which is what ``epsilon`` means in privpub)."""
         n = validate.count("n", n, minimum=2)
-        if validate.real("epsilon", epsilon) <= 0:
-            raise ParameterError(f"epsilon must be positive, got {epsilon}")
-        return cls(math.sqrt(n) * math.log(n) ** (1 + epsilon))
+        if validate.real("log_excess", log_excess) <= 0:
+            raise ParameterError(f"log_excess must be positive, got {log_excess}")
+        return cls(math.sqrt(n) * math.log(n) ** (1 + log_excess))
 
     def bound(self, n):
         return float(self.E)

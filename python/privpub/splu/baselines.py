@@ -51,7 +51,7 @@ class AnatomyRelease:
 
     schema: Schema
     sensitive: str
-    gamma: int
+    group_size: int
     qit: pd.DataFrame
     st: pd.DataFrame
     residue: int
@@ -66,7 +66,7 @@ class AnatomyRelease:
         group = self.qit["group"].to_numpy()
 
         def per_value(mask: np.ndarray) -> np.ndarray:
-            return np.bincount(group[mask], minlength=groups) @ table / self.gamma
+            return np.bincount(group[mask], minlength=groups) @ table / self.group_size
 
         return _per_predicate(self.schema, self.sensitive, self.qit, queries, per_value)
 
@@ -123,24 +123,24 @@ def _sensitive_digits(data: TableLike | np.ndarray, sensitive: str, schema: Sche
     return digits
 
 
-def anatomy(data: TableLike | np.ndarray, gamma: int, sensitive: str,
+def anatomy(data: TableLike | np.ndarray, group_size: int, sensitive: str,
             schema: Schema) -> AnatomyRelease:
-    """Anatomy's publication of ``data`` with groups of ``gamma`` distinct values."""
-    gamma = validate.count("gamma", gamma, minimum=2)
+    """Anatomy's publication of ``data`` with groups of ``group_size`` distinct values."""
+    group_size = validate.count("group_size", group_size, minimum=2)
     digits = _sensitive_digits(data, sensitive, schema)
     j = schema.names.index(sensitive)
     attr = schema[sensitive]
     labels = getattr(attr, "values", None) or range(attr.offset, attr.offset + attr.size)
-    check_eligible(sensitive, digits[j], labels, gamma)
-    part = decoy_groups(digits[j], attr.size, gamma)
+    check_eligible(sensitive, digits[j], labels, group_size)
+    part = decoy_groups(digits[j], attr.size, group_size)
     rows = part.members.ravel()
-    group = np.repeat(np.arange(len(part.members)), gamma)
+    group = np.repeat(np.arange(len(part.members)), group_size)
     qit = pd.DataFrame({n: digits[k][rows] for k, n in enumerate(schema.names) if k != j})
     qit["group"] = group
     qit = qit.sort_values([*qit.columns[::-1]], kind="stable").reset_index(drop=True)
     st = pd.DataFrame({"group": group, "value": digits[j][rows].astype(np.int64),
                        "count": np.ones(len(rows), dtype=np.int64)})
-    return AnatomyRelease(schema, sensitive, gamma, qit, st, len(part.residue))
+    return AnatomyRelease(schema, sensitive, group_size, qit, st, len(part.residue))
 
 
 def dbr(data: TableLike | np.ndarray, sensitive: str, schema: Schema,
