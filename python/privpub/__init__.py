@@ -1,6 +1,10 @@
 """privpub: privacy-preserving data publishing and query answering.
 
-Import the pieces you need from here::
+Each family's mechanism is a top-level name: ``AlphaBeta`` (and
+``MultiViewPublisher``, ``SourceDistribution``), ``FRAPP``, ``SPLUGen``, and the
+graph mechanisms (``RelationshipMechanism``, ``MultipleQueryMechanism``,
+``NegativeLeakageMechanism``, ``LaplaceMechanism``, ``SmoothTriangleMechanism``
+over a ``Graph``). Import the pieces you need from here::
 
     import privpub
     df, schema = privpub.datasets.load_adult()
@@ -34,7 +38,16 @@ from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
 from privpub.core.version import LIBRARY_VERSION as __version__
 from privpub.frapp import FRAPP
+from privpub.graphs import (
+    Graph,
+    LaplaceMechanism,
+    MultipleQueryMechanism,
+    NegativeLeakageMechanism,
+    RelationshipMechanism,
+    SmoothTriangleMechanism,
+)
 from privpub.planning import Plan, expected_view_size, plan
+from privpub.splu import SPLUGen
 from privpub.tables.artifact import Artifact
 from privpub.tables.published import Counts, Estimate, PublishedView
 from privpub.tables.query import Condition, col
@@ -55,12 +68,16 @@ __all__ = [
     "Estimate",
     "FRAPP",
     "FileView",
+    "Graph",
     "Guarantee",
     "IntRange",
+    "LaplaceMechanism",
     "Mechanism",
     "MemoryView",
     "MissingValueError",
     "MultiViewPublisher",
+    "MultipleQueryMechanism",
+    "NegativeLeakageMechanism",
     "OutputExistsError",
     "ParameterError",
     "Plan",
@@ -69,10 +86,13 @@ __all__ = [
     "PublishedView",
     "QueryError",
     "RandomSource",
+    "RelationshipMechanism",
     "Release",
     "Resolution",
     "Schema",
+    "SPLUGen",
     "SchemaError",
+    "SmoothTriangleMechanism",
     "SourceDistribution",
     "TableView",
     "UsefulnessWarning",
