@@ -369,7 +369,7 @@ def _grid_rows(mechanism: str, calibration: str | None, facts: _Facts, ks: Seque
                         if isinstance(mech, AlphaBeta) else
                         FRAPP(facts.schema, mech.gamma_frapp, n=facts.published, d=mech.d,
                               gamma=gamma, failure_probability=failure_probability,
-                              records=facts.records_facts))
+                              allow_prior_below_base_rate=allow, records=facts.records_facts))
             resolution = released.resolution()
             rows.append(row | {
                 "feasible": True, "alpha": getattr(mech, "alpha", None),
