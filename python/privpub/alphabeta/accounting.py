@@ -194,14 +194,15 @@ def rho_alphabeta(k: float, gamma: float, failure_probability: float) -> float:
     return 2 * math.sqrt(2 * k * (1 - gamma) / gamma * math.log(2 / failure_probability))
 
 
-def bernstein_deviation(variance: float, scale: float, failure_probability: float) -> float:
+def bernstein_deviation(variance: float, term_bound: float, failure_probability: float) -> float:
     """The λ with Pr[|S − E S| ≥ λ] ≤ ε for a sum S of independent terms, each
-    within ``scale`` of its mean, of total variance at most ``variance``
-    (Bernstein: 2·exp(−λ²/(2σ² + 2bλ/3)) = ε, solved for λ)."""
+    within ``term_bound`` (Bernstein's b) of its mean, of total variance at most
+    ``variance``; ε is ``failure_probability`` (Bernstein: 2·exp(−λ²/(2σ² + 2bλ/3)) = ε,
+    solved for λ)."""
     failure_probability = probability("failure_probability", failure_probability,
                                       open_low=True, open_high=True)
     log = math.log(2 / failure_probability)
-    return scale * log / 3 + math.sqrt((scale * log / 3) ** 2 + 2 * variance * log)
+    return term_bound * log / 3 + math.sqrt((term_bound * log / 3) ** 2 + 2 * variance * log)
 
 
 def alphabeta_error_bound(alpha: float, beta_max: float, n: int, m: int, failure_probability: float,
@@ -239,17 +240,18 @@ def relative_delta_from_gamma(d: float, gamma: float) -> float:
     return math.log(gamma / d * (1 - d) / (1 - gamma))
 
 
-def gamma_from_relative_delta(d: float, delta: float) -> float:
-    """Proposition A.3: a (d, δ)-relative-private algorithm is (d, γ)-private with γ = d e^δ."""
-    return probability("d", d, open_low=True) * math.exp(delta)
+def gamma_from_relative_delta(d: float, relative_delta: float) -> float:
+    """Proposition A.3: a (d, δ)-relative-private algorithm is (d, γ)-private with
+    γ = d e^δ (``relative_delta`` is that δ)."""
+    return probability("d", d, open_low=True) * math.exp(relative_delta)
 
 
-def indistinguishability_from_delta(delta: float) -> float:
-    """Proposition A.5: (d, δ)-relative privacy implies ε-indistinguishability
-    with ε = 2δ + 2 ln 2."""
-    if delta < 0:
-        raise ParameterError(f"delta must be non-negative, got {delta}")
-    return 2 * delta + 2 * math.log(2)
+def indistinguishability_from_delta(relative_delta: float) -> float:
+    """Proposition A.5: (d, δ)-relative privacy (``relative_delta`` is δ) implies
+    ε-indistinguishability with ε = 2δ + 2 ln 2."""
+    if relative_delta < 0:
+        raise ParameterError(f"relative_delta must be non-negative, got {relative_delta}")
+    return 2 * relative_delta + 2 * math.log(2)
 
 
 def _check_alpha_beta(alpha: float, beta: float) -> tuple[float, float]:

@@ -174,9 +174,10 @@ class AlphaBeta:
         return mech
 
     @classmethod
-    def from_fields(cls, schema: Schema, p: Mapping[str, Any]) -> AlphaBeta:
+    def from_fields(cls, schema: Schema, parameters: Mapping[str, Any]) -> AlphaBeta:
         """The constructor called with the stored fields (each present, each
         checked by the constructor)."""
+        p = parameters
         source = validate.field(p, "source")
         if source is not None and not isinstance(source, Mapping):
             raise ParameterError(f"source must be a mapping attribute → probabilities, "

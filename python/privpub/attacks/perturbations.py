@@ -138,29 +138,30 @@ class Rounding(Perturbation):
 @dataclass(frozen=True, repr=False)
 class CDModel(Perturbation):
     """Sec. 3.4's CD model: a private copy d' with d'_i = d_i w.p. 1/2 + δ (else 1 − d_i),
-    drawn once; every query is answered exactly from d'.
+    drawn once; every query is answered exactly from d'. ``advantage`` is that δ.
 
     Within no fixed E for all queries (a query over the flipped bits is off
     by their number); with high probability within Õ(√n) on random queries.
     """
 
-    delta: float
+    advantage: float
     name = "cd-model"
 
     def __post_init__(self) -> None:
-        validate.probability("delta", self.delta)
-        if self.delta > 0.5:
-            raise ParameterError(f"delta must be in [0, 1/2], got {self.delta}")
+        validate.probability("advantage", self.advantage)
+        if self.advantage > 0.5:
+            raise ParameterError(f"advantage (the paper's δ) must be in [0, 1/2], got "
+                                 f"{self.advantage}")
 
     def bound(self, n):
         return None
 
     def private_copy(self, bits, source):
-        flip = source.derive("cd-model flips").uniform(len(bits)) >= 0.5 + self.delta
+        flip = source.derive("cd-model flips").uniform(len(bits)) >= 0.5 + self.advantage
         return bits ^ flip
 
     def parameters(self):
-        return {"delta": float(self.delta)}
+        return {"advantage": float(self.advantage)}
 
 
 @dataclass(frozen=True, repr=False)

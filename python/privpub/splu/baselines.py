@@ -165,17 +165,17 @@ def draw_from_counts(freq: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.searchsorted(cumulative, ticket, side="right")
 
 
-def laplace_counts(counts: np.ndarray, epsilon: float, seed: SeedLike = None) -> np.ndarray:
-    """``counts`` plus independent discrete Laplace noise of parameter ε (each
+def laplace_counts(true_counts: np.ndarray, epsilon: float, seed: SeedLike = None) -> np.ndarray:
+    """``true_counts`` plus independent discrete Laplace noise of parameter ε (each
     count ε-DP under adding or removing one record; module docstring)."""
     epsilon = validate.real("epsilon", epsilon)
     if epsilon <= 0:
         raise ParameterError(f"epsilon must be positive, got {epsilon}")
-    counts = np.asarray(counts)
-    if counts.dtype.kind not in "iu":
-        raise ParameterError(f"counts must be integers, got dtype {counts.dtype}")
+    true_counts = np.asarray(true_counts)
+    if true_counts.dtype.kind not in "iu":
+        raise ParameterError(f"true_counts must be integers, got dtype {true_counts.dtype}")
     source = resolve_seed(seed).derive("laplace")
-    u = source.uniform(2 * counts.size).reshape(2, -1)
+    u = source.uniform(2 * true_counts.size).reshape(2, -1)
     # Geometric failures with success 1 − e^{−ε}: ⌊ln(1 − U)/(−ε)⌋ (1 − U ∈ (0, 1]).
     g = np.floor(np.log1p(-u) / -epsilon).astype(np.int64)
-    return counts.astype(np.int64) + (g[0] - g[1]).reshape(counts.shape)
+    return true_counts.astype(np.int64) + (g[0] - g[1]).reshape(true_counts.shape)
