@@ -90,7 +90,7 @@ def _estimate(args: argparse.Namespace) -> int:
                      "interval_method": est.interval_method, "n_view": est.n_view,
                      "n_domain": est.n_domain,
                      "bound": None if est.bound is None else round(est.bound, 1),
-                     "epsilon": est.epsilon})
+                     "failure_probability": est.failure_probability})
     emit(rows, args.format)
     return 0
 

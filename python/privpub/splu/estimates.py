@@ -102,7 +102,7 @@ class SPLUEstimate:
     iterations: int
     where: str | None
     values: dict[str, Any]
-    gamma: int
+    group_size: int
     states: tuple[float, ...]
     misfit: float
     notes: tuple[str, ...] = ()
@@ -120,7 +120,7 @@ class SPLUEstimate:
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """What the release determines: covers the true count with probability
         ≥ ``level`` for every data set (module docstring)."""
-        lo, hi = guaranteed_interval(np.array([self.states]), self.gamma, _level(level))
+        lo, hi = guaranteed_interval(np.array([self.states]), self.group_size, _level(level))
         return float(lo[0]), float(hi[0])
 
     def model_interval(self, level: float = 0.95) -> tuple[float, float]:
@@ -171,7 +171,7 @@ class Reconstruction:
     iterations: np.ndarray
     converged: np.ndarray
     method: str
-    gamma: int
+    group_size: int
     states: tuple[np.ndarray, ...]
     misfit: np.ndarray
     queries: tuple[tuple[str | None, dict[str, Any]], ...]
@@ -189,7 +189,7 @@ class Reconstruction:
         where, values = self.queries[i]
         return SPLUEstimate(float(self.value[i]), float(self.stderr[i]),
                             float(self.observed[i]), self.method, bool(self.converged[i]),
-                            int(self.iterations[i]), where, dict(values), self.gamma,
+                            int(self.iterations[i]), where, dict(values), self.group_size,
                             tuple(float(v) for v in self.states[i]), float(self.misfit[i]),
                             self.notes[i] if self.notes else (), self.counts)
 
@@ -205,7 +205,7 @@ class Reconstruction:
             by_width.setdefault(len(s), []).append(i)
         for rows in by_width.values():
             lower[rows], upper[rows] = guaranteed_interval(
-                np.stack([self.states[i] for i in rows]), self.gamma, level)
+                np.stack([self.states[i] for i in rows]), self.group_size, level)
         return lower, upper
 
     def model_interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

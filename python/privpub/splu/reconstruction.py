@@ -178,7 +178,7 @@ def _splu_view(view: PublishedView) -> tuple[int, list[str]]:
     if not isinstance(view, PublishedView) or view.mechanism != "splu":
         raise ParameterError(f"expected a SPLU-Gen release (PublishedView of mechanism "
                              f"'splu'), got {view!r}")
-    return int(view.parameters["gamma"]), list(view.parameters["sensitive"])
+    return int(view.parameters["group_size"]), list(view.parameters["sensitive"])
 
 
 def value_index(schema, attribute: str, value: Any) -> int:
@@ -221,25 +221,25 @@ def sensitive_counts(view: PublishedView, attribute: str) -> Reconstruction:
     every f_s). Method ``"mle"``; one query per domain value, in domain order
     (``to_frame()`` lists them). Raises a ReconstructionWarning naming the
     values whose interval includes 0 (published 0 times)."""
-    gamma, sensitive = _splu_view(view)
+    group_size, sensitive = _splu_view(view)
     if attribute not in sensitive:
         raise ParameterError(f"{attribute!r} is not a sensitive attribute of this release "
                              f"(sensitive: {sensitive}); its counts are published exactly")
-    out = _sensitive_counts(view, attribute, gamma)
+    out = _sensitive_counts(view, attribute, group_size)
     warn(out, stacklevel=2)
     return out
 
 
-def _sensitive_counts(view: PublishedView, attribute: str, gamma: int) -> Reconstruction:
+def _sensitive_counts(view: PublishedView, attribute: str, group_size: int) -> Reconstruction:
     counts = _histogram(view, None, [attribute]).sum(axis=0).astype(float)
     n = counts.sum()
     states = np.zeros((len(counts), 4))
     states[:, 2], states[:, 3] = n - counts, counts
     labels = view.schema.projection([attribute])[attribute].tolist()
-    stderr = np.sqrt(counts * (1 - 1 / gamma))
+    stderr = np.sqrt(counts * (1 - 1 / group_size))
     q = len(counts)
     return _batch(counts, stderr, [states[i] for i in range(q)], np.zeros(q, dtype=np.int64),
-                  np.ones(q, dtype=bool), "mle", gamma, np.zeros(q),
+                  np.ones(q, dtype=bool), "mle", group_size, np.zeros(q),
                   [(None, {attribute: v}) for v in labels], "count")
 
 
@@ -273,30 +273,31 @@ def _bits(w: int) -> np.ndarray:
     return np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
 
 
-def _factors(x: np.ndarray, gamma: int, bits: np.ndarray, exact_rate: bool) -> np.ndarray:
+def _factors(x: np.ndarray, group_size: int, bits: np.ndarray, exact_rate: bool) -> np.ndarray:
     """M_1 … M_w for each row of x: (Q, w, 2, 2), rows original, columns published."""
     q, w = len(x), bits.shape[1] - 1
     n = x.sum(axis=1)
     out = np.empty((q, w, 2, 2))
-    out[:, :, 1, 0], out[:, :, 1, 1] = (gamma - 1) / gamma, 1 / gamma
+    out[:, :, 1, 0], out[:, :, 1, 1] = (group_size - 1) / group_size, 1 / group_size
     for j in range(w):
         fj = x[:, bits[:, j + 1] == 1].sum(axis=1)
         if exact_rate:
-            rate = np.divide(fj * (gamma - 1), gamma * (n - fj), out=np.zeros(q), where=n > fj)
+            rate = np.divide(fj * (group_size - 1), group_size * (n - fj), out=np.zeros(q),
+                             where=n > fj)
         else:
             rate = np.divide(fj, n, out=np.zeros(q), where=n > 0)
         out[:, j, 0, 0], out[:, j, 0, 1] = 1 - rate, rate
     return out
 
 
-def transition_matrix(x: np.ndarray, gamma: int, exact_rate: bool = False) -> np.ndarray:
+def transition_matrix(x: np.ndarray, group_size: int, exact_rate: bool = False) -> np.ndarray:
     """M = I_2 ⊗ M_1 ⊗ … ⊗ M_w for each row of x (Q, K): (Q, K, K), rows the
     original state, columns the published one, M_j = [[1 − f_j/N, f_j/N],
     [(γ−1)/γ, 1/γ]] with f_j = Σ x over the states where s_j holds, N = Σ x.
     With ``exact_rate`` the ¬s_j → s_j entry is the partition's average rate
     f_j(γ−1)/(γ(N − f_j)) instead of the paper's f_j/N (module docstring)."""
     bits = _bits(int(np.log2(x.shape[1])) - 1)
-    factors = _factors(x, gamma, bits, exact_rate)
+    factors = _factors(x, group_size, bits, exact_rate)
     m = np.broadcast_to((bits[:, None, 0] == bits[None, :, 0]).astype(float),
                         (len(x), len(bits), len(bits))).copy()
     for j in range(factors.shape[1]):
@@ -304,11 +305,11 @@ def transition_matrix(x: np.ndarray, gamma: int, exact_rate: bool = False) -> np
     return m
 
 
-def _em_start(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
+def _em_start(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
     """The ``count`` rule's x⁰: the interior fixed point (:func:`closed_form`) with
     negative states raised to a small positive count (so that the EM can still
     move them), or y where it has no fixed point in closed form."""
-    x = closed_form(y, gamma, exact_rate)
+    x = closed_form(y, group_size, exact_rate)
     floor = np.minimum(0.5, y.sum(axis=1, keepdims=True) / (2 * y.shape[1]))
     half = y.shape[1] // 2  # a block of P with no records keeps its states at 0
     empty = np.repeat(y.reshape(len(y), 2, half).sum(axis=2) == 0, half, axis=1)
@@ -316,7 +317,7 @@ def _em_start(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
     return np.where(np.isfinite(x).all(axis=1)[:, None], start, y)
 
 
-def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int = 10_000,
+def paper_em(y: np.ndarray, group_size: int, tol: float | None = None, max_iter: int = 10_000,
              exact_rate: bool = False, stopping: str = "count"
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eq. 13/14 for a batch: y is (Q, K) published state counts; returns x
@@ -348,7 +349,7 @@ def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int 
     y = np.asarray(y, dtype=np.float64)
     q = len(y)
     n = y.sum(axis=1)
-    x = y.copy() if stopping == "paper" else _em_start(y, gamma, exact_rate)
+    x = y.copy() if stopping == "paper" else _em_start(y, group_size, exact_rate)
     iterations = np.zeros(q, dtype=np.int64)
     converged = n == 0
     step = np.full(q, np.nan)   # the requested count's last change
@@ -359,7 +360,7 @@ def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int 
         if len(active) == 0:
             break
         xa, ya = x[active], y[active]
-        m = transition_matrix(xa, gamma, exact_rate)
+        m = transition_matrix(xa, group_size, exact_rate)
         denom = np.einsum("qik,qi->qk", m, xa)
         ratio = np.divide(ya, denom, out=np.zeros_like(denom), where=denom > 0)
         new = xa * np.einsum("qik,qk->qi", m, ratio)
@@ -387,12 +388,12 @@ def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int 
     return x, iterations, converged
 
 
-def _partition_estimates(hist: np.ndarray, freq: np.ndarray, gamma: int, rounds: int
+def _partition_estimates(hist: np.ndarray, freq: np.ndarray, group_size: int, rounds: int
                          ) -> np.ndarray:
     """count(P ∧ s) for every value s of one sensitive attribute (module docstring)."""
-    c = cooccurrence(freq, gamma).astype(float)
+    c = cooccurrence(freq, group_size).astype(float)
     grouped = np.diag(c).copy()
-    t = np.divide(c, gamma * grouped[:, None], out=np.zeros_like(c),
+    t = np.divide(c, group_size * grouped[:, None], out=np.zeros_like(c),
                   where=grouped[:, None] > 0)
     np.fill_diagonal(t, 0.0)
     y = hist[1].astype(float)
@@ -402,12 +403,12 @@ def _partition_estimates(hist: np.ndarray, freq: np.ndarray, gamma: int, rounds:
     for _ in range(rounds):
         others = weights.sum() - weights  # Σ_{s' ≠ s} w(s')
         rate = np.divide(weights @ t, others, out=np.zeros_like(y), where=others > 0)
-        x = np.clip((y - rate * n_p) / (1 / gamma - rate), 0.0, n_p)
+        x = np.clip((y - rate * n_p) / (1 / group_size - rate), 0.0, n_p)
         weights = x
     return x
 
 
-def from_states(y: np.ndarray, gamma: int, method: str = "paper", stopping: str = "count",
+def from_states(y: np.ndarray, group_size: int, method: str = "paper", stopping: str = "count",
                 tol: float | None = None, max_iter: int = 10_000,
                 queries: Sequence[tuple[str | None, Mapping[str, Any]]] | None = None
                 ) -> Reconstruction:
@@ -419,28 +420,28 @@ def from_states(y: np.ndarray, gamma: int, method: str = "paper", stopping: str 
         raise ParameterError(f"from_states runs the EM methods 'paper' and 'exact-rate', "
                              f"got {method!r}")
     y = np.asarray(y, dtype=np.float64)
-    value, stderr, iterations, converged, fit = _em_estimates(y, gamma, method, stopping, tol,
+    value, stderr, iterations, converged, fit = _em_estimates(y, group_size, method, stopping, tol,
                                                               max_iter)
-    return _batch(value, stderr, list(y), iterations, converged, method, gamma, fit, queries,
+    return _batch(value, stderr, list(y), iterations, converged, method, group_size, fit, queries,
                   stopping)
 
 
-def _em_estimates(y: np.ndarray, gamma: int, method: str, stopping: str, tol: float | None,
+def _em_estimates(y: np.ndarray, group_size: int, method: str, stopping: str, tol: float | None,
                   max_iter: int) -> tuple[np.ndarray, ...]:
     exact = method == "exact-rate"
-    x, iterations, converged = paper_em(y, gamma, tol, max_iter, exact, stopping)
-    stderr = delta_stderr(y, gamma, exact)
-    implied = np.einsum("qik,qi->qk", transition_matrix(x, gamma, exact), x)
-    return x[:, -1], stderr, iterations, converged, misfit(y, implied, gamma)
+    x, iterations, converged = paper_em(y, group_size, tol, max_iter, exact, stopping)
+    stderr = delta_stderr(y, group_size, exact)
+    implied = np.einsum("qik,qi->qk", transition_matrix(x, group_size, exact), x)
+    return x[:, -1], stderr, iterations, converged, misfit(y, implied, group_size)
 
 
-def _batch(value, stderr, states, iterations, converged, method, gamma, fit, queries, stopping
+def _batch(value, stderr, states, iterations, converged, method, group_size, fit, queries, stopping
            ) -> Reconstruction:
     q = len(value)
     queries = tuple((None, {}) for _ in range(q)) if queries is None else check_batch(queries)
     value, stderr = np.asarray(value, dtype=float), np.asarray(stderr, dtype=float)
     batch = Reconstruction(value, stderr, np.array([s[-1] for s in states], dtype=float),
-                           np.asarray(iterations), np.asarray(converged), method, gamma,
+                           np.asarray(iterations), np.asarray(converged), method, group_size,
                            tuple(np.asarray(s, dtype=float) for s in states),
                            np.asarray(fit, dtype=float), queries)
     lower, upper = batch.interval(0.95)
@@ -451,7 +452,7 @@ def _batch(value, stderr, states, iterations, converged, method, gamma, fit, que
 
 def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], method: str,
          tol: float | None, max_iter: int, rounds: int, stopping: str) -> Reconstruction:
-    gamma, sensitive = _splu_view(view)
+    group_size, sensitive = _splu_view(view)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
     if stopping not in STOPPING:
@@ -503,14 +504,14 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
         a = attrs[0]
         if a not in freq_cache:
             freq_cache[a] = _histogram(view, None, [a]).sum(axis=0)
-        x = _partition_estimates(hist, freq_cache[a], gamma, rounds)
+        x = _partition_estimates(hist, freq_cache[a], group_size, rounds)
         value[members] = x[index[:, 0]]
         iterations[members] = rounds
     for members in pending.values():
         y = np.stack([states[i] for i in members])
         value[members], stderr[members], iterations[members], converged[members], \
-            fit[members] = _em_estimates(y, gamma, method, stopping, tol, max_iter)
-    return _batch(value, stderr, states, iterations, converged, method, gamma, fit, labels,
+            fit[members] = _em_estimates(y, group_size, method, stopping, tol, max_iter)
+    return _batch(value, stderr, states, iterations, converged, method, group_size, fit, labels,
                   stopping)
 
 

@@ -127,7 +127,7 @@ class Estimate:
     n_domain: int
     stderr: float
     bound: float | None
-    epsilon: float | None
+    failure_probability: float | None
     counts: str
     interval_method: str
     #: The law of Q(V) the interval inverts (privpub.tables.confidence).
@@ -162,7 +162,7 @@ class Estimate:
         text = (f"{self.value:,.1f} {self.counts} ± {self.stderr:,.1f} (plug-in stderr); "
                 f"{self.level:.0%} interval [{self.lo:,}, {self.hi:,}] ({self.interval_method})")
         if self.bound is not None:
-            text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {1 - self.epsilon:g}"
+            text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {1 - self.failure_probability:g}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -399,7 +399,8 @@ class PublishedView(Release):
         return Estimate(value=float(value), n_view=int(n_view), n_domain=n_domain,
                         stderr=math.sqrt(max(float(variance), 0.0)),
                         bound=self.parameters.get("error_bound"),
-                        epsilon=self.parameters.get("epsilon"), counts=self.counts,
+                        failure_probability=self.parameters.get("failure_probability"),
+                        counts=self.counts,
                         interval_method=law.method, law=law)
 
     def estimate_many(self, queries: Sequence[QueryLike],
