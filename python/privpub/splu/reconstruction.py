@@ -142,9 +142,11 @@ distribution within P (correlated synthetic: 0.90–0.98).
 """
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -160,6 +162,9 @@ from privpub.splu.estimates import (
 from privpub.splu.partition import cooccurrence
 from privpub.splu.uncertainty import closed_form, delta_stderr, misfit
 from privpub.tables.published import PublishedView
+
+if TYPE_CHECKING:
+    from privpub.counting.query import Condition
 
 #: The estimators of count(P ∧ s …): see the module docstring.
 METHODS = ("paper", "exact-rate", "partition")
@@ -190,27 +195,70 @@ def value_index(schema, attribute: str, value: Any) -> int:
     return index
 
 
-def _histogram(view: PublishedView, where: Any, attrs: list[str]) -> np.ndarray:
-    """Joint counts over (P true/false, each attribute's value): shape (2, V_1, …)."""
-    schema = view.schema
+def _predicate(view: PublishedView, where: Any) -> Condition:
+    """P parsed against the release, refused if it reads a sensitive attribute."""
     cond = view.condition(where)
     overlap = [a for a in cond.attributes if a in view.parameters["sensitive"]]
     if overlap:
         raise QueryError(f"the predicate reads sensitive attribute(s) {overlap}; give their "
                          "values as the query's sensitive values, P must be non-sensitive")
-    sizes = [schema[a].size for a in attrs]
-    cells = 2 * int(np.prod(sizes))
+    return cond
+
+
+def _joint_counts(view: PublishedView, attrs: Sequence[str], mask: Condition | None = None
+                  ) -> np.ndarray:
+    """The release's counts over ``attrs`` (shape (V_1, …)) in one pass; with
+    ``mask`` a leading axis of 2 splits them by P false / true."""
+    sizes = [view.schema[a].size for a in attrs]
+    cells = (1 if mask is None else 2) * math.prod(sizes)
     if cells > MAX_CELLS:
-        raise ParameterError(f"{cells:,} joint cells over {attrs}; the limit is {MAX_CELLS:,}")
+        raise ParameterError(f"{cells:,} joint cells over {list(attrs)}; the limit is "
+                             f"{MAX_CELLS:,}")
     total = np.zeros(cells, dtype=np.int64)
-    for batch in view.rows.batches(sorted(set(cond.attributes) | set(attrs))):
-        rows = len(batch[attrs[0]])
-        index = cond.mask_digits(batch, rows).astype(np.int64)
+    needed = sorted(set(attrs) | (set() if mask is None else set(mask.attributes)))
+    for batch in view.rows.batches(needed):
+        rows = len(batch[needed[0]]) if needed else len(view)
+        index = (np.zeros(rows, dtype=np.int64) if mask is None
+                 else mask.mask_digits(batch, rows).astype(np.int64))
         for a, size in zip(attrs, sizes, strict=True):
             index = index * size + batch[a]
         total += np.bincount(index, minlength=cells)
-    # P false is index 0 along the first axis; the paper's state order puts P first.
-    return total.reshape(2, *sizes)
+    return total.reshape(([] if mask is None else [2]) + sizes)
+
+
+def _histogram(view: PublishedView, where: Any, attrs: list[str]) -> np.ndarray:
+    """Joint counts over (P true/false, each attribute's value): shape (2, V_1, …).
+    P false is index 0 along the first axis; the paper's state order puts P first."""
+    return _joint_counts(view, attrs, _predicate(view, where))
+
+
+def _histograms(view: PublishedView, wheres: Sequence[Any], attrs: list[str]
+                ) -> list[np.ndarray]:
+    """:func:`_histogram` for many predicates: those reading the same attributes
+    share one pass, counting the joint histogram over their attributes and
+    ``attrs`` once and summing it over the tuples of the attributes' domain
+    each predicate holds on (exact: P depends on those attributes alone).
+    Where that joint histogram would pass the cell limit, a pass per predicate."""
+    conds = [_predicate(view, w) for w in wheres]
+    out: list[np.ndarray] = [np.zeros(0)] * len(conds)
+    by_attrs: dict[tuple[str, ...], list[int]] = {}
+    for i, cond in enumerate(conds):
+        by_attrs.setdefault(tuple(cond.attributes), []).append(i)
+    schema, sizes = view.schema, [view.schema[a].size for a in attrs]
+    for pattrs, members in by_attrs.items():
+        domain = math.prod(schema[a].size for a in pattrs)
+        if len(members) == 1 or domain * math.prod(sizes) > MAX_CELLS:
+            for i in members:
+                out[i] = _joint_counts(view, attrs, conds[i])
+            continue
+        joint = _joint_counts(view, [*pattrs, *attrs]).reshape(domain, -1)
+        digits = np.indices([schema[a].size for a in pattrs]).reshape(len(pattrs), -1)
+        tuples = {a: digits[j] for j, a in enumerate(pattrs)}
+        for i in members:
+            holds = conds[i].mask_digits(tuples, domain)
+            out[i] = np.stack([joint[~holds].sum(axis=0), joint[holds].sum(axis=0)]
+                              ).reshape(2, *sizes)
+    return out
 
 
 def sensitive_counts(view: PublishedView, attribute: str) -> Reconstruction:
@@ -267,10 +315,14 @@ def _expand(idx: np.ndarray, ndim: int) -> np.ndarray:
     return idx.reshape(shape)
 
 
+@functools.cache
 def _bits(w: int) -> np.ndarray:
-    """(K, w+1) state bits: column 0 is P, column j is s_j."""
+    """(K, w+1) state bits: column 0 is P, column j is s_j (cached: the EM asks
+    for them every iteration; read-only)."""
     k = np.arange(2 ** (w + 1))
-    return np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
+    out = np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
+    out.flags.writeable = False
+    return out
 
 
 def _factors(x: np.ndarray, group_size: int, bits: np.ndarray, exact_rate: bool) -> np.ndarray:
@@ -298,8 +350,8 @@ def transition_matrix(x: np.ndarray, group_size: int, exact_rate: bool = False) 
     f_j(γ−1)/(γ(N − f_j)) instead of the paper's f_j/N (module docstring)."""
     bits = _bits(int(np.log2(x.shape[1])) - 1)
     factors = _factors(x, group_size, bits, exact_rate)
-    m = np.broadcast_to((bits[:, None, 0] == bits[None, :, 0]).astype(float),
-                        (len(x), len(bits), len(bits))).copy()
+    m = np.empty((len(x), len(bits), len(bits)))
+    m[:] = bits[:, None, 0] == bits[None, :, 0]
     for j in range(factors.shape[1]):
         m *= factors[:, j][:, bits[:, j + 1][:, None], bits[:, j + 1][None, :]]
     return m
@@ -388,14 +440,22 @@ def paper_em(y: np.ndarray, group_size: int, tol: float | None = None, max_iter:
     return x, iterations, converged
 
 
-def _partition_estimates(hist: np.ndarray, freq: np.ndarray, group_size: int, rounds: int
-                         ) -> np.ndarray:
-    """count(P ∧ s) for every value s of one sensitive attribute (module docstring)."""
+def _sharing_rates(freq: np.ndarray, group_size: int) -> np.ndarray:
+    """t[s', s]: the share of the groups holding an s'-record in which it publishes
+    s (from the partition rebuilt from the published frequencies; 0 on the
+    diagonal). It depends on the release alone: built once per attribute."""
     c = cooccurrence(freq, group_size).astype(float)
     grouped = np.diag(c).copy()
     t = np.divide(c, group_size * grouped[:, None], out=np.zeros_like(c),
                   where=grouped[:, None] > 0)
     np.fill_diagonal(t, 0.0)
+    return t
+
+
+def _partition_estimates(hist: np.ndarray, t: np.ndarray, group_size: int, rounds: int
+                         ) -> np.ndarray:
+    """count(P ∧ s) for every value s of one sensitive attribute (module docstring),
+    from the sharing rates ``t`` (:func:`_sharing_rates`)."""
     y = hist[1].astype(float)
     n_p = y.sum()
     weights = y.copy()
@@ -491,10 +551,16 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
     states: list[np.ndarray] = [np.zeros(0)] * q
     value, stderr, fit = np.zeros(q), np.full(q, np.nan), np.zeros(q)
     iterations, converged = np.zeros(q, dtype=np.int64), np.ones(q, dtype=bool)
-    freq_cache: dict[str, np.ndarray] = {}
+    rates: dict[str, np.ndarray] = {}  # the partition method's t, per attribute
     pending: dict[int, list[int]] = {}  # w → the queries to run in one vectorised EM
+    keys = list(groups)
+    hists: dict[tuple, np.ndarray] = {}
+    for attrs in {a for _, a in keys}:
+        wheres = [w for w, a in keys if a == attrs]
+        hists |= {(w, attrs): h for w, h in
+                  zip(wheres, _histograms(view, wheres, list(attrs)), strict=True)}
     for (where, attrs), members in groups.items():
-        hist = _histogram(view, where, list(attrs))
+        hist = hists[(where, attrs)]
         index = np.array([parsed[i] for i in members], dtype=np.int64)
         for i, row in zip(members, _states(hist, index), strict=True):
             states[i] = row
@@ -502,9 +568,9 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
             pending.setdefault(len(attrs), []).extend(members)
             continue
         a = attrs[0]
-        if a not in freq_cache:
-            freq_cache[a] = _histogram(view, None, [a]).sum(axis=0)
-        x = _partition_estimates(hist, freq_cache[a], group_size, rounds)
+        if a not in rates:
+            rates[a] = _sharing_rates(_joint_counts(view, [a]), group_size)
+        x = _partition_estimates(hist, rates[a], group_size, rounds)
         value[members] = x[index[:, 0]]
         iterations[members] = rounds
     for members in pending.values():
