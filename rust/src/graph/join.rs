@@ -33,12 +33,19 @@ pub enum Term {
 }
 
 /// A CQ(≠) query over R: `n_vars` variables of which `0..n_head` are the head.
-#[derive(Debug, Clone)]
+/// `less` holds order constraints (a, b): the value of variable a ranks
+/// below that of b in the (degree, id) order of the nodes (`ranked`). They
+/// break the symmetries of a pattern (the caller multiplies the count by the
+/// number of automorphisms); with `less` non-empty the kernel counts over
+/// the graph relabelled by that rank, so `first` ranges (`count_part`) are
+/// ranges of ranks.
+#[derive(Debug, Clone, Default)]
 pub struct Query {
     pub n_vars: usize,
     pub n_head: usize,
     pub atoms: Vec<(Term, Term)>,
     pub neq: Vec<(Term, Term)>,
+    pub less: Vec<(usize, usize)>,
 }
 
 /// How one variable is bound: its candidate lists and the checks on each value.
@@ -51,6 +58,10 @@ struct Level {
     self_loop: bool,
     /// The value must differ from each of these (already bound) terms.
     differ: Vec<Term>,
+    /// The value must lie above each of these (already bound) variables'
+    /// values, and below each of `below`'s: each list is cut to that range.
+    above: Vec<usize>,
+    below: Vec<usize>,
     /// With nothing to extend from: candidates are nodes with an out-edge
     /// (true) or an in-edge (false).
     base_out: bool,
@@ -98,7 +109,10 @@ pub(crate) struct Plan<'a> {
 }
 
 /// The order of binding: head variables first, each time the variable with
-/// the most subgoals to bound terms (then the most subgoals overall).
+/// the most subgoals to bound terms (then the most subgoals overall, then one
+/// that no unbound variable must rank below: under symmetry breaking the
+/// lowest-ranked variable comes first, so later lists are cut to the nodes
+/// ranked above it, as in degree-ordered clique listing).
 fn order(q: &Query) -> Vec<usize> {
     let mut bound = vec![false; q.n_vars];
     let mut out = Vec::with_capacity(q.n_vars);
@@ -124,7 +138,8 @@ fn order(q: &Query) -> Vec<usize> {
                             }
                         }
                     }
-                    (links, total, std::cmp::Reverse(x))
+                    let minimal = !q.less.iter().any(|&(a, b)| b == x && !bound[a]);
+                    (links, total, minimal, std::cmp::Reverse(x))
                 })
                 .expect("group has an unbound variable");
             bound[best] = true;
@@ -162,6 +177,14 @@ impl<'a> Plan<'a> {
         for &(a, b) in q.atoms.iter().chain(&q.neq) {
             check(a)?;
             check(b)?;
+        }
+        for &(a, b) in &q.less {
+            if a == b || a >= q.n_vars || b >= q.n_vars {
+                return Err(KernelError::Shape(format!(
+                    "order constraint ({a}, {b}) needs two different variables below {}",
+                    q.n_vars
+                )));
+            }
         }
         if q.n_head > q.n_vars {
             return Err(KernelError::Shape(
@@ -253,6 +276,13 @@ impl<'a> Plan<'a> {
                     }
                 }
             }
+            for &(a, b) in &q.less {
+                if b == x && pos[a] < k {
+                    level.above.push(a);
+                } else if a == x && pos[b] < k {
+                    level.below.push(b);
+                }
+            }
             levels.push(level);
         }
         let memo = levels.last().and_then(|last| {
@@ -264,7 +294,9 @@ impl<'a> Plan<'a> {
                     Term::Const(_) => None,
                 })
                 .max_by_key(|&v| pos[v])?;
-            let useful = q.n_head == q.n_vars && !last.self_loop && m <= MEMO_MAX_M;
+            // A cut list's intersection depends on the bounds too: no memo.
+            let cut = !last.above.is_empty() || !last.below.is_empty();
+            let useful = q.n_head == q.n_vars && !last.self_loop && !cut && m <= MEMO_MAX_M;
             useful.then(|| {
                 (
                     key,
@@ -318,29 +350,50 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// The part of a sorted list strictly between the values of the level's
+    /// `above` and `below` variables (the whole list without such bounds).
+    #[inline]
+    fn cut<'l>(level: &Level, val: &[u32], list: &'l [u32]) -> &'l [u32] {
+        let mut list = list;
+        if let Some(lo) = level.above.iter().map(|&v| val[v]).max() {
+            list = &list[list.partition_point(|&y| y <= lo)..];
+        }
+        if let Some(hi) = level.below.iter().map(|&v| val[v]).min() {
+            list = &list[..list.partition_point(|&y| y < hi)];
+        }
+        list
+    }
+
+    /// The list of subgoal `(t, out)` of level `k`: out- or in-neighbours of
+    /// the value of `t`, cut to the level's bounds.
+    #[inline]
+    fn list(&self, level: &Level, val: &[u32], (t, out): (Term, bool)) -> &[u32] {
+        let u = Self::value(t, val);
+        let whole = if out {
+            self.csr.out(u)
+        } else {
+            self.csr.inn(u)
+        };
+        Self::cut(level, val, whole)
+    }
+
     /// The sorted lists whose intersection holds the candidates of level `k`.
     fn lists(&self, k: usize, val: &[u32]) -> Vec<&[u32]> {
         let level = &self.levels[k];
         let mut lists: Vec<&[u32]> = level
             .extend
             .iter()
-            .map(|&(t, out)| {
-                let u = Self::value(t, val);
-                if out {
-                    self.csr.out(u)
-                } else {
-                    self.csr.inn(u)
-                }
-            })
+            .map(|&e| self.list(level, val, e))
             .collect();
         if lists.is_empty() {
-            lists.push(if level.everywhere {
+            let base: &[u32] = if level.everywhere {
                 &self.all
             } else if level.base_out {
                 &self.with_out
             } else {
                 &self.with_in
-            });
+            };
+            lists.push(Self::cut(level, val, base));
         }
         lists
     }
@@ -363,13 +416,8 @@ impl<'a> Plan<'a> {
         let n = level.extend.len();
         if (1..=4).contains(&n) {
             let mut inline: [&[u32]; 4] = [&[]; 4];
-            for (slot, &(t, out)) in inline.iter_mut().zip(&level.extend) {
-                let u = Self::value(t, val);
-                *slot = if out {
-                    self.csr.out(u)
-                } else {
-                    self.csr.inn(u)
-                };
+            for (slot, &e) in inline.iter_mut().zip(&level.extend) {
+                *slot = self.list(level, val, e);
             }
             let lists = &mut inline[..n];
             lists.sort_unstable_by_key(|l| l.len());
@@ -534,6 +582,28 @@ pub fn count(csr: &Csr, q: &Query) -> Result<u128, KernelError> {
 /// is the largest part. Counting in parts lets a caller report progress
 /// between them.
 pub fn count_part(csr: &Csr, q: &Query, first: Range<u32>) -> Result<u128, KernelError> {
+    if q.less.is_empty() {
+        return count_plan(csr, q, first);
+    }
+    // Order constraints compare ranks: count over the relation relabelled by
+    // rank, where they compare ids and cut sorted lists to a range.
+    let rank = csr.degree_rank();
+    let ranked = csr.relabelled(&rank)?;
+    let renamed = |t: Term| match t {
+        Term::Const(c) if (c as usize) < csr.m => Term::Const(rank[c as usize]),
+        other => other,
+    };
+    let pairs = |ts: &[(Term, Term)]| ts.iter().map(|&(a, b)| (renamed(a), renamed(b))).collect();
+    let q = Query {
+        atoms: pairs(&q.atoms),
+        neq: pairs(&q.neq),
+        ..q.clone()
+    };
+    count_plan(&ranked, &q, first)
+}
+
+/// `count_part` over ids as given.
+fn count_plan(csr: &Csr, q: &Query, first: Range<u32>) -> Result<u128, KernelError> {
     let plan = match Plan::new(csr, q)? {
         None => return Ok(0),
         Some(p) => p,
@@ -624,12 +694,14 @@ mod tests {
         let tri = Query {
             n_vars: 3,
             n_head: 3,
+            less: vec![],
             atoms: vec![(Var(0), Var(1)), (Var(1), Var(2)), (Var(2), Var(0))],
             neq: vec![(Var(0), Var(1)), (Var(1), Var(2)), (Var(2), Var(0))],
         };
         let wedge = Query {
             n_vars: 3,
             n_head: 3,
+            less: vec![],
             atoms: vec![(Var(0), Var(1)), (Var(1), Var(2))],
             neq: vec![(Var(0), Var(1)), (Var(1), Var(2)), (Var(2), Var(0))],
         };
@@ -637,12 +709,14 @@ mod tests {
         let path = Query {
             n_vars: 2,
             n_head: 1,
+            less: vec![],
             atoms: vec![(Const(0), Var(1)), (Var(1), Var(0))],
             neq: vec![],
         };
         let loops = Query {
             n_vars: 2,
             n_head: 2,
+            less: vec![],
             atoms: vec![(Var(0), Var(0)), (Var(0), Var(1))],
             neq: vec![(Var(1), Const(1))],
         };
@@ -671,6 +745,7 @@ mod tests {
         let yes = Query {
             n_vars: 0,
             n_head: 0,
+            less: vec![],
             atoms: vec![(Const(0), Const(1))],
             neq: vec![],
         };
