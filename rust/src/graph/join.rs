@@ -70,6 +70,22 @@ struct Level {
     everywhere: bool,
 }
 
+/// The last two levels when no subgoal links them: given the levels before,
+/// their values are independent but for a disequality or an order between
+/// them, so the pairs are counted from the two candidate lists (sorted) in
+/// one merge instead of one intersection per value of the first (the two
+/// ends of a 4-path, the two tips of a diamond, the leaves of a star).
+#[derive(Debug)]
+struct Pair {
+    /// The last level without its disequality and order to the one before.
+    last: Level,
+    /// The two values must differ.
+    differ: bool,
+    /// Some(true): the last value must lie above the one before; Some(false):
+    /// below it.
+    above: Option<bool>,
+}
+
 /// Nodes up to which the last level's intersection sizes are cached (two
 /// m-long arrays per worker).
 const MEMO_MAX_M: usize = 1 << 21;
@@ -78,6 +94,9 @@ const MEMO_MAX_M: usize = 1 << 21;
 /// last-bound variable its lists come from), valid while the other list
 /// sources (`context`) keep the values they had when it was filled.
 pub(crate) struct Memo {
+    /// The two candidate lists of a `Pair`.
+    firsts: Vec<u32>,
+    seconds: Vec<u32>,
     context: Vec<u32>,
     epoch: u32,
     stamp: Vec<u32>,
@@ -88,6 +107,8 @@ impl Memo {
     pub(crate) fn new(plan: &Plan<'_>) -> Memo {
         let m = if plan.memo.is_some() { plan.csr.m } else { 0 };
         Memo {
+            firsts: Vec::new(),
+            seconds: Vec::new(),
             context: Vec::new(),
             epoch: 0,
             stamp: vec![0; m],
@@ -102,6 +123,7 @@ pub(crate) struct Plan<'a> {
     /// For the last level, when it is a head level without R(x, x): the key
     /// variable and the other list sources of its cached intersection size.
     memo: Option<(usize, Vec<Term>)>,
+    pair: Option<Pair>,
     n_head: usize,
     with_out: Vec<u32>,
     with_in: Vec<u32>,
@@ -285,7 +307,8 @@ impl<'a> Plan<'a> {
             }
             levels.push(level);
         }
-        let memo = levels.last().and_then(|last| {
+        let pair = (q.n_head == q.n_vars).then(|| pair(&levels)).flatten();
+        let memo = levels.last().filter(|_| pair.is_none()).and_then(|last| {
             let sources: Vec<Term> = last.extend.iter().map(|&(t, _)| t).collect();
             let key = sources
                 .iter()
@@ -294,17 +317,20 @@ impl<'a> Plan<'a> {
                     Term::Const(_) => None,
                 })
                 .max_by_key(|&v| pos[v])?;
-            // A cut list's intersection depends on the bounds too: no memo.
-            let cut = !last.above.is_empty() || !last.below.is_empty();
-            let useful = q.n_head == q.n_vars && !last.self_loop && !cut && m <= MEMO_MAX_M;
+            // A cut list's intersection depends on the bounds too: their
+            // variables join the context (which the key must not be one of).
+            let bounds = last.above.iter().chain(&last.below);
+            let useful = q.n_head == q.n_vars
+                && !last.self_loop
+                && !bounds.clone().any(|&v| v == key)
+                && m <= MEMO_MAX_M;
             useful.then(|| {
-                (
-                    key,
-                    sources
-                        .into_iter()
-                        .filter(|&t| t != Term::Var(key))
-                        .collect(),
-                )
+                let mut context: Vec<Term> = sources
+                    .into_iter()
+                    .filter(|&t| t != Term::Var(key))
+                    .collect();
+                context.extend(bounds.map(|&v| Term::Var(v)));
+                (key, context)
             })
         });
         let nonempty = |off: &[u64]| {
@@ -316,6 +342,7 @@ impl<'a> Plan<'a> {
             csr,
             levels,
             memo,
+            pair,
             n_head: q.n_head,
             with_out: nonempty(&csr.out_offsets),
             with_in: nonempty(&csr.in_offsets),
@@ -377,9 +404,8 @@ impl<'a> Plan<'a> {
         Self::cut(level, val, whole)
     }
 
-    /// The sorted lists whose intersection holds the candidates of level `k`.
-    fn lists(&self, k: usize, val: &[u32]) -> Vec<&[u32]> {
-        let level = &self.levels[k];
+    /// The sorted lists whose intersection holds the candidates of `level`.
+    fn lists(&self, level: &Level, val: &[u32]) -> Vec<&[u32]> {
         let mut lists: Vec<&[u32]> = level
             .extend
             .iter()
@@ -423,7 +449,7 @@ impl<'a> Plan<'a> {
             lists.sort_unstable_by_key(|l| l.len());
             return self.count_sorted(k, val, lists, memo);
         }
-        let mut lists = self.lists(k, val);
+        let mut lists = self.lists(level, val);
         lists.sort_unstable_by_key(|l| l.len());
         self.count_sorted(k, val, &lists, memo)
     }
@@ -482,9 +508,14 @@ impl<'a> Plan<'a> {
 
     /// Calls `f` on each value of level `k` consistent with `val`; stops when
     /// `f` returns false.
-    pub(crate) fn candidates(&self, k: usize, val: &[u32], mut f: impl FnMut(u32) -> bool) {
-        let level = &self.levels[k];
-        let mut lists = self.lists(k, val);
+    pub(crate) fn candidates(&self, k: usize, val: &[u32], f: impl FnMut(u32) -> bool) {
+        self.scan(&self.levels[k], val, f);
+    }
+
+    /// Calls `f` on each value of `level` consistent with `val`; stops when
+    /// `f` returns false.
+    fn scan(&self, level: &Level, val: &[u32], mut f: impl FnMut(u32) -> bool) {
+        let mut lists = self.lists(level, val);
         let (i, _) = lists
             .iter()
             .enumerate()
@@ -526,6 +557,9 @@ impl<'a> Plan<'a> {
         if !exists && k + 1 == self.levels.len() {
             return self.count_candidates(k, val, memo);
         }
+        if let Some(pair) = self.pair.as_ref().filter(|_| k + 2 == self.levels.len()) {
+            return self.count_pairs(k, pair, val, memo);
+        }
         let var = self.levels[k].var;
         let mut total = 0u128;
         // `val` is needed inside the callback while candidates borrow it.
@@ -537,6 +571,73 @@ impl<'a> Plan<'a> {
         });
         total
     }
+}
+
+impl Plan<'_> {
+    /// The assignments of the last two levels (`k`, `k + 1`) of a `Pair`.
+    fn count_pairs(&self, k: usize, pair: &Pair, val: &[u32], memo: &mut Memo) -> u128 {
+        let (mut firsts, mut seconds) = (
+            std::mem::take(&mut memo.firsts),
+            std::mem::take(&mut memo.seconds),
+        );
+        firsts.clear();
+        seconds.clear();
+        self.candidates(k, val, |c| {
+            firsts.push(c);
+            true
+        });
+        self.scan(&pair.last, val, |c| {
+            seconds.push(c);
+            true
+        });
+        // Both lists are increasing: for each first value, the seconds
+        // below it are a prefix whose end only moves forward.
+        let (mut below, mut n) = (0usize, 0u128);
+        for &u in &firsts {
+            below += seconds[below..].partition_point(|&w| w < u);
+            let at = usize::from(seconds.get(below) == Some(&u));
+            n += match pair.above {
+                Some(true) => (seconds.len() - below - at) as u128,
+                Some(false) => below as u128,
+                None => (seconds.len() - at * usize::from(pair.differ)) as u128,
+            };
+        }
+        (memo.firsts, memo.seconds) = (firsts, seconds);
+        n
+    }
+}
+
+/// The `Pair` of the last two levels, when no subgoal links them (nor a
+/// self-loop subgoal on both: each level checks its own).
+fn pair(levels: &[Level]) -> Option<Pair> {
+    let [.., before, last] = levels else {
+        return None;
+    };
+    let tied = Term::Var(before.var);
+    if last.extend.iter().any(|&(t, _)| t == tied) || last.everywhere {
+        return None;
+    }
+    let others = |vs: &[usize]| vs.iter().copied().filter(|&v| v != before.var).collect();
+    Some(Pair {
+        last: Level {
+            var: last.var,
+            extend: last.extend.clone(),
+            self_loop: last.self_loop,
+            differ: last.differ.iter().copied().filter(|&t| t != tied).collect(),
+            above: others(&last.above),
+            below: others(&last.below),
+            base_out: last.base_out,
+            everywhere: false,
+        },
+        differ: last.differ.contains(&tied),
+        above: if last.above.contains(&before.var) {
+            Some(true)
+        } else if last.below.contains(&before.var) {
+            Some(false)
+        } else {
+            None
+        },
+    })
 }
 
 /// |a ∩ b| for sorted lists without repeats, `a` the shorter: galloping
