@@ -2,9 +2,12 @@
 
 :func:`count` returns the number of distinct head assignments (Rastogi et
 al., Sec. 2.1). Every query is answered by a generic join over the sorted
-adjacency (rust/src/graph/join.rs); two shapes take a special path that is
-exact and faster: K_k (and Δ) on a symmetric R by degree-ordered clique
-listing, c_4 from two-path counters, and ∨ from degrees (rust/src/graph/patterns.rs).
+adjacency (rust/src/graph/join.rs), with the pattern's automorphisms broken
+where the count is one of embeddings; three shapes take a special path that
+is exact and faster: K_k (and Δ) on a symmetric R by degree-ordered clique
+listing, c_4 from two-path counters, and ∨ from degrees
+(rust/src/graph/patterns.rs), recognised by the pattern's meaning, not its
+spelling (privpub.graphs.patterns).
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
         a special path where one applies (:func:`special_path`).
     progress : bool or callable(done, total)
         For a generic-join count: split the first-bound variable's nodes into
-        up to 64 ranges of ids, counted by separate Rust calls (each releases
+        up to 64 ranges of ids (of degree ranks when symmetries are broken),
+        counted by separate Rust calls (each releases
         the GIL and runs in parallel), and report after each: ``True`` shows a
         tqdm bar (silent when stderr is not a terminal), a callable gets
         (nodes done, m). The special paths are fast and ignore it.

@@ -19,6 +19,16 @@
 //! task caches it by the value of the last-bound source while the others keep
 //! theirs (for c_4, |out(x3) ∩ in(x1)| once per x3 for a given x1, instead of
 //! once per path x1 → x2 → x3).
+//!
+//! Symmetry breaking: order constraints between variables (`Query::less`,
+//! chosen by the caller over the pattern's automorphisms) compare degree
+//! ranks; the relation is relabelled by rank, so each constraint cuts the
+//! sorted lists of the later variable to a range, and the variable that must
+//! rank lowest is bound first (degree ordering, as in clique listing).
+//!
+//! When no subgoal links the last two variables, their values are counted as
+//! pairs of two candidate lists (one merge, or inclusion–exclusion over the
+//! few excluded values), not one intersection per value of the first.
 
 use super::Csr;
 use crate::error::KernelError;
