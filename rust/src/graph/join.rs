@@ -94,6 +94,10 @@ struct Pair {
     /// Some(true): the last value must lie above the one before; Some(false):
     /// below it.
     above: Option<bool>,
+    /// Both levels have the same candidates (the same lists, disequalities
+    /// and cuts: the two tips of a diamond, the leaves of a star), so the
+    /// pairs follow from their number.
+    same: bool,
 }
 
 /// Nodes up to which the last level's intersection sizes are cached (two
@@ -275,6 +279,7 @@ impl<'a> Plan<'a> {
             Term::Const(_) => true,
             Term::Var(v) => pos[v] < k,
         };
+        let symmetric = csr.is_symmetric();
         let mut levels = Vec::with_capacity(q.n_vars);
         for (k, &x) in order.iter().enumerate() {
             let me = Term::Var(x);
@@ -289,7 +294,9 @@ impl<'a> Plan<'a> {
                 } else if b == me && before(a, k) {
                     level.extend.push((a, true));
                 } else if a == me && before(b, k) {
-                    level.extend.push((b, false));
+                    // On a symmetric relation in-lists are out-lists: one
+                    // spelling, so that equal levels compare equal (`Pair`).
+                    level.extend.push((b, symmetric));
                 }
                 as_src |= a == me;
                 as_dst |= b == me;
@@ -586,6 +593,14 @@ impl<'a> Plan<'a> {
 impl Plan<'_> {
     /// The assignments of the last two levels (`k`, `k + 1`) of a `Pair`.
     fn count_pairs(&self, k: usize, pair: &Pair, val: &[u32], memo: &mut Memo) -> u128 {
+        if pair.same {
+            let n = self.count_candidates(k, val, memo);
+            return match pair.above {
+                Some(_) => n * n.saturating_sub(1) / 2,
+                None if pair.differ => n * n.saturating_sub(1),
+                None => n * n,
+            };
+        }
         let first = &self.levels[k];
         if let (Some(a), Some(b)) = (self.single(first, val), self.single(&pair.last, val)) {
             return pair.between_lists(a, &self.excluded(first, val, a), b, &{
@@ -736,17 +751,25 @@ fn pair(levels: &[Level]) -> Option<Pair> {
         return None;
     }
     let others = |vs: &[usize]| vs.iter().copied().filter(|&v| v != before.var).collect();
+    let free = Level {
+        var: last.var,
+        extend: last.extend.clone(),
+        self_loop: last.self_loop,
+        differ: last.differ.iter().copied().filter(|&t| t != tied).collect(),
+        above: others(&last.above),
+        below: others(&last.below),
+        base_out: last.base_out,
+        everywhere: false,
+    };
+    let same = same_set(&free.extend, &before.extend)
+        && same_set(&free.differ, &before.differ)
+        && same_set(&free.above, &before.above)
+        && same_set(&free.below, &before.below)
+        && free.self_loop == before.self_loop
+        && (!free.extend.is_empty() || free.base_out == before.base_out);
     Some(Pair {
-        last: Level {
-            var: last.var,
-            extend: last.extend.clone(),
-            self_loop: last.self_loop,
-            differ: last.differ.iter().copied().filter(|&t| t != tied).collect(),
-            above: others(&last.above),
-            below: others(&last.below),
-            base_out: last.base_out,
-            everywhere: false,
-        },
+        last: free,
+        same,
         differ: last.differ.contains(&tied),
         above: if last.above.contains(&before.var) {
             Some(true)
@@ -756,6 +779,11 @@ fn pair(levels: &[Level]) -> Option<Pair> {
             None
         },
     })
+}
+
+/// Whether two short lists hold the same values (repeats aside).
+fn same_set<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x))
 }
 
 /// |a ∩ b| for sorted lists without repeats, `a` the shorter: galloping
@@ -983,6 +1011,7 @@ mod tests {
                     last: Level::default(),
                     differ,
                     above,
+                    same: false,
                 };
                 let want = a
                     .iter()
