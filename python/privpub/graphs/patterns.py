@@ -161,7 +161,11 @@ def symmetry_breaking(graph: Graph, query: CQ,
     the query is :func:`injective`, where the automorphisms act freely."""
     if not injective(query):
         return [], 1
-    xs = sorted(query.variables)
+    # Variables in the most subgoals first: the join binds them first, so
+    # their constraints cut the outer loops (a 4-path's middle edge, b < c,
+    # not its ends).
+    links = {x: sum(x in a.terms for a in query.goals) for x in query.variables}
+    xs = sorted(query.variables, key=lambda x: (-links[x], x))
     less: list[tuple[Var, Var]] = []
     size, fixed = 1, {}
     for v in xs:
