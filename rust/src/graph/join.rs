@@ -138,6 +138,12 @@ pub(crate) struct Plan<'a> {
     /// variable and the other list sources of its cached intersection size.
     memo: Option<(usize, Vec<Term>)>,
     pair: Option<Pair>,
+    /// The last level's lists beyond those of the level before (the lists
+    /// from its variable), when the last level's lists, cuts and checks
+    /// contain the level before's: its candidates are then among the level
+    /// before's intersection, which is computed once (the clique path's
+    /// reuse of N⁺(x0) ∩ N⁺(x1) for every x2).
+    nested: Option<Vec<(Term, bool)>>,
     n_head: usize,
     with_out: Vec<u32>,
     with_in: Vec<u32>,
@@ -325,31 +331,37 @@ impl<'a> Plan<'a> {
             levels.push(level);
         }
         let pair = (q.n_head == q.n_vars).then(|| pair(&levels)).flatten();
-        let memo = levels.last().filter(|_| pair.is_none()).and_then(|last| {
-            let sources: Vec<Term> = last.extend.iter().map(|&(t, _)| t).collect();
-            let key = sources
-                .iter()
-                .filter_map(|&t| match t {
-                    Term::Var(v) => Some(v),
-                    Term::Const(_) => None,
+        let nested = (q.n_head == q.n_vars && pair.is_none())
+            .then(|| nested(&levels))
+            .flatten();
+        let memo = levels
+            .last()
+            .filter(|_| pair.is_none() && nested.is_none())
+            .and_then(|last| {
+                let sources: Vec<Term> = last.extend.iter().map(|&(t, _)| t).collect();
+                let key = sources
+                    .iter()
+                    .filter_map(|&t| match t {
+                        Term::Var(v) => Some(v),
+                        Term::Const(_) => None,
+                    })
+                    .max_by_key(|&v| pos[v])?;
+                // A cut list's intersection depends on the bounds too: their
+                // variables join the context (which the key must not be one of).
+                let bounds = last.above.iter().chain(&last.below);
+                let useful = q.n_head == q.n_vars
+                    && !last.self_loop
+                    && !bounds.clone().any(|&v| v == key)
+                    && m <= MEMO_MAX_M;
+                useful.then(|| {
+                    let mut context: Vec<Term> = sources
+                        .into_iter()
+                        .filter(|&t| t != Term::Var(key))
+                        .collect();
+                    context.extend(bounds.map(|&v| Term::Var(v)));
+                    (key, context)
                 })
-                .max_by_key(|&v| pos[v])?;
-            // A cut list's intersection depends on the bounds too: their
-            // variables join the context (which the key must not be one of).
-            let bounds = last.above.iter().chain(&last.below);
-            let useful = q.n_head == q.n_vars
-                && !last.self_loop
-                && !bounds.clone().any(|&v| v == key)
-                && m <= MEMO_MAX_M;
-            useful.then(|| {
-                let mut context: Vec<Term> = sources
-                    .into_iter()
-                    .filter(|&t| t != Term::Var(key))
-                    .collect();
-                context.extend(bounds.map(|&v| Term::Var(v)));
-                (key, context)
-            })
-        });
+            });
         let nonempty = |off: &[u64]| {
             (0..m as u32)
                 .filter(|&u| off[u as usize + 1] > off[u as usize])
@@ -360,6 +372,7 @@ impl<'a> Plan<'a> {
             levels,
             memo,
             pair,
+            nested,
             n_head: q.n_head,
             with_out: nonempty(&csr.out_offsets),
             with_in: nonempty(&csr.in_offsets),
@@ -577,6 +590,9 @@ impl<'a> Plan<'a> {
         if let Some(pair) = self.pair.as_ref().filter(|_| k + 2 == self.levels.len()) {
             return self.count_pairs(k, pair, val, memo);
         }
+        if let Some(extra) = self.nested.as_ref().filter(|_| k + 2 == self.levels.len()) {
+            return self.count_nested(k, extra, val);
+        }
         let var = self.levels[k].var;
         let mut total = 0u128;
         // `val` is needed inside the callback while candidates borrow it.
@@ -738,6 +754,87 @@ fn below_pairs(a: &[u32], b: &[u32]) -> u128 {
         n += (b.len() - j) as u128;
     }
     n
+}
+
+impl Plan<'_> {
+    /// The assignments of the last two levels (`k`, `k + 1`) of a `nested`
+    /// plan: the level before's lists are intersected once; each of its
+    /// values c is checked as `scan` would, and the last level's candidates
+    /// are that intersection cut to the last level's range, intersected with
+    /// the lists from c, less the excluded values.
+    fn count_nested(&self, k: usize, extra: &[(Term, bool)], val: &[u32]) -> u128 {
+        let (before, last) = (&self.levels[k], &self.levels[k + 1]);
+        let mut shared = Vec::new();
+        let bare = Level {
+            var: before.var,
+            extend: before.extend.clone(),
+            base_out: before.base_out,
+            everywhere: before.everywhere,
+            above: before.above.clone(),
+            below: before.below.clone(),
+            ..Level::default()
+        };
+        self.scan(&bare, val, |c| {
+            shared.push(c);
+            true
+        });
+        let mut val = val.to_vec();
+        let mut total = 0u128;
+        for &c in &shared {
+            if (before.self_loop && !self.csr.has(c, c))
+                || before.differ.iter().any(|&t| Self::value(t, &val) == c)
+            {
+                continue;
+            }
+            val[before.var] = c;
+            let cut = Self::cut(last, &val, &shared);
+            let mut lists: Vec<&[u32]> = extra.iter().map(|&e| self.list(last, &val, e)).collect();
+            lists.push(cut);
+            lists.sort_unstable_by_key(|l| l.len());
+            let mut n = match &lists[..] {
+                [a, b] => common(a, b),
+                [first, rest @ ..] => first
+                    .iter()
+                    .filter(|&&x| rest.iter().all(|l| l.binary_search(&x).is_ok()))
+                    .count() as u128,
+                [] => unreachable!("the cut list is there"),
+            };
+            for (i, &t) in last.differ.iter().enumerate() {
+                let x = Self::value(t, &val);
+                let repeated = last.differ[..i].iter().any(|&u| Self::value(u, &val) == x);
+                if !repeated && lists.iter().all(|l| l.binary_search(&x).is_ok()) {
+                    n -= 1;
+                }
+            }
+            total += n;
+        }
+        total
+    }
+}
+
+/// The last level's lists from the level before's variable, when the last
+/// level (without self-loop subgoal) has every list and cut of the level
+/// before (see `Plan::nested`).
+fn nested(levels: &[Level]) -> Option<Vec<(Term, bool)>> {
+    let [.., before, last] = levels else {
+        return None;
+    };
+    let tied = Term::Var(before.var);
+    let has_all = before.extend.iter().all(|e| last.extend.contains(e))
+        && before.above.iter().all(|v| last.above.contains(v))
+        && before.below.iter().all(|v| last.below.contains(v));
+    let extra: Vec<(Term, bool)> = last
+        .extend
+        .iter()
+        .copied()
+        .filter(|e| !before.extend.contains(e))
+        .collect();
+    let fits = has_all
+        && !before.extend.is_empty()
+        && !last.self_loop
+        && !extra.is_empty()
+        && extra.iter().all(|&(t, _)| t == tied);
+    fits.then_some(extra)
 }
 
 /// The `Pair` of the last two levels, when no subgoal links them (nor a
