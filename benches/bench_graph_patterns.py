@@ -20,7 +20,7 @@ is baseline / privpub (above 1: privpub is faster).
   ``list_triangles``.
 
 The 5-cycle is timed on ca-GrQc: on facebook the join enumerates ~10⁹
-three-edge paths and takes minutes (docs/design.md, the graph section).
+three-edge paths and takes ~100 s (docs/design.md, the graph section).
 With benchmarks disabled, ca-GrQc stands in for facebook, so the file runs
 as a quick test.
 """
