@@ -102,13 +102,15 @@ Relation = tuple[int, npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArra
                  npt.NDArray[np.uint32]]
 
 def graph_count(relation: Relation, n_vars: int, n_head: int, atoms: list[tuple[int, int]],
-                neq: list[tuple[int, int]], first: tuple[int, int]) -> int:
+                neq: list[tuple[int, int]], less: list[tuple[int, int]],
+                first: tuple[int, int]) -> int:
     """Distinct assignments of the head variables 0..n_head of a CQ(≠) query over R by a
     generic join (parallel over the first variable), counting only those whose first-bound
     variable is a node in [first[0], first[1]): over a partition of [0, m) the parts sum to
     the count (a query without head variables: the count is the largest part). Terms:
     variable index ≥ 0, or node c as −(c + 1); ``atoms`` are subgoals R(a, b), ``neq`` the
-    disequalities a ≠ b."""
+    disequalities a ≠ b, ``less`` order constraints (a, b): variable a's node ranks below
+    b's in the (degree, id) order (with any, ``first`` is a range of ranks)."""
 
 def graph_cliques(relation: Relation, k: int) -> int:
     """k! × the number of k-cliques of a symmetric relation (degree-ordered orientation)."""

@@ -2,9 +2,12 @@
 
 :func:`count` returns the number of distinct head assignments (Rastogi et
 al., Sec. 2.1). Every query is answered by a generic join over the sorted
-adjacency (rust/src/graph/join.rs); two shapes take a special path that is
-exact and faster: K_k (and Δ) on a symmetric R by degree-ordered clique
-listing, c_4 from two-path counters, and ∨ from degrees (rust/src/graph/patterns.rs).
+adjacency (rust/src/graph/join.rs), with the pattern's automorphisms broken
+where the count is one of embeddings; three shapes take a special path that
+is exact and faster: K_k (and Δ) on a symmetric R by degree-ordered clique
+listing, c_4 from two-path counters, and ∨ from degrees
+(rust/src/graph/patterns.rs), recognised by the pattern's meaning, not its
+spelling (privpub.graphs.patterns).
 """
 
 from __future__ import annotations
@@ -18,55 +21,11 @@ from tqdm import tqdm
 from privpub import _core
 from privpub.core.errors import ParameterError, QueryError
 from privpub.graphs.graph import Graph, check_graph
-from privpub.graphs.query import CQ, Const, Term, Var, as_query
+from privpub.graphs.patterns import join_arguments, special_path
+from privpub.graphs.query import CQ, as_query
 
 METHODS = ("auto", "join")
 PARTS = 64  # generic-join counts with progress: Rust calls over node-id ranges
-MAX_CLIQUE = 32  # the clique path's largest k (rust/src/graph/patterns.rs); the join does more
-
-
-def _shape(query: CQ) -> tuple[int, set[tuple[int, int]]] | None:
-    """(k, directed pattern edges over 0..k−1) when the query counts all
-    assignments of k pairwise distinct variables without constants; else None."""
-    xs = sorted(query.variables)
-    if (query.constants or set(query.head) != set(xs)
-            or any(len(a.terms) != 2 for a in query.atoms)):
-        return None
-    if query.neq != frozenset(frozenset(p) for p in itertools.combinations(xs, 2)):
-        return None
-    index = {x: i for i, x in enumerate(xs)}
-    return len(xs), {(index[a.terms[0]], index[a.terms[1]]) for a in query.goals}
-
-
-def _one_cycle(edges: set[tuple[int, int]], k: int) -> bool:
-    """Whether the pattern is one directed cycle through all k nodes."""
-    succ = dict(edges)
-    if len(succ) != k or sorted(succ.values()) != list(range(k)):
-        return False
-    node, seen = 0, set()
-    while node not in seen:
-        seen.add(node)
-        node = succ[node]
-    return len(seen) == k
-
-
-def special_path(graph: Graph, query: CQ) -> str | None:
-    """The special path :func:`count` takes for this graph and query, if any."""
-    shape = _shape(query)
-    if shape is None:
-        return None
-    k, edges = shape
-    every = {(a, b) for a in range(k) for b in range(k) if a != b}
-    directed_cycle = k == 3 and len(edges) == 3 and _one_cycle(edges, k)
-    if graph.symmetric and 2 <= k <= MAX_CLIQUE and (edges == every or directed_cycle):
-        return "cliques"
-    if k == 4 and len(edges) == 4 and _one_cycle(edges, k):
-        return "four_cycles"
-    if k == 3 and len(edges) == 2:
-        (a, b), (c, d) = sorted(edges)
-        if b == c or d == a:  # x → y → z
-            return "two_paths"
-    return None
 
 
 def checked_inputs(graph: Graph, query: CQ | str) -> CQ:
@@ -118,7 +77,8 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
         a special path where one applies (:func:`special_path`).
     progress : bool or callable(done, total)
         For a generic-join count: split the first-bound variable's nodes into
-        up to 64 ranges of ids, counted by separate Rust calls (each releases
+        up to 64 ranges of ids (of degree ranks when symmetries are broken),
+        counted by separate Rust calls (each releases
         the GIL and runs in parallel), and report after each: ``True`` shows a
         tqdm bar (silent when stderr is not a terminal), a callable gets
         (nodes done, m). The special paths are fast and ignore it.
@@ -145,21 +105,11 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
         return int(_core.graph_four_cycles(graph.relation))
     if path == "two_paths":
         return int(_core.graph_two_paths(graph.relation))
-    order = list(query.head) + sorted(query.variables - set(query.head))
-    index = {x: i for i, x in enumerate(order)}
-
-    def code(t: Term) -> int:
-        if isinstance(t, Var):
-            return index[t]
-        assert isinstance(t, Const)
-        return -(graph.node(t.value) + 1)
-
-    atoms = [(code(a.terms[0]), code(a.terms[1])) for a in query.atoms]
-    neq = [(code(a), code(b)) for a, b in query.neq_pairs()]
-    args = (graph.relation, len(order), len(query.head), atoms, neq)
+    args, factor = join_arguments(graph, query)
+    args = (graph.relation, *args)
     if progress is False:
-        return int(_core.graph_count(*args, (0, graph.m)))
-    return _count_in_parts(args, graph.m, bool(query.head), progress)
+        return factor * int(_core.graph_count(*args, (0, graph.m)))
+    return factor * _count_in_parts(args, graph.m, bool(query.head), progress)
 
 
 def _count_in_parts(args: tuple, m: int, has_head: bool,

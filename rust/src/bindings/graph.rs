@@ -87,8 +87,12 @@ fn terms(py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> 
 }
 
 /// Distinct head assignments of a CQ(≠) query (variables 0..n_head are the
-/// head) whose first-bound variable lies in [first.0, first.1).
+/// head) whose first-bound variable lies in [first.0, first.1), with the
+/// order constraints `less` (variable a's node ranks below b's; the range is
+/// then one of ranks, see `join::Query`).
 #[pyfunction]
+// The arguments are the Python call's: one per part of the query.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn graph_count(
     py: Python<'_>,
     relation: Relation<'_>,
@@ -96,6 +100,7 @@ pub(crate) fn graph_count(
     n_head: usize,
     atoms: Vec<(i64, i64)>,
     neq: Vec<(i64, i64)>,
+    less: Vec<(usize, usize)>,
     first: (u32, u32),
 ) -> PyResult<u128> {
     let g = relation.csr(py)?;
@@ -104,6 +109,7 @@ pub(crate) fn graph_count(
         n_head,
         atoms: terms(py, atoms)?,
         neq: terms(py, neq)?,
+        less,
     };
     py.detach(|| join::count_part(&g, &q, first.0..first.1))
         .map_err(|e| to_py(py, e))

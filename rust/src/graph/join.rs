@@ -19,7 +19,18 @@
 //! task caches it by the value of the last-bound source while the others keep
 //! theirs (for c_4, |out(x3) ∩ in(x1)| once per x3 for a given x1, instead of
 //! once per path x1 → x2 → x3).
+//!
+//! Symmetry breaking: order constraints between variables (`Query::less`,
+//! chosen by the caller over the pattern's automorphisms) compare degree
+//! ranks; the relation is relabelled by rank, so each constraint cuts the
+//! sorted lists of the later variable to a range, and the variable that must
+//! rank lowest is bound first (degree ordering, as in clique listing).
+//!
+//! When no subgoal links the last two variables, their values are counted as
+//! pairs of two candidate lists (one merge, or inclusion–exclusion over the
+//! few excluded values), not one intersection per value of the first.
 
+use super::tails::{nested, pair, Pair};
 use super::Csr;
 use crate::error::KernelError;
 use rayon::prelude::*;
@@ -33,30 +44,41 @@ pub enum Term {
 }
 
 /// A CQ(≠) query over R: `n_vars` variables of which `0..n_head` are the head.
-#[derive(Debug, Clone)]
+/// `less` holds order constraints (a, b): the value of variable a ranks
+/// below that of b in the (degree, id) order of the nodes (`ranked`). They
+/// break the symmetries of a pattern (the caller multiplies the count by the
+/// number of automorphisms); with `less` non-empty the kernel counts over
+/// the graph relabelled by that rank, so `first` ranges (`count_part`) are
+/// ranges of ranks.
+#[derive(Debug, Clone, Default)]
 pub struct Query {
     pub n_vars: usize,
     pub n_head: usize,
     pub atoms: Vec<(Term, Term)>,
     pub neq: Vec<(Term, Term)>,
+    pub less: Vec<(usize, usize)>,
 }
 
 /// How one variable is bound: its candidate lists and the checks on each value.
 #[derive(Debug, Default)]
-struct Level {
-    var: usize,
+pub(super) struct Level {
+    pub(super) var: usize,
     /// (bound term, true: out-list of it, false: in-list of it).
-    extend: Vec<(Term, bool)>,
+    pub(super) extend: Vec<(Term, bool)>,
     /// R(x, x) must hold.
-    self_loop: bool,
+    pub(super) self_loop: bool,
     /// The value must differ from each of these (already bound) terms.
-    differ: Vec<Term>,
+    pub(super) differ: Vec<Term>,
+    /// The value must lie above each of these (already bound) variables'
+    /// values, and below each of `below`'s: each list is cut to that range.
+    pub(super) above: Vec<usize>,
+    pub(super) below: Vec<usize>,
     /// With nothing to extend from: candidates are nodes with an out-edge
     /// (true) or an in-edge (false).
-    base_out: bool,
+    pub(super) base_out: bool,
     /// The variable is in no subgoal (allowed only for a variable that a
     /// removed subgoal used, see `Plan::with_order`): every node is a candidate.
-    everywhere: bool,
+    pub(super) everywhere: bool,
 }
 
 /// Nodes up to which the last level's intersection sizes are cached (two
@@ -67,6 +89,9 @@ const MEMO_MAX_M: usize = 1 << 21;
 /// last-bound variable its lists come from), valid while the other list
 /// sources (`context`) keep the values they had when it was filled.
 pub(crate) struct Memo {
+    /// The two candidate lists of a `Pair`.
+    pub(super) firsts: Vec<u32>,
+    pub(super) seconds: Vec<u32>,
     context: Vec<u32>,
     epoch: u32,
     stamp: Vec<u32>,
@@ -77,6 +102,8 @@ impl Memo {
     pub(crate) fn new(plan: &Plan<'_>) -> Memo {
         let m = if plan.memo.is_some() { plan.csr.m } else { 0 };
         Memo {
+            firsts: Vec::new(),
+            seconds: Vec::new(),
             context: Vec::new(),
             epoch: 0,
             stamp: vec![0; m],
@@ -86,19 +113,29 @@ impl Memo {
 }
 
 pub(crate) struct Plan<'a> {
-    csr: &'a Csr,
-    levels: Vec<Level>,
+    pub(super) csr: &'a Csr,
+    pub(super) levels: Vec<Level>,
     /// For the last level, when it is a head level without R(x, x): the key
     /// variable and the other list sources of its cached intersection size.
-    memo: Option<(usize, Vec<Term>)>,
-    n_head: usize,
-    with_out: Vec<u32>,
-    with_in: Vec<u32>,
-    all: Vec<u32>,
+    pub(super) memo: Option<(usize, Vec<Term>)>,
+    pub(super) pair: Option<Pair>,
+    /// The last level's lists beyond those of the level before (the lists
+    /// from its variable), when the last level's lists, cuts and checks
+    /// contain the level before's: its candidates are then among the level
+    /// before's intersection, which is computed once (the clique path's
+    /// reuse of N⁺(x0) ∩ N⁺(x1) for every x2).
+    pub(super) nested: Option<Vec<(Term, bool)>>,
+    pub(super) n_head: usize,
+    pub(super) with_out: Vec<u32>,
+    pub(super) with_in: Vec<u32>,
+    pub(super) all: Vec<u32>,
 }
 
 /// The order of binding: head variables first, each time the variable with
-/// the most subgoals to bound terms (then the most subgoals overall).
+/// the most subgoals to bound terms (then the most subgoals overall, then one
+/// that no unbound variable must rank below: under symmetry breaking the
+/// lowest-ranked variable comes first, so later lists are cut to the nodes
+/// ranked above it, as in degree-ordered clique listing).
 fn order(q: &Query) -> Vec<usize> {
     let mut bound = vec![false; q.n_vars];
     let mut out = Vec::with_capacity(q.n_vars);
@@ -124,7 +161,8 @@ fn order(q: &Query) -> Vec<usize> {
                             }
                         }
                     }
-                    (links, total, std::cmp::Reverse(x))
+                    let minimal = !q.less.iter().any(|&(a, b)| b == x && !bound[a]);
+                    (links, total, minimal, std::cmp::Reverse(x))
                 })
                 .expect("group has an unbound variable");
             bound[best] = true;
@@ -162,6 +200,14 @@ impl<'a> Plan<'a> {
         for &(a, b) in q.atoms.iter().chain(&q.neq) {
             check(a)?;
             check(b)?;
+        }
+        for &(a, b) in &q.less {
+            if a == b || a >= q.n_vars || b >= q.n_vars {
+                return Err(KernelError::Shape(format!(
+                    "order constraint ({a}, {b}) needs two different variables below {}",
+                    q.n_vars
+                )));
+            }
         }
         if q.n_head > q.n_vars {
             return Err(KernelError::Shape(
@@ -220,6 +266,7 @@ impl<'a> Plan<'a> {
             Term::Const(_) => true,
             Term::Var(v) => pos[v] < k,
         };
+        let symmetric = csr.is_symmetric();
         let mut levels = Vec::with_capacity(q.n_vars);
         for (k, &x) in order.iter().enumerate() {
             let me = Term::Var(x);
@@ -234,7 +281,9 @@ impl<'a> Plan<'a> {
                 } else if b == me && before(a, k) {
                     level.extend.push((a, true));
                 } else if a == me && before(b, k) {
-                    level.extend.push((b, false));
+                    // On a symmetric relation in-lists are out-lists: one
+                    // spelling, so that equal levels compare equal (`Pair`).
+                    level.extend.push((b, symmetric));
                 }
                 as_src |= a == me;
                 as_dst |= b == me;
@@ -253,28 +302,47 @@ impl<'a> Plan<'a> {
                     }
                 }
             }
+            for &(a, b) in &q.less {
+                if b == x && pos[a] < k {
+                    level.above.push(a);
+                } else if a == x && pos[b] < k {
+                    level.below.push(b);
+                }
+            }
             levels.push(level);
         }
-        let memo = levels.last().and_then(|last| {
-            let sources: Vec<Term> = last.extend.iter().map(|&(t, _)| t).collect();
-            let key = sources
-                .iter()
-                .filter_map(|&t| match t {
-                    Term::Var(v) => Some(v),
-                    Term::Const(_) => None,
-                })
-                .max_by_key(|&v| pos[v])?;
-            let useful = q.n_head == q.n_vars && !last.self_loop && m <= MEMO_MAX_M;
-            useful.then(|| {
-                (
-                    key,
-                    sources
+        let pair = (q.n_head == q.n_vars).then(|| pair(&levels)).flatten();
+        let nested = (q.n_head == q.n_vars && pair.is_none())
+            .then(|| nested(&levels))
+            .flatten();
+        let memo = levels
+            .last()
+            .filter(|_| pair.is_none() && nested.is_none())
+            .and_then(|last| {
+                let sources: Vec<Term> = last.extend.iter().map(|&(t, _)| t).collect();
+                let key = sources
+                    .iter()
+                    .filter_map(|&t| match t {
+                        Term::Var(v) => Some(v),
+                        Term::Const(_) => None,
+                    })
+                    .max_by_key(|&v| pos[v])?;
+                // A cut list's intersection depends on the bounds too: their
+                // variables join the context (which the key must not be one of).
+                let bounds = last.above.iter().chain(&last.below);
+                let useful = q.n_head == q.n_vars
+                    && !last.self_loop
+                    && !bounds.clone().any(|&v| v == key)
+                    && m <= MEMO_MAX_M;
+                useful.then(|| {
+                    let mut context: Vec<Term> = sources
                         .into_iter()
                         .filter(|&t| t != Term::Var(key))
-                        .collect(),
-                )
-            })
-        });
+                        .collect();
+                    context.extend(bounds.map(|&v| Term::Var(v)));
+                    (key, context)
+                })
+            });
         let nonempty = |off: &[u64]| {
             (0..m as u32)
                 .filter(|&u| off[u as usize + 1] > off[u as usize])
@@ -284,6 +352,8 @@ impl<'a> Plan<'a> {
             csr,
             levels,
             memo,
+            pair,
+            nested,
             n_head: q.n_head,
             with_out: nonempty(&csr.out_offsets),
             with_in: nonempty(&csr.in_offsets),
@@ -318,29 +388,49 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// The sorted lists whose intersection holds the candidates of level `k`.
-    fn lists(&self, k: usize, val: &[u32]) -> Vec<&[u32]> {
-        let level = &self.levels[k];
+    /// The part of a sorted list strictly between the values of the level's
+    /// `above` and `below` variables (the whole list without such bounds).
+    #[inline]
+    pub(super) fn cut<'l>(level: &Level, val: &[u32], list: &'l [u32]) -> &'l [u32] {
+        let mut list = list;
+        if let Some(lo) = level.above.iter().map(|&v| val[v]).max() {
+            list = &list[list.partition_point(|&y| y <= lo)..];
+        }
+        if let Some(hi) = level.below.iter().map(|&v| val[v]).min() {
+            list = &list[..list.partition_point(|&y| y < hi)];
+        }
+        list
+    }
+
+    /// The list of subgoal `(t, out)` of level `k`: out- or in-neighbours of
+    /// the value of `t`, cut to the level's bounds.
+    #[inline]
+    pub(super) fn list(&self, level: &Level, val: &[u32], (t, out): (Term, bool)) -> &[u32] {
+        let u = Self::value(t, val);
+        let whole = if out {
+            self.csr.out(u)
+        } else {
+            self.csr.inn(u)
+        };
+        Self::cut(level, val, whole)
+    }
+
+    /// The sorted lists whose intersection holds the candidates of `level`.
+    pub(super) fn lists(&self, level: &Level, val: &[u32]) -> Vec<&[u32]> {
         let mut lists: Vec<&[u32]> = level
             .extend
             .iter()
-            .map(|&(t, out)| {
-                let u = Self::value(t, val);
-                if out {
-                    self.csr.out(u)
-                } else {
-                    self.csr.inn(u)
-                }
-            })
+            .map(|&e| self.list(level, val, e))
             .collect();
         if lists.is_empty() {
-            lists.push(if level.everywhere {
+            let base: &[u32] = if level.everywhere {
                 &self.all
             } else if level.base_out {
                 &self.with_out
             } else {
                 &self.with_in
-            });
+            };
+            lists.push(Self::cut(level, val, base));
         }
         lists
     }
@@ -363,19 +453,14 @@ impl<'a> Plan<'a> {
         let n = level.extend.len();
         if (1..=4).contains(&n) {
             let mut inline: [&[u32]; 4] = [&[]; 4];
-            for (slot, &(t, out)) in inline.iter_mut().zip(&level.extend) {
-                let u = Self::value(t, val);
-                *slot = if out {
-                    self.csr.out(u)
-                } else {
-                    self.csr.inn(u)
-                };
+            for (slot, &e) in inline.iter_mut().zip(&level.extend) {
+                *slot = self.list(level, val, e);
             }
             let lists = &mut inline[..n];
             lists.sort_unstable_by_key(|l| l.len());
             return self.count_sorted(k, val, lists, memo);
         }
-        let mut lists = self.lists(k, val);
+        let mut lists = self.lists(level, val);
         lists.sort_unstable_by_key(|l| l.len());
         self.count_sorted(k, val, &lists, memo)
     }
@@ -434,9 +519,14 @@ impl<'a> Plan<'a> {
 
     /// Calls `f` on each value of level `k` consistent with `val`; stops when
     /// `f` returns false.
-    pub(crate) fn candidates(&self, k: usize, val: &[u32], mut f: impl FnMut(u32) -> bool) {
-        let level = &self.levels[k];
-        let mut lists = self.lists(k, val);
+    pub(crate) fn candidates(&self, k: usize, val: &[u32], f: impl FnMut(u32) -> bool) {
+        self.scan(&self.levels[k], val, f);
+    }
+
+    /// Calls `f` on each value of `level` consistent with `val`; stops when
+    /// `f` returns false.
+    pub(super) fn scan(&self, level: &Level, val: &[u32], mut f: impl FnMut(u32) -> bool) {
+        let mut lists = self.lists(level, val);
         let (i, _) = lists
             .iter()
             .enumerate()
@@ -478,6 +568,12 @@ impl<'a> Plan<'a> {
         if !exists && k + 1 == self.levels.len() {
             return self.count_candidates(k, val, memo);
         }
+        if let Some(pair) = self.pair.as_ref().filter(|_| k + 2 == self.levels.len()) {
+            return self.count_pairs(k, pair, val, memo);
+        }
+        if let Some(extra) = self.nested.as_ref().filter(|_| k + 2 == self.levels.len()) {
+            return self.count_nested(k, extra, val);
+        }
         let var = self.levels[k].var;
         let mut total = 0u128;
         // `val` is needed inside the callback while candidates borrow it.
@@ -493,7 +589,7 @@ impl<'a> Plan<'a> {
 
 /// |a ∩ b| for sorted lists without repeats, `a` the shorter: galloping
 /// (binary search past the last match) when `b` is much longer, else a merge.
-fn common(a: &[u32], b: &[u32]) -> u128 {
+pub(super) fn common(a: &[u32], b: &[u32]) -> u128 {
     if a.is_empty() {
         return 0;
     }
@@ -534,6 +630,28 @@ pub fn count(csr: &Csr, q: &Query) -> Result<u128, KernelError> {
 /// is the largest part. Counting in parts lets a caller report progress
 /// between them.
 pub fn count_part(csr: &Csr, q: &Query, first: Range<u32>) -> Result<u128, KernelError> {
+    if q.less.is_empty() {
+        return count_plan(csr, q, first);
+    }
+    // Order constraints compare ranks: count over the relation relabelled by
+    // rank, where they compare ids and cut sorted lists to a range.
+    let rank = csr.degree_rank();
+    let ranked = csr.relabelled(&rank)?;
+    let renamed = |t: Term| match t {
+        Term::Const(c) if (c as usize) < csr.m => Term::Const(rank[c as usize]),
+        other => other,
+    };
+    let pairs = |ts: &[(Term, Term)]| ts.iter().map(|&(a, b)| (renamed(a), renamed(b))).collect();
+    let q = Query {
+        atoms: pairs(&q.atoms),
+        neq: pairs(&q.neq),
+        ..q.clone()
+    };
+    count_plan(&ranked, &q, first)
+}
+
+/// `count_part` over ids as given.
+fn count_plan(csr: &Csr, q: &Query, first: Range<u32>) -> Result<u128, KernelError> {
     let plan = match Plan::new(csr, q)? {
         None => return Ok(0),
         Some(p) => p,
@@ -624,12 +742,14 @@ mod tests {
         let tri = Query {
             n_vars: 3,
             n_head: 3,
+            less: vec![],
             atoms: vec![(Var(0), Var(1)), (Var(1), Var(2)), (Var(2), Var(0))],
             neq: vec![(Var(0), Var(1)), (Var(1), Var(2)), (Var(2), Var(0))],
         };
         let wedge = Query {
             n_vars: 3,
             n_head: 3,
+            less: vec![],
             atoms: vec![(Var(0), Var(1)), (Var(1), Var(2))],
             neq: vec![(Var(0), Var(1)), (Var(1), Var(2)), (Var(2), Var(0))],
         };
@@ -637,12 +757,14 @@ mod tests {
         let path = Query {
             n_vars: 2,
             n_head: 1,
+            less: vec![],
             atoms: vec![(Const(0), Var(1)), (Var(1), Var(0))],
             neq: vec![],
         };
         let loops = Query {
             n_vars: 2,
             n_head: 2,
+            less: vec![],
             atoms: vec![(Var(0), Var(0)), (Var(0), Var(1))],
             neq: vec![(Var(1), Const(1))],
         };
@@ -671,6 +793,7 @@ mod tests {
         let yes = Query {
             n_vars: 0,
             n_head: 0,
+            less: vec![],
             atoms: vec![(Const(0), Const(1))],
             neq: vec![],
         };

@@ -12,5 +12,6 @@ pub mod join;
 pub mod patterns;
 pub mod sensitivity;
 pub mod smooth;
+mod tails;
 
 pub use csr::Csr;

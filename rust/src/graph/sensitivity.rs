@@ -241,6 +241,7 @@ pub fn pattern_local_sensitivity(
                 .map(|(_, &(a, b))| (Term::Var(a), Term::Var(b)))
                 .collect(),
             neq: neq.clone(),
+            less: vec![],
         };
         let order = order_from(n_vars, goals, j);
         let stop = order.iter().position(|&x| x == y).expect("y_j is ordered");
@@ -290,6 +291,7 @@ mod tests {
         let q = Query {
             n_vars,
             n_head: n_vars,
+            less: vec![],
             atoms: goals
                 .iter()
                 .map(|&(a, b)| (Term::Var(a), Term::Var(b)))
