@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 
 from privpub.graphs.graph import Graph
-from privpub.graphs.query import CQ, Const, Term, Var, _term_key
+from privpub.graphs.query import CQ, Const, Term, Var, term_key
 
 MAX_CLIQUE = 32  # the clique path's largest k (rust/src/graph/patterns.rs); the join does more
 
@@ -95,7 +95,7 @@ def _subgoals(graph: Graph, query: CQ) -> set[tuple[Term, Term]]:
     orientation per pair (its meaning; fewer lists for the join to cut)."""
     pairs = {(a.terms[0], a.terms[1]) for a in query.goals}
     if graph.symmetric:
-        pairs = {tuple(sorted(p, key=_term_key)) for p in pairs}
+        pairs = {tuple(sorted(p, key=term_key)) for p in pairs}
     return pairs
 
 
@@ -118,8 +118,8 @@ def _automorphism(xs: list[Var], atoms: set[tuple[Term, Term]], neq: frozenset,
             if x in (a, b):
                 other = b if a == x else a
                 side = "-" if symmetric else ("out" if a == x else "in")
-                marks.append((a == b, side, _term_key(other) if isinstance(other, Const) else ()))
-        consts = sorted(_term_key(t) for pair in neq if x in pair
+                marks.append((a == b, side, term_key(other) if isinstance(other, Const) else ()))
+        consts = sorted(term_key(t) for pair in neq if x in pair
                         for t in pair if isinstance(t, Const))
         return tuple(sorted(marks)), tuple(consts)
 
@@ -194,7 +194,7 @@ def join_arguments(graph: Graph, query: CQ) -> tuple[tuple, int]:
     subgoals = _subgoals(graph, query)
     less, factor = symmetry_breaking(graph, query, subgoals)
     atoms = [(code(a), code(b)) for a, b in sorted(subgoals, key=lambda p: tuple(
-        map(_term_key, p)))]
+        map(term_key, p)))]
     neq = [(code(a), code(b)) for a, b in query.neq_pairs()]
     return (len(order), len(query.head), atoms, neq,
             [(index[v], index[w]) for v, w in less]), factor

@@ -80,7 +80,9 @@ class Atom:
         return f"{self.relation}({', '.join(map(str, self.terms))})"
 
 
-def _term_key(t: Term) -> tuple:
+def term_key(t: Term) -> tuple:
+    """An order on terms (variables, then constants by type and value) for
+    canonical forms: sorting never compares values of different types."""
     return (0, t.name) if isinstance(t, Var) else (1, str(type(t.value)), str(t.value))
 
 
@@ -124,8 +126,8 @@ class CQ:
 
     def neq_pairs(self) -> list[tuple[Term, Term]]:
         """The disequalities as ordered pairs, in a fixed order."""
-        pairs = [tuple(sorted(p, key=_term_key)) for p in self.neq]
-        return sorted(pairs, key=lambda p: (_term_key(p[0]), _term_key(p[1])))
+        pairs = [tuple(sorted(p, key=term_key)) for p in self.neq]
+        return sorted(pairs, key=lambda p: (term_key(p[0]), term_key(p[1])))
 
     def __str__(self) -> str:
         body = [str(a) for a in self.atoms]
