@@ -29,6 +29,7 @@ from privpub.core.errors import (
     SchemaError,
     UsefulnessWarning,
 )
+from privpub.core.estimate import Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee, Resolution
 from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
@@ -36,7 +37,7 @@ from privpub.core.version import LIBRARY_VERSION as __version__
 from privpub.frapp import FRAPP
 from privpub.planning import Plan, expected_view_size, plan
 from privpub.tables.artifact import Artifact
-from privpub.tables.published import Counts, Estimate, PublishedView
+from privpub.tables.published import Counts, PublishedView
 from privpub.tables.query import Condition, col
 from privpub.tables.schema import Categorical, IntRange, Schema
 from privpub.tables.view import FileView, MemoryView, TableView
@@ -53,6 +54,7 @@ __all__ = [
     "DataTypeError",
     "DomainError",
     "Estimate",
+    "Estimates",
     "FRAPP",
     "FileView",
     "Guarantee",
