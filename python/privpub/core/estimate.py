@@ -211,47 +211,70 @@ def _optional(values: Sequence[Any]) -> np.ndarray | None:
     return None if any(v is None for v in values) else np.array(values)
 
 
+#: Fields of a batch that are one value for the whole batch, or one per query
+#: where the queries differ (a SPLU-Gen batch mixes exact counts and reconstructions).
+SHARED = ("counts", "method", "interval_method", "bound", "bound_confidence", "assumption")
+
+
 @dataclass(frozen=True, eq=False)
 class Estimates:
     """A batch of estimates, columnar: arrays with one entry per query in query
     order (fields as :class:`Estimate`'s; ``details`` maps a name to one value
-    per query). ``batch[i]`` is query i's :class:`Estimate`."""
+    per query, None where a query has no such detail). ``counts``, ``method``,
+    ``interval_method``, ``bound``, ``bound_confidence`` and ``assumption`` are
+    one value when the queries share it, else a tuple, one per query.
+    ``batch[i]`` is query i's :class:`Estimate`."""
 
     value: np.ndarray
     stderr: np.ndarray
-    counts: str
-    method: str
-    interval_method: str
+    counts: str | tuple[str, ...]
+    method: str | tuple[str, ...]
+    interval_method: str | tuple[str, ...]
     law: BatchLaw = field(repr=False)
     queries: tuple[str | None, ...] = ()
-    bound: float | None = None
-    bound_confidence: float | None = None
+    bound: float | None | tuple[float | None, ...] = None
+    bound_confidence: float | None | tuple[float | None, ...] = None
     converged: np.ndarray | None = None
     iterations: np.ndarray | None = None
     notes: tuple[tuple[str, ...], ...] = ()
-    assumption: str | None = None
+    assumption: str | None | tuple[str | None, ...] = None
     details: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, estimates: Sequence[Estimate]) -> Estimates:
-        """The batch of estimates made one by one (they share what they count
-        and how; a core field that differs between them is refused)."""
+        """The batch of estimates made one by one."""
         if not estimates:
             raise ParameterError("no estimates to batch (no queries were given)")
-        first = estimates[0]
-        for name in ("counts", "method", "interval_method", "bound", "bound_confidence",
-                     "assumption"):
-            if any(getattr(e, name) != getattr(first, name) for e in estimates):
-                raise ParameterError(f"estimates differ in {name!r}; they are not "
-                                              "one batch")
+        shared = {}
+        for name in SHARED:
+            found = tuple(getattr(e, name) for e in estimates)
+            shared[name] = found[0] if len(set(found)) == 1 else found
+        names = list(dict.fromkeys(k for e in estimates for k in e.details))
         return cls(np.array([e.value for e in estimates], dtype=float),
-                   np.array([e.stderr for e in estimates], dtype=float), first.counts,
-                   first.method, first.interval_method, ListLaw(tuple(e.law for e in estimates)),
-                   tuple(e.query for e in estimates), first.bound, first.bound_confidence,
-                   _optional([e.converged for e in estimates]),
-                   _optional([e.iterations for e in estimates]),
-                   tuple(e.notes for e in estimates), first.assumption,
-                   {k: [e.details[k] for e in estimates] for k in first.details})
+                   np.array([e.stderr for e in estimates], dtype=float),
+                   law=ListLaw(tuple(e.law for e in estimates)),
+                   queries=tuple(e.query for e in estimates),
+                   converged=_optional([e.converged for e in estimates]),
+                   iterations=_optional([e.iterations for e in estimates]),
+                   notes=tuple(e.notes for e in estimates),
+                   details={k: [e.details.get(k) for e in estimates] for k in names}, **shared)
+
+    def __getattr__(self, name: str) -> Any:
+        # A detail reads as a column: an array when every query has a number.
+        details = self.__dict__.get("details", {})
+        if name not in details:
+            raise AttributeError(f"{type(self).__name__!r} has no field {name!r} (details: "
+                                 f"{sorted(details)})")
+        column = details[name]
+        if isinstance(column, np.ndarray) or all(
+                isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                for v in column):
+            return np.asarray(column)
+        return list(column)
+
+    def _shared(self, name: str, i: int) -> Any:
+        found = getattr(self, name)
+        return found[i] if isinstance(found, tuple) else found
 
     def __len__(self) -> int:
         return len(self.value)
@@ -260,14 +283,15 @@ class Estimates:
         if not -len(self) <= i < len(self):
             raise IndexError(f"estimate #{i} of a batch of {len(self)}")
         i %= len(self)
+        shared = {name: self._shared(name, i) for name in SHARED}
         return Estimate(
-            float(self.value[i]), float(self.stderr[i]), self.counts, self.method,
-            self.interval_method, self.law.row(i),
-            self.queries[i] if self.queries else None, self.bound, self.bound_confidence,
-            None if self.converged is None else bool(self.converged[i]),
-            None if self.iterations is None else int(self.iterations[i]),
-            self.notes[i] if self.notes else (), self.assumption,
-            {k: _item(v[i]) for k, v in self.details.items()})
+            float(self.value[i]), float(self.stderr[i]), law=self.law.row(i),
+            query=self.queries[i] if self.queries else None,
+            converged=None if self.converged is None else bool(self.converged[i]),
+            iterations=None if self.iterations is None else int(self.iterations[i]),
+            notes=self.notes[i] if self.notes else (),
+            details={k: _item(v[i]) for k, v in self.details.items() if v[i] is not None},
+            **shared)
 
     def __iter__(self) -> Iterator[Estimate]:
         return (self[i] for i in range(len(self)))
@@ -286,14 +310,10 @@ class Estimates:
         vectorised)."""
         level = check_level(level)
         lo, hi = self.interval(level)
-        mlo, mhi = self.model_interval(level) if self.assumption is not None else (lo, hi)
         out = []
         for i, est in enumerate(self):
-            est.__dict__["_intervals"] = {level: (lo[i], hi[i])}
-            row = est.to_dict(level)
-            if self.assumption is not None:
-                row["model_lo"], row["model_hi"] = plain(mlo[i]), plain(mhi[i])
-            out.append(row)
+            est.__dict__["_intervals"] = {level: (_scalar(lo[i]), _scalar(hi[i]))}
+            out.append(est.to_dict(level))
         return out
 
     def to_frame(self, level: float = LEVEL) -> Any:

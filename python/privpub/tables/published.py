@@ -300,7 +300,28 @@ class PublishedView(Release):
         ``"conservative: source"`` (a source distribution; Hoeffding) or
         ``"conservative: views"`` (a later view of several; Bonferroni).
         """
-        cond = self.condition(where, tables)
+        return self.estimate_many([where], tables)[0]
+
+    def estimate_many(self, queries: Sequence[QueryLike],
+                      tables: Mapping[str, Any] | None = None) -> Estimates:
+        """:meth:`estimate` for each query, as one batch
+        (:class:`~privpub.core.estimate.Estimates`; ``batch[i]`` is query i's).
+
+        A mechanism whose releases are not estimated from Q(V) alone (SPLU-Gen:
+        its sensitive values are randomised over decoy groups) estimates them
+        itself: it offers ``estimate_release_many(view, conditions)``."""
+        conditions = [self.condition(q, tables) for q in queries]
+        mech = self.mechanism_object()
+        if hasattr(mech, "estimate_release_many"):
+            return mech.estimate_release_many(self, conditions)
+        return Estimates.of([self._estimate(cond) for cond in conditions])
+
+    def count(self, where: QueryLike = None, tables: Mapping[str, Any] | None = None) -> int:
+        """Q(V): the rows of this view that satisfy ``where``, counted exactly
+        (on file, streamed)."""
+        return self._count(self.condition(where, tables))
+
+    def _estimate(self, cond: Condition) -> Estimate:
         n_domain = count(self.schema, cond).value
         n_view = self._count(cond)
 
@@ -321,12 +342,6 @@ class PublishedView(Release):
                         bound_confidence=None if epsilon is None else 1 - epsilon,
                         details={"n_view": int(n_view), "n_domain": n_domain,
                                  "epsilon": epsilon})
-
-    def estimate_many(self, queries: Sequence[QueryLike],
-                      tables: Mapping[str, Any] | None = None) -> Estimates:
-        """:meth:`estimate` for each query, as one batch
-        (:class:`~privpub.core.estimate.Estimates`; ``batch[i]`` is query i's)."""
-        return Estimates.of([self.estimate(q, tables) for q in queries])
 
     def estimate_marginals(self, attributes: Sequence[str],
                            level: float | None = LEVEL) -> pd.DataFrame:
