@@ -201,7 +201,8 @@ class ListLaw:
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         ends = [law.interval(level) for law in self.laws]
-        return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
+        return (np.array([_scalar(e[0]) for e in ends]),
+                np.array([_scalar(e[1]) for e in ends]))
 
     def row(self, i: int) -> IntervalLaw:
         return self.laws[i]
