@@ -209,7 +209,14 @@ class ListLaw:
 
 
 def _optional(values: Sequence[Any]) -> np.ndarray | None:
-    return None if any(v is None for v in values) else np.array(values)
+    """A column of a field only some queries have (None where one has not)."""
+    if all(v is None for v in values):
+        return None
+    return np.array(values, dtype=object if None in values else None)
+
+
+def _at(column: np.ndarray | None, i: int, kind: type) -> Any:
+    return None if column is None or column[i] is None else kind(column[i])
 
 
 #: Fields of a batch that are one value for the whole batch, or one per query
@@ -288,8 +295,7 @@ class Estimates:
         return Estimate(
             float(self.value[i]), float(self.stderr[i]), law=self.law.row(i),
             query=self.queries[i] if self.queries else None,
-            converged=None if self.converged is None else bool(self.converged[i]),
-            iterations=None if self.iterations is None else int(self.iterations[i]),
+            converged=_at(self.converged, i, bool), iterations=_at(self.iterations, i, int),
             notes=self.notes[i] if self.notes else (),
             details={k: _item(v[i]) for k, v in self.details.items() if v[i] is not None},
             **shared)

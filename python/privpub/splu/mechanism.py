@@ -215,7 +215,7 @@ class SPLUGen:
     def _exact(self, view: PublishedView, cond: Condition) -> Estimate:
         """A count the release publishes unchanged (non-sensitive attributes)."""
         n = view.count(cond)
-        notes = (f"{self.residue} records in no decoy group are not in the release; this "
+        notes = (f"{self.residue} record(s) in no decoy group are not in the release; this "
                  "counts the published ones",) if self.residue else ()
         return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.sql,
                         notes=notes)

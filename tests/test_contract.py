@@ -1,0 +1,153 @@
+"""One estimate contract (issue 23): the same user code runs on every release kind.
+
+The five lines (publish, ``guarantee()``, ``estimate``, ``estimate_many``, reopen
+from file and estimate again) run unchanged on αβ, FRAPP and SPLU-Gen releases,
+in memory and through Dask, on a real table (palmerpenguins, its repeated
+tuples dropped as a user publishing a set would); the analogous three
+(answer, ``guarantee()``, ``estimate``) on the graph mechanisms. Then what the
+contract promises per family: SPLU-Gen counts exactly what it publishes
+unchanged and reconstructs what it randomises, refusing by name what it
+cannot; a graph answer's stderr is its noise's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import dask.dataframe as dd
+import numpy as np
+import pytest
+from corpus import penguins
+
+import privpub
+from privpub.core.estimate import Estimates, PointLaw
+from privpub.graphs import Graph, LaplaceMechanism, SmoothTriangleMechanism, triangle
+from privpub.graphs.estimates import noise_stderr
+from privpub.graphs.intervals import DISCRETE_LAPLACE, ROUNDED_LAPLACE, NoiseLaw
+
+FAMILIES = {
+    "alphabeta": lambda schema, n: privpub.AlphaBeta.for_privacy(schema, n=n, gamma=0.2, k=10),
+    "frapp": lambda schema, n: privpub.FRAPP.for_privacy(schema, n=n, gamma=0.2, k=10),
+    "splu": lambda schema, n: privpub.splu.SPLUGen(2, "species", schema=schema),
+}
+#: species is SPLU-Gen's sensitive attribute here: the same text asks each family.
+WHERE = "island = 'Dream' AND species = 'Adelie'"
+WHERES = [WHERE, "island = 'Biscoe'", "sex = 'male' AND species = 'Gentoo'"]
+
+
+@pytest.fixture(scope="module")
+def table():
+    t = penguins()
+    return t.frame.drop_duplicates(ignore_index=True), t.schema
+
+
+@pytest.mark.parametrize("dask", [False, True], ids=["memory", "dask"])
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_the_same_five_lines_run_on_every_table_release(table, family, dask, tmp_path):
+    df, schema = table
+    mech = FAMILIES[family](schema, len(df))
+    data = dd.from_pandas(df, npartitions=3) if dask else df
+    path = tmp_path / ("release" if dask else "release.parquet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # small table: usefulness and reconstruction warn
+        # -- the user's code, unchanged for every family --
+        release = mech.publish(data, seed=1)
+        guarantee = release.guarantee()
+        one = release.estimate(WHERE)
+        many = release.estimate_many(WHERES)
+        release.to_parquet(path)
+        again = privpub.PublishedView.open(path).estimate(WHERE)
+        # -- end --
+        in_memory = mech.publish(df, seed=1).estimate(WHERE)
+    assert isinstance(release, privpub.Release) and guarantee.claims
+    assert isinstance(one, privpub.Estimate) and isinstance(many, Estimates)
+    assert len(many) == 3 and many.value.shape == (3,)
+    # The file, the batch and (for Dask) the one-machine release give the same numbers.
+    assert again.to_dict() == one.to_dict() == many[0].to_dict() == in_memory.to_dict()
+    row = json.loads(one.to_json(0.9))
+    assert (row["lo"], row["hi"]) == one.interval(0.9) and row["value"] == one.value
+    assert one.interval(0.99)[0] <= one.interval(0.5)[0] <= one.interval(0.5)[1] \
+        <= one.interval(0.99)[1]
+
+
+def test_splu_counts_published_columns_exactly_and_reconstructs_sensitive_ones(table):
+    df, schema = table
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        view = privpub.splu.SPLUGen(2, "species", schema=schema).publish(df, seed=3)
+        exact = view.estimate("island = 'Biscoe' AND sex = 'male'")
+        est = view.estimate(WHERE)
+        expected = privpub.splu.reconstruct(view, "island = 'Dream'", {"species": "Adelie"})
+        batch = view.estimate_many([WHERE, "island = 'Biscoe'"])
+    # 314 records, γ = 2: none left out, so the published count is the true one.
+    truth = int(((df.island == "Biscoe") & (df.sex == "male")).sum())
+    assert exact.value == truth and exact.stderr == 0 and exact.interval() == (truth, truth)
+    assert exact.method == "exact: published unchanged" and exact.interval_method == "point"
+    assert est.value == expected.value and est.interval() == expected.interval()
+    assert est.method == "paper" and est.observed == expected.observed
+    assert est.values == {"species": "Adelie"} and est.interval_method == "release-determined"
+    assert batch.method == ("paper", "exact: published unchanged")
+    assert batch[1].value == int((df.island == "Biscoe").sum())
+
+
+@pytest.mark.parametrize("where, named", [
+    ("island = 'Dream' OR species = 'Adelie'", "with OR or NOT"),
+    ("NOT (species = 'Adelie')", "with OR or NOT"),
+    ("species <> 'Adelie'", "only through equalities"),
+    ("species IN ('Adelie', 'Gentoo')", "only through equalities"),
+    ("species = 'Adelie' AND species = 'Gentoo'", "given twice"),
+])
+def test_splu_refuses_what_its_reconstruction_cannot_answer(table, where, named):
+    df, schema = table
+    view = privpub.splu.SPLUGen(2, "species", schema=schema).publish(df, seed=3)
+    with pytest.raises(privpub.QueryError, match=named):
+        view.estimate(where)
+
+
+def test_a_graph_answer_is_an_estimate_of_the_true_answer():
+    edges = privpub.datasets.load_graph("ca-grqc")[:2000]
+    g = Graph.from_edges(edges)
+    for mech in (LaplaceMechanism.for_graph(1.0, triangle(), g),
+                 SmoothTriangleMechanism.for_graph(1.0, 1 / g.m**2, g)):
+        # -- the user's code: answer, guarantee, estimate --
+        answer = mech.answer(g, seed=2)
+        guarantee = answer.guarantee()
+        est = answer.estimate()
+        # -- end --
+        assert guarantee.claims and isinstance(est, privpub.Estimate)
+        assert est.value == answer.value and est.answer == str(answer.value)
+        assert est.interval(0.9) == tuple(answer.interval(0.9))
+        assert est.stderr == noise_stderr(answer.noise) > 0
+        assert est.interval_method == ("conservative: scale bound"
+                                       if answer.noise.scale_is_bound else "exact")
+        assert est.to_dict()["scale"] == answer.scale
+    with pytest.raises(privpub.QueryError, match="takes no condition"):
+        answer.estimate("x = 1")
+
+
+@pytest.mark.parametrize("kind", [DISCRETE_LAPLACE, ROUNDED_LAPLACE])
+@pytest.mark.parametrize("scale", [0.3, 2.0, 24.0])
+def test_graph_stderr_is_the_noise_laws_second_moment(kind, scale):
+    """√E[Z²] in closed form against Σ_k (2k − 1)·Pr[|Z| ≥ k] summed from the law's
+    own tail (the sum a wrong formula, e.g. 2b² for both laws, fails)."""
+    law = NoiseLaw(kind, scale)
+    k = np.arange(1, int(60 * scale) + 60)
+    moment = sum((2 * i - 1) * law.tail(int(i)) for i in k)
+    assert noise_stderr(law) == pytest.approx(math.sqrt(moment), rel=1e-9)
+    assert noise_stderr(law) != pytest.approx(math.sqrt(2) * scale, rel=1e-6)
+
+
+def test_batches_of_mixed_estimates_keep_each_field():
+    one = privpub.Estimate(3.0, 0.0, "records", "exact", "point", PointLaw(3), query="a")
+    two = privpub.Estimate(4.5, 1.0, "records", "paper", "point", PointLaw(4), query="b",
+                           details={"observed": 2})
+    batch = Estimates.of([one, two])
+    assert batch.method == ("exact", "paper") and batch.counts == "records"
+    assert batch[0] == one and batch[1] == two and batch[-1] == two
+    assert batch.to_records()[1]["observed"] == 2 and "observed" not in batch.to_records()[0]
+    with pytest.raises(AttributeError, match="no field 'missing'"):
+        _ = one.missing
+    with pytest.raises(privpub.ParameterError, match="no estimates"):
+        Estimates.of([])
