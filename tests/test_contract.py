@@ -151,3 +151,42 @@ def test_batches_of_mixed_estimates_keep_each_field():
         _ = one.missing
     with pytest.raises(privpub.ParameterError, match="no estimates"):
         Estimates.of([])
+
+
+def test_privpub_estimate_gives_the_apis_numbers_on_every_release_kind(table, tmp_path, capsys):
+    """`privpub estimate RELEASE "WHERE…" --format json` on an αβ file, a SPLU-Gen file
+    with a sensitive predicate, a Dask release's directory and a graph answer's JSON:
+    the same records as ``release.estimate_many(...).to_records()``."""
+    from privpub.cli import main
+
+    df, schema = table
+    releases = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for family, dask in (("alphabeta", False), ("splu", False), ("frapp", True),
+                             ("splu", True)):
+            mech = FAMILIES[family](schema, len(df))
+            data = dd.from_pandas(df, npartitions=3) if dask else df
+            path = tmp_path / (f"{family}-dask" if dask else f"{family}.parquet")
+            mech.publish(data, seed=4).to_parquet(path)
+            releases[str(path)] = privpub.PublishedView.open(path).estimate_many(WHERES)
+    g = Graph.from_edges(privpub.datasets.load_graph("ca-grqc")[:500])
+    answer = LaplaceMechanism.for_graph(1.0, triangle(), g).answer(g, seed=5)
+    (tmp_path / "triangles.json").write_text(json.dumps(answer.to_dict()))
+    for path, expected in releases.items():
+        assert main(["estimate", path, *WHERES, "--format", "json", "--level", "0.9"]) == 0
+        assert json.loads(capsys.readouterr().out) == expected.to_records(0.9)
+    assert main(["estimate", str(tmp_path / "triangles.json"), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == answer.estimate_many().to_records()
+    # --output writes the same text to a new file, refused when it exists unless --force.
+    out = tmp_path / "estimates.csv"
+    splu_file = str(tmp_path / "splu.parquet")
+    assert main(["estimate", splu_file, WHERE, "--format", "csv", "--output", str(out)]) == 0
+    assert out.read_text().startswith("value,stderr,counts,method")
+    assert main(["estimate", splu_file, WHERE, "--format", "csv", "--output", str(out)]) == 1
+    assert "exists" in capsys.readouterr().err
+    assert main(["estimate", splu_file, WHERE, "--output", str(out), "--force"]) == 0
+    assert main(["estimate", splu_file, "species <> 'Adelie'"]) == 1
+    assert "only through equalities" in capsys.readouterr().err
+    assert main(["estimate", str(tmp_path / "triangles.json"), "x = 1"]) == 1
+    assert "answers its own query" in capsys.readouterr().err

@@ -300,19 +300,64 @@ def warn_if_seeded(seed: int | None) -> None:
               "only, not for real releases", file=sys.stderr)
 
 
+#: What --output names for standard output.
+STDOUT = "-"
+
+
+def add_output_options(parser: argparse.ArgumentParser, what: str,
+                       formats: Sequence[str] = FORMATS) -> None:
+    """--format, --output (``-``: standard output, the default) and --force, as
+    every subcommand that prints rows takes them."""
+    parser.add_argument("--format", choices=formats, default="table",
+                        help=f"{what} as an aligned table (default), "
+                             + ", ".join(f.upper() for f in formats if f != "table"))
+    parser.add_argument("--output", "-o", default=STDOUT, metavar="FILE",
+                        help=f"write {what} to FILE (new unless --force; '-', the default, is "
+                             "standard output)")
+    add_force_argument(parser)
+
+
+def _cell(value: Any) -> Any:
+    """A CSV or table cell: lists and objects as JSON text, the rest as is."""
+    return json.dumps(value, default=str) if isinstance(value, (list, dict)) else value
+
+
+def render(rows: Sequence[dict[str, Any]], fmt: str) -> str:
+    """Rows as an aligned table, JSON (a list of objects) or CSV text."""
+    import io
+
+    if fmt == "json":
+        return json.dumps(list(rows), indent=2, default=str) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+        return out.getvalue()
+    import pandas as pd
+
+    return pd.DataFrame([{k: _cell(v) for k, v in row.items()} for row in rows]
+                        ).to_string(index=False) + "\n"
+
+
 def emit(rows: Sequence[dict[str, Any]], fmt: str) -> None:
     """Rows to stdout as an aligned table, JSON (a list of objects) or CSV."""
-    if fmt == "json":
-        print(json.dumps(list(rows), indent=2, default=str))
-    elif fmt == "csv":
-        if rows:
-            writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-    else:
-        import pandas as pd
+    sys.stdout.write(render(rows, fmt))
 
-        print(pd.DataFrame(list(rows)).to_string(index=False))
+
+def emit_to(args: argparse.Namespace, rows: Sequence[dict[str, Any]], fmt: str) -> None:
+    """Rows in ``fmt`` to --output: standard output for '-', else a new file (or,
+    with --force, a replaced one), written whole or not at all."""
+    text = render(rows, fmt)
+    if args.output == STDOUT:
+        sys.stdout.write(text)
+        return
+    from privpub.core.files import atomic_output
+
+    with atomic_output(args.output, overwrite=args.force) as temp, \
+            open(temp, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 @contextmanager

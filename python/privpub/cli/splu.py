@@ -1,4 +1,8 @@
-"""``privpub splu estimate``: counts from a SPLU-Gen release, with their uncertainty."""
+"""``privpub splu estimate``: counts from a SPLU-Gen release, with their uncertainty.
+
+Deprecated: ``privpub estimate`` serves every release kind (on SPLU-Gen, a
+condition ``P AND s = 'value'``); this alias stays for its reconstruction
+options (``--method``, ``--stopping``) and prints a one-line notice."""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ def _splu_estimate(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.splu import ReconstructionWarning
 
+    print("privpub: note: `privpub splu estimate` is deprecated; use `privpub estimate RELEASE "
+          "\"P AND s = 'value'\"` (the same estimates, every release kind)", file=sys.stderr)
     level = validate.probability("--level", args.level, open_low=True, open_high=True)
     view = PublishedView.open(args.view)
     values = {}
@@ -93,7 +99,7 @@ EXAMPLES = """examples:
 
 def add_parser(sub: Any) -> None:
     splu = sub.add_parser(
-        "splu", help="estimate counts from a SPLU-Gen release",
+        "splu", help="(deprecated: use `privpub estimate`) SPLU-Gen reconstruction options",
         description="Counts from a SPLU-Gen release (small-sum privacy, large-sum utility); "
                     "publish one with `privpub publish splu`.\n\n" + EXAMPLES,
         formatter_class=ExampleFormatter)

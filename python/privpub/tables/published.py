@@ -337,8 +337,9 @@ class PublishedView(Release):
         law = mech.interval_law(counts)
         epsilon = self.parameters.get("epsilon")
         return Estimate(float(value), math.sqrt(max(float(variance), 0.0)), self.counts,
-                        "unbiased estimator, plug-in stderr", law.method, law,
-                        query=cond.sql, bound=self.parameters.get("error_bound"),
+                        "unbiased estimator (plug-in stderr)", law.method, law,
+                        query=cond.source if isinstance(cond.source, str) else cond.sql,
+                        bound=self.parameters.get("error_bound"),
                         bound_confidence=None if epsilon is None else 1 - epsilon,
                         details={"n_view": int(n_view), "n_domain": n_domain,
                                  "epsilon": epsilon})
