@@ -190,3 +190,14 @@ def test_privpub_estimate_gives_the_apis_numbers_on_every_release_kind(table, tm
     assert "only through equalities" in capsys.readouterr().err
     assert main(["estimate", str(tmp_path / "triangles.json"), "x = 1"]) == 1
     assert "answers its own query" in capsys.readouterr().err
+
+
+def test_splu_one_sensitive_value_alone_is_its_mle(table):
+    """species = 'Gentoo' over all records: the published count (Theorem 2's MLE) with
+    its exact binomial interval, as sensitive_counts gives it; not the EM's estimate."""
+    df, schema = table
+    view = privpub.splu.SPLUGen(2, "species", schema=schema).publish(df, seed=3)
+    est = view.estimate("species = 'Gentoo'")
+    expected = privpub.splu.sensitive_counts(view, "species")[2]
+    assert est.method == "mle" and est.to_dict() == expected.to_dict()
+    assert est.value == int((view.frame["species"] == "Gentoo").sum())

@@ -201,14 +201,19 @@ class SPLUGen:
         exactly (an exact estimate: stderr 0, interval the point); one with
         sensitive equalities, ``P AND s = 'v' AND …``, is count(P ∧ s …) by
         :func:`~privpub.splu.reconstruction.reconstruct_many` (the paper's
-        method, the count stopping rule). What neither answers is a QueryError
-        naming the part (:mod:`privpub.splu.predicates`)."""
-        from privpub.splu.reconstruction import reconstruct_many
+        method, the count stopping rule), and ``s = 'v'`` alone the value's
+        published count, the MLE
+        (:func:`~privpub.splu.reconstruction.sensitive_count`). What none of these
+        answers is a QueryError naming the part (:mod:`privpub.splu.predicates`)."""
+        from privpub.splu.reconstruction import reconstruct_many, sensitive_count
 
         asked = [split(c, self.sensitive) for c in conditions]
-        sensitive = [i for i, (_, values) in enumerate(asked) if values]
-        found = dict(zip(sensitive, reconstruct_many(view, [asked[i] for i in sensitive])
-                         if sensitive else [], strict=True))
+        # One value over all records: its published count, the MLE (Theorem 2).
+        alone = {i: sensitive_count(view, *next(iter(values.items())))
+                 for i, (where, values) in enumerate(asked) if where is None and len(values) == 1}
+        sensitive = [i for i, (_, values) in enumerate(asked) if values and i not in alone]
+        found = alone | dict(zip(sensitive, reconstruct_many(view, [asked[i] for i in sensitive])
+                                 if sensitive else [], strict=True))
         return Estimates.of([found[i] if i in found else self._exact(view, c)
                              for i, c in enumerate(conditions)])
 

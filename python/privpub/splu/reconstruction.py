@@ -225,6 +225,19 @@ def sensitive_counts(view: PublishedView, attribute: str) -> Estimates:
     return out
 
 
+def sensitive_count(view: PublishedView, attribute: str, value: Any) -> Estimate:
+    """One value's count f_s over all published records: its entry of
+    :func:`sensitive_counts` (the warning names it alone, if it needs care)."""
+    gamma, sensitive = _splu_view(view)
+    if attribute not in sensitive:
+        raise ParameterError(f"{attribute!r} is not a sensitive attribute of this release "
+                             f"(sensitive: {sensitive}); its counts are published exactly")
+    index = value_index(view.schema, attribute, value)
+    found = Estimates.of([_sensitive_counts(view, attribute, gamma)[index]])
+    warn(found, stacklevel=2)
+    return found[0]
+
+
 def _sensitive_counts(view: PublishedView, attribute: str, gamma: int) -> Estimates:
     counts = _histogram(view, None, [attribute]).sum(axis=0).astype(float)
     n = counts.sum()
