@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
+import shutil
 import sys
 import warnings
 from collections.abc import Sequence
@@ -22,7 +24,8 @@ class ExampleFormatter(argparse.RawDescriptionHelpFormatter):
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """--input and the CSV reading options."""
     parser.add_argument("--input", required=True, metavar="FILE",
-                        help="the table: .csv, .tsv (optionally .gz) or .parquet")
+                        help="the table: .csv, .tsv (optionally .gz) or .parquet; '-' reads "
+                             "CSV from standard input")
     add_csv_arguments(parser)
     parser.add_argument("--columns", metavar="A,B,…",
                         help="comma-separated columns to publish (default: all)")
@@ -71,17 +74,39 @@ def add_seed_argument(parser: argparse.ArgumentParser) -> None:
                              "randomness)")
 
 
+#: What --input, --data and --table name for standard input (CSV text).
+STDIN = "-"
+
+
+def read_table_arg(path: str, option: str, **options: Any) -> Any:
+    """The table a table option names (an Arrow table): a file, or, for '-',
+    CSV text from standard input (read whole; --sep and the other CSV options
+    apply). A failure names ``option``."""
+    import tempfile
+
+    from privpub.core.errors import ParameterError
+    from privpub.tables.inputs import read_table_file
+
+    try:
+        if path != STDIN:
+            return read_table_file(path, **options)
+        # The CSV reader takes a path: the text goes to a private file first.
+        with tempfile.TemporaryDirectory() as folder:
+            staged = os.path.join(folder, "stdin.csv")
+            with open(staged, "wb") as fh:
+                shutil.copyfileobj(sys.stdin.buffer, fh)
+            return read_table_file(staged, **options)
+    except ParameterError as exc:
+        raise ParameterError(f"{option} {exc}") from None
+
+
 def read_input(args: argparse.Namespace) -> Any:
     """The --input table (Arrow), restricted to --columns; with --schema, each
     CSV column is read as its attribute's kind (a text domain keeps '02134')."""
-    from privpub.core.errors import ParameterError, SchemaError
-    from privpub.tables.inputs import read_table_file
+    from privpub.core.errors import SchemaError
 
     types = read_schema(args.schema).csv_types() if args.schema else None
-    try:
-        table = read_table_file(args.input, column_types=types, **csv_options(args))
-    except ParameterError as exc:
-        raise ParameterError(f"--input {exc}") from None
+    table = read_table_arg(args.input, "--input", column_types=types, **csv_options(args))
     if args.columns:
         wanted = args.columns.split(",")
         missing = [c for c in wanted if c not in table.column_names]

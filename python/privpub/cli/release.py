@@ -8,7 +8,7 @@ import os
 from dataclasses import asdict
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, add_output_options, emit_to
+from privpub.cli.common import ExampleFormatter, add_output_options, emit_to, read_table_arg
 
 #: The columns of `privpub estimate --format table` (json and csv give every field).
 SHOWN = ("query", "value", "stderr", "lo", "hi", "level", "counts", "method", "interval_method")
@@ -50,7 +50,8 @@ def add_parsers(sub: Any) -> None:
                           "answer's JSON file")
     est.add_argument("query", nargs="*", help="SQL WHERE conditions, e.g. \"age > 50\"")
     est.add_argument("--table", action="append", metavar="NAME=PATH",
-                     help="register an auxiliary table for IN-subqueries (repeatable)")
+                     help="register an auxiliary table for IN-subqueries (repeatable; PATH "
+                          "'-' reads CSV from standard input)")
     est.add_argument("--level", type=float, default=0.95, metavar="L",
                      help="confidence level of the interval columns lo, hi (default 0.95)")
     add_output_options(est, "the estimates")
@@ -112,7 +113,6 @@ def _estimate(args: argparse.Namespace) -> int:
 
     from privpub.core.errors import ParameterError, UsefulnessWarning
     from privpub.core.estimate import check_level
-    from privpub.tables.inputs import read_table_file
 
     level = check_level(args.level)
     release = _open_any(args.release)
@@ -122,7 +122,7 @@ def _estimate(args: argparse.Namespace) -> int:
         if not sep or not name or not path:
             raise ParameterError(f"--table takes NAME=PATH (the name the subquery uses), "
                                  f"got {spec!r}")
-        tables[name] = read_table_file(path)
+        tables[name] = read_table_arg(path, f"--table {name}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UsefulnessWarning)
         rows = _estimates(release, args.query, tables).to_records(level)
