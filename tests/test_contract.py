@@ -201,3 +201,27 @@ def test_splu_one_sensitive_value_alone_is_its_mle(table):
     expected = privpub.splu.sensitive_counts(view, "species")[2]
     assert est.method == "mle" and est.to_dict() == expected.to_dict()
     assert est.value == int((view.frame["species"] == "Gentoo").sum())
+
+
+def test_every_mechanism_publishes_or_answers_as_the_protocol_declares():
+    """Each family's mechanisms publish (Publisher) or answer (Answerer), never both,
+    taking the data then ``seed`` as core/release.py documents; a mechanism
+    instance satisfies its protocol."""
+    import inspect
+
+    from privpub.core.release import Answerer, Publisher
+    from privpub.graphs import MultipleQueryMechanism, RelationshipMechanism
+
+    kinds = {"publish": [privpub.AlphaBeta, privpub.FRAPP, privpub.splu.SPLUGen,
+                         privpub.MultiViewPublisher],
+             "answer": [LaplaceMechanism, SmoothTriangleMechanism, RelationshipMechanism,
+                        MultipleQueryMechanism]}
+    for method, classes in kinds.items():
+        other = "answer" if method == "publish" else "publish"
+        for cls in classes:
+            assert hasattr(cls, method) and not hasattr(cls, other), cls
+            assert list(inspect.signature(getattr(cls, method)).parameters)[2] == "seed", cls
+    assert isinstance(privpub.splu.SPLUGen(2, "species", schema=penguins().schema), Publisher)
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), m=10)
+    laplace = LaplaceMechanism.for_graph(1.0, triangle(), g)
+    assert isinstance(laplace, Answerer) and not isinstance(laplace, Publisher)
