@@ -23,7 +23,7 @@ from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package
 
 import privpub
 from privpub import col
-from privpub.tables import query
+from privpub.counting import query
 
 IDS, OTHER, VALUES = 1_000_000, 10, 100_000
 

@@ -71,6 +71,7 @@ def test_view_size_has_binomial_mean_and_variance(small):
     assert abs(sizes.var(ddof=1) - var) < 4 * var * math.sqrt(2 / (TRIALS - 1))
 
 
+@pytest.mark.slow
 def test_estimator_is_unbiased_for_equality_queries_with_repeated_records(small):
     schema, records, _, _ = small
     frame = schema.decode(records)
@@ -250,6 +251,7 @@ def test_publish_refuses_extra_columns_and_oversized_noise():
         view.estimate({"colour": "red"})
 
 
+@pytest.mark.slow
 def test_seeded_publish_is_byte_identical_on_one_and_two_threads():
     """End to end, in fresh processes: the α-step, the β-step's segments and the
     merge give the same bytes whatever the thread count (DESIGN.md, seeding)."""

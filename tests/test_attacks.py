@@ -60,6 +60,7 @@ def test_exhaustive_is_within_4e_and_the_first_survivor():
 
 
 @pytest.mark.parametrize("solver", ["auto", "highs"])
+@pytest.mark.slow
 def test_lp_recovers_below_sqrt_n(solver):
     n = 256
     E = math.sqrt(n) / 10

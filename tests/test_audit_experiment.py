@@ -2,9 +2,12 @@
 
 import json
 
+import pytest
+
 from privpub.cli import main
 
 
+@pytest.mark.slow
 def test_audit_experiment_shows_both_sides(tmp_path, capsys):
     out = tmp_path / "audit"
     assert main(["experiments", "audit", "--out", str(out), "--seed", "2", "--quick"]) == 0

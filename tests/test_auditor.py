@@ -262,6 +262,7 @@ def within_level(rate: float, trials: int) -> bool:
 
 @pytest.mark.parametrize("mechanism, trials, budget_matters",
                          [(CoinNoise(12), 600, True), (LaplaceNoise(1.5), 200, False)])
+@pytest.mark.slow
 def test_self_auditor_keeps_posterior_below_delta_prime(mechanism, trials, budget_matters):
     rate, answered = breach_rate(SelfAuditor, mechanism, trials)
     assert within_level(rate, trials), rate

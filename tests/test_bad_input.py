@@ -21,7 +21,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privpub
-from privpub import FRAPP, AlphaBeta, IntRange, ParameterError, PrivpubError, Schema
+from privpub import (
+    FRAPP,
+    AlphaBeta,
+    IntRange,
+    ParameterError,
+    PrivpubError,
+    Schema,
+    count_domain,
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +66,7 @@ def one_line_error(result: subprocess.CompletedProcess, *fragments: str) -> None
 # ---- the command line -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_queries(view_file):
     one_line_error(run_cli("estimate", str(view_file), "sex = 'Femalee'"),
                    "'Femalee'", "did you mean 'Female'")
@@ -73,6 +82,7 @@ def test_cli_queries(view_file):
     assert ok.returncode == 0 and "TRUE" in ok.stdout
 
 
+@pytest.mark.slow
 def test_cli_files(view_file, tmp_path, adult):
     df, _ = adult
     csv = tmp_path / "table.csv"
@@ -105,13 +115,13 @@ def test_cli_files(view_file, tmp_path, adult):
 
 def test_domain_of_exactly_2_to_the_128():
     schema = Schema([IntRange(f"a{i}", 0, 255) for i in range(16)])
-    assert schema.size == 2**128 and schema.count(None) == 2**128
+    assert schema.size == 2**128 and count_domain(schema, None) == 2**128
     with pytest.raises(ParameterError, match="m < 2\\^128"):
         AlphaBeta(schema, 0.5, 0.0)
     with pytest.raises(ParameterError, match="m < 2\\^128"):
         FRAPP(schema, 0.5)
     chain = " and ".join(f"a{i} < a{i + 1}" for i in range(15))
-    assert schema.count(chain) == math.comb(256, 16)  # counted exactly past 2^128
+    assert count_domain(schema, chain) == math.comb(256, 16)  # counted exactly past 2^128
     smaller = Schema([IntRange(f"a{i}", 0, 255) for i in range(15)] + [IntRange("a15", 0, 254)])
     AlphaBeta(smaller, 0.5, 0.0)  # m = 2^128 − 2^120 is fine
 
@@ -183,7 +193,7 @@ SQL_PIECES = ["age", "sex", '"marital-status"', "marital-status", "'Female'", "'
 def test_random_sql_gives_an_answer_or_a_privpub_error(pieces):
     schema = ADULT_SCHEMA
     try:
-        value = schema.count(" ".join(pieces), {"T": pd.DataFrame({"x": ["Male"]})})
+        value = count_domain(schema, " ".join(pieces), {"T": pd.DataFrame({"x": ["Male"]})})
     except PrivpubError:
         return
     assert isinstance(value, int) and 0 <= value <= schema.size

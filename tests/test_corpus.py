@@ -537,6 +537,7 @@ def check_estimates(done: subprocess.CompletedProcess, view: PublishedView,
     assert rows == view.estimate_many(sqls).to_records()
 
 
+@pytest.mark.slow
 def test_command_line_matches_the_api_penguins(tmp_path):
     """plan → publish alphabeta|frapp|splu → estimate / splu estimate on the
     penguins' CSV with a YAML schema declaring missing values: exit 0, the API's
@@ -591,6 +592,7 @@ def test_command_line_matches_the_api_penguins(tmp_path):
     assert float(shown.replace(",", "")) == round(expected, 1)
 
 
+@pytest.mark.slow
 def test_command_line_takes_csv_dates_as_text(tmp_path):
     """seattle-weather: dates as the CSV's text in a declared Categorical of days
     (JSON schema), published and estimated as the API does; vega's own table
@@ -616,6 +618,7 @@ def test_command_line_takes_csv_dates_as_text(tmp_path):
     check_estimates(estimated, view, sqls)
 
 
+@pytest.mark.slow
 def test_command_line_refuses_a_dense_table_by_name(tmp_path):
     """fertility (n/m = 0.14): the default request (k = 10) is a one-line error that
     names k's limit and `privpub plan`, nothing is written, and plan's point publishes

@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from privpub import FRAPP, AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.core.errors import MissingValueError, ParameterError, PrivpubError, SchemaError
+from privpub.core.inputs import NA_VALUES
 from privpub.splu import SPLUGen
-from privpub.tables.inputs import NA_VALUES
 
 EDGES = (1, 2, 127, 128, 129, 255, 256, 257, 32_767, 32_768, 32_769, 65_535, 65_536, 65_537,
          100_000)
@@ -209,6 +209,7 @@ def _expected(columns: list[Column], kind: str):
 @settings(max_examples=70, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(tables())
+@pytest.mark.slow
 def test_generated_tables_publish_save_and_reopen_or_name_the_error(drawn):
     columns, kind, mechanism, duplicates = drawn
     with tempfile.TemporaryDirectory() as folder:

@@ -9,12 +9,27 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privpub
-from privpub import col
-from privpub.tables.domaincount import MAX_CLAUSES, count
+from privpub import col, count_domain
+from privpub.counting.domaincount import MAX_CLAUSES, TABLE_LIMIT, count
+from privpub.tables.schema import PROJECTION_BUDGET
 
 OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le,
        "==": operator.eq, "!=": operator.ne}
 REGIONS = pd.DataFrame({"country": ["c0", "c1", "c2", "c3"], "poor": [1, 0, 1, 0]})
+
+
+def test_the_schema_projects_every_truth_table_the_count_asks_for():
+    # Two constants, as the schema may not import the engine: a truth table the
+    # count accepts must never fail in Schema.projection.
+    assert TABLE_LIMIT <= PROJECTION_BUDGET
+
+
+def test_count_domain_is_the_exact_int():
+    schema = privpub.Schema([privpub.IntRange("a", 0, 9), privpub.Categorical("b", ["x", "y"])])
+    assert count_domain(schema) == 20 and isinstance(count_domain(schema), int)
+    assert count_domain(schema, "a < 3 and b = 'y'") == 3
+    assert count_domain(schema, {"b": "x"}) == count(schema, {"b": "x"}).value == 10
+    assert not hasattr(schema, "count")  # Q(D) is counting's, not the schema's
 
 
 @st.composite
@@ -191,7 +206,7 @@ def test_counts_past_2_128_are_exact():
 def test_elimination_matches_brute_force_counts_and_weights(data):
     """Both sums over random factor sets (0/1 tables for counts, random weights)
     and random orders, against the product summed over the whole grid."""
-    from privpub.tables.elimination import count_by_elimination, weighted_sum_by_elimination
+    from privpub.counting.elimination import count_by_elimination, weighted_sum_by_elimination
 
     n = data.draw(st.integers(2, 4))
     radices = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
@@ -225,7 +240,7 @@ def test_limbs_carry_exactly_when_huge_factors_meet(monkeypatch, min_piece_bits)
     so limbs are cut into 24-bit pieces, multiplied pairwise and carried; with
     pieces of at least 30 bits demanded, that step runs in Python ints. Both
     against the same path as a transfer-matrix product in Python ints."""
-    from privpub.tables import elimination
+    from privpub.counting import elimination
 
     monkeypatch.setattr(elimination, "MIN_PIECE_BITS", min_piece_bits)
     rng = np.random.default_rng(3)
@@ -254,7 +269,7 @@ def test_limb_sums_are_exact_and_carried_below_2_40():
     """Terms 2^shift · t (t < 2^53, any shift) added into aligned limbs and
     carried: the limbs hold exactly the sum of the terms as Python ints, and
     each limb is below 2^40 (what the next step's pieces assume)."""
-    from privpub.tables import elimination
+    from privpub.counting import elimination
 
     rng = np.random.default_rng(5)
     sums: dict = {}
@@ -312,18 +327,18 @@ T = 2**30 + 1
     ("5 > t", 5 * 20),
 ])
 def test_huge_integer_attribute_counts(sql, expected):
-    assert HUGE.count(sql) == expected
+    assert count_domain(HUGE, sql) == expected
 
 
 def test_huge_attribute_in_a_cross_attribute_atom_is_refused_by_name():
     with pytest.raises(privpub.PrivpubError, match="budget"):
-        HUGE.count("t < b")
+        count_domain(HUGE, "t < b")
 
 
 @given(st.sampled_from(["<", "<=", ">", ">=", "=", "<>"]), st.integers(-3, 12),
        st.booleans(), st.integers(-3, 12), st.integers(-3, 12))
 def test_intervals_match_brute_force(op, c, swap, low, high):
-    from privpub.tables import intervals
+    from privpub.counting import intervals
     lo, hi = 0, 9
     sql = f"{c} {op} x" if swap else f"x {op} {c}"
     flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "!="}

@@ -33,6 +33,7 @@ def _publishers():
 
 
 @pytest.mark.parametrize("name", list(_publishers()))
+@pytest.mark.slow
 def test_unbiased(name):
     publish = _publishers()[name]
     conds = [Condition(SCHEMA, q) for q in QUERIES]

@@ -54,6 +54,7 @@ def test_adult_alphabeta_from_the_cli(tmp_path, capsys):
     assert "summary.json" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_relationship_table1_from_the_cli(tmp_path, capsys):
     out = tmp_path / "rel"
     args = ["experiments", "relationship", "--out", str(out), "--seed", "2", "--runs", "200",

@@ -51,8 +51,8 @@ from privpub.graphs import (
     triangle,
     two_path,
 )
-from privpub.graphs.mechanism import DIFFERENTIAL_PRIVACY as DP
-from privpub.graphs.mechanism import INDISTINGUISHABILITY as IND
+from privpub.graphs.claims import DIFFERENTIAL_PRIVACY as DP
+from privpub.graphs.claims import INDISTINGUISHABILITY as IND
 from privpub.graphs.sensitivity import query_range
 from privpub.graphs.smooth import DP_ADD_REMOVE, DP_REPLACE
 

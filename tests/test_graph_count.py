@@ -226,6 +226,7 @@ def test_query_errors_reach_the_caller():
         count(g, triangle(), method="fast")
 
 
+@pytest.mark.slow
 def test_counts_do_not_depend_on_the_thread_count():
     script = ("from privpub import datasets; from privpub.graphs import *; "
               "g = Graph.from_edges(datasets.load_graph('ca-grqc'), directed=False); "

@@ -23,8 +23,8 @@ from privpub.graphs import (
     triangle,
     two_path,
 )
-from privpub.graphs.mechanism import DIFFERENTIAL_PRIVACY as DP
-from privpub.graphs.mechanism import INDISTINGUISHABILITY as IND
+from privpub.graphs.claims import DIFFERENTIAL_PRIVACY as DP
+from privpub.graphs.claims import INDISTINGUISHABILITY as IND
 from privpub.graphs.noise import Bits, laplace_bound, laplace_tail
 
 ALPHA = 1e-6

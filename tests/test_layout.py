@@ -1,4 +1,5 @@
-"""The package's layering: core ← tables ← mechanism families ← experiments/cli, no cycles.
+"""The package's layering: core ← counting ← tables ← mechanism families ← experiments/cli,
+no cycles.
 
 Imports are read from the source (every import statement, including ones
 inside functions, which is where a cycle hides; only ``if TYPE_CHECKING:``
@@ -18,16 +19,17 @@ ROOT = Path(privpub.__file__).parent
 #: Which top-level parts of privpub each part may import (besides itself).
 ALLOWED = {
     "core": set(),
-    "tables": {"core"},
-    "alphabeta": {"core", "tables"},
-    "frapp": {"core", "tables"},
+    "counting": {"core"},
+    "tables": {"core", "counting"},
+    "alphabeta": {"core", "counting", "tables"},
+    "frapp": {"core", "counting", "tables"},
     "graphs": {"core"},
-    "attacks": {"core", "tables"},
-    "splu": {"core", "tables"},
+    "attacks": {"core", "counting", "tables"},
+    "splu": {"core", "counting", "tables"},
     "datasets": {"core", "tables"},
     "planning": {"core", "tables", "alphabeta", "frapp", "splu"},
-    "experiments": {"core", "tables", "alphabeta", "frapp", "graphs", "attacks", "splu",
-                    "datasets"},
+    "experiments": {"core", "counting", "tables", "alphabeta", "frapp", "graphs", "attacks",
+                    "splu", "datasets"},
 }
 
 
@@ -95,6 +97,46 @@ def test_layers_point_down():
             other = target.split(".")[1] if target.count(".") else "privpub"
             assert other == part or other in ALLOWED[part] or other == "_core", \
                 f"{name} imports {target}: {part}/ may only use {sorted(ALLOWED[part])}"
+
+
+def test_the_schema_does_not_load_the_counting_engine():
+    # The data model sits above the query language only through callers: a
+    # Schema never needs the engine to exist (Q(D) is privpub.count_domain).
+    assert not any(m.startswith("privpub.counting") for m in imports(ROOT / "tables" / "schema.py"))
+
+
+def private_imports(path: Path, this: str) -> list[str]:
+    """``from privpub.x import _name`` in ``path`` where x is another module: a
+    name shared across modules is public, or it lives with its one user.
+    (``from privpub import _core``, the Rust extension, is the package's own.)"""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.ImportFrom) and node.module
+                and node.module.startswith("privpub") and node.module != this):
+            continue
+        found += [f"{node.module}.{a.name}" for a in node.names
+                  if a.name.startswith("_") and not a.name.startswith("__")
+                  and (node.module, a.name) != ("privpub", "_core")]
+    return found
+
+
+def test_no_module_imports_a_private_name_from_another():
+    found = {name: private for name, path in MODULES.items()
+             if (private := private_imports(path, name))}
+    assert not found, f"private names imported across modules: {found}"
+
+
+def test_the_check_sees_a_private_import(tmp_path):
+    """Power: a planted import of another module's private name is reported, a
+    function-local one too; the Rust extension is not."""
+    path = ROOT / "tables" / "view.py"
+    assert private_imports(path, "privpub.tables.view") == []
+    copy = tmp_path / "view.py"
+    copy.write_text(path.read_text() + "\n\ndef _late():\n"
+                    "    from privpub.tables.schema import _missing_error\n"
+                    "    from privpub import _core\n")
+    assert private_imports(copy, "privpub.tables.view") == [
+        "privpub.tables.schema._missing_error"]
 
 
 def test_the_check_sees_a_cycle(tmp_path):

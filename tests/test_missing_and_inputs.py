@@ -22,7 +22,7 @@ import pytest
 import privpub
 from privpub import Categorical, IntRange, PublishedView, Schema
 from privpub.core.errors import DataTypeError, MissingValueError, ParameterError, SchemaError
-from privpub.tables.inputs import NA_VALUES, read_table_file
+from privpub.core.inputs import NA_VALUES, read_table_file
 
 CSV = "job,age,zip\nnurse,30,02134\n,41,\nNA,52,10001\nclerk,,02134\n"
 
@@ -262,6 +262,7 @@ def test_cli_yaml_values_are_strings_and_csv_follows_the_schema(tmp_path):
     assert schema["score"].values == (1, 2)
 
 
+@pytest.mark.slow
 def test_cli_missing_cells(tmp_path):
     (tmp_path / "m.csv").write_text(CSV)
     done = _cli("plan", "--input", "m.csv", cwd=tmp_path)
@@ -280,6 +281,7 @@ def test_cli_missing_cells(tmp_path):
     assert _cli("plan", "--input", "m.csv", "--no-na", cwd=tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_cli_semicolon_and_bad_schema_file(tmp_path):
     (tmp_path / "semi.csv").write_text("a;b\n1;2\n")
     done = _cli("plan", "--input", "semi.csv", cwd=tmp_path)

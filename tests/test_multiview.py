@@ -35,6 +35,7 @@ def runs():
     return schema, records, sizes, hits, est, truths
 
 
+@pytest.mark.slow
 def test_every_view_estimates_without_bias(runs):
     _, _, _, _, est, truths = runs
     for i in range(V):

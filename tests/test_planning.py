@@ -301,7 +301,7 @@ def test_outputs(dense_plan, tmp_path, dense):
     assert str(dense_plan).startswith(f"Plan: {len(frame)} requests, "
                                       f"{int(frame.feasible.eq(True).sum())} feasible")
     assert str(dense_plan).endswith(dense_plan.explain())
-    # A path works like the table (through privpub.tables.inputs).
+    # A path works like the table (through privpub.core.inputs).
     dense.to_parquet(tmp_path / "dense.parquet")
     from_path = privpub.plan(tmp_path / "dense.parquet", mechanisms=["alphabeta"],
                              ks=[1], gammas=[0.5], calibrations=["exclusive"])

@@ -212,6 +212,7 @@ def schema_and_frame(draw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema_and_frame())
+@pytest.mark.slow
 def test_property_round_trip_and_brute_force_codes(case):
     schema, df = case
     assert schema.size == math.prod(len(domain_values(a)) for a in schema)

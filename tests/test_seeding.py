@@ -97,6 +97,7 @@ def test_values_are_53_bit_dyadic_in_unit_interval():
     np.testing.assert_array_equal(scaled, np.floor(scaled))
 
 
+@pytest.mark.slow
 def test_ks_uniform_with_power():
     """KS test at alpha = 1e-6 on 10^6 draws; the same test rejects x**1.01."""
     alpha = 1e-6

@@ -9,7 +9,7 @@ import pytest
 import privpub
 from privpub.alphabeta import AlphaBeta
 from privpub.alphabeta.source import SourceDistribution
-from privpub.tables.domaincount import count
+from privpub.counting.domaincount import count
 
 ALPHA, BETA, TRIALS = 0.3, 0.1, 4000
 PROBS = {"a": [0.1, 0.2, 0.3, 0.4], "b": [0.5, 0.25, 0.125, 0.125]}
@@ -45,6 +45,7 @@ def test_noise_tuples_appear_with_beta_t_and_records_with_alpha_plus_beta_t(setu
     assert abs(counts[:, t].mean() - BETA) > 4 * math.sqrt(BETA * (1 - BETA) / TRIALS)
 
 
+@pytest.mark.slow
 def test_estimator_with_source_is_unbiased(setup):
     schema, _, records, mech, _ = setup
     frame = schema.decode(records)
@@ -66,7 +67,7 @@ def test_weighted_count_matches_brute_force(setup):
     frame = schema.decode(np.arange(16, dtype=np.uint64))
     squares = [x * x for x in source.weights]
     for q in [{"a": 2}, {"a": 0, "b": 3}, {}, "a + b > 3 or a = 0"]:
-        mask = privpub.tables.query.Condition(schema, q).mask(frame)
+        mask = privpub.counting.query.Condition(schema, q).mask(frame)
         for method in ("direct", "cond"):
             got = count(schema, q, weights=source.weights, method=method).value
             assert got == pytest.approx(w[mask].sum())

@@ -373,6 +373,7 @@ def test_several_sensitive_attributes_share_complete_groups():
         assert all(len(set(df[name].to_numpy()[row])) == 3 for row in g.members)
 
 
+@pytest.mark.slow
 def test_publish_does_not_depend_on_the_thread_count():
     script = ("import numpy as np, pandas as pd, privpub, warnings\n"
               "warnings.simplefilter('ignore')\n"
@@ -515,6 +516,7 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     assert "a decoy group needs gamma = 9 distinct ones" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_fresh_process_reopens_a_splu_release(tmp_path):
     """``import privpub`` registers SPLU-Gen, so its releases reopen anywhere."""
     df, schema = table(300, 15)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from privpub.cli import main
 from privpub.datasets import load_adult
 from privpub.experiments.splu import eligible_gammas, query_pool, with_age_bands
@@ -14,6 +16,7 @@ def test_adult_occupation_is_eligible_for_gamma_2_to_7():
     assert eligible_gammas(df, "occupation") == [2, 3, 4, 5, 6, 7]  # Prof-specialty: 4,038
 
 
+@pytest.mark.slow
 def test_quick_run_writes_every_figure_and_the_summary(tmp_path, capsys):
     out = tmp_path / "splu"
     assert main(["experiments", "splu", "--out", str(out), "--seed", "1", "--quick"]) == 0
@@ -50,7 +53,7 @@ def test_query_pool_keeps_the_counts_in_range_and_age_bands_are_ten():
                       np.random.default_rng(0))
     assert pool.truth.between(1, 10).all()
     row = pool.iloc[0]
-    from privpub.tables.query import Condition
+    from privpub.counting.query import Condition
     cond = Condition(schema, row["where"])
     brute = (cond.mask(df[list(cond.attributes)])
              & (df.occupation == row["values"]["occupation"]).to_numpy()).sum()

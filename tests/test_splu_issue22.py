@@ -112,6 +112,7 @@ def test_absurd_reconstructions_warn_and_every_interval_covers_the_truth(fair):
     assert covered == 40 * 6 and absurd == 40
 
 
+@pytest.mark.slow
 def test_the_not_converged_flag_reaches_the_caller(fair):
     view, = fair_views(fair, [0])
     est, caught = quietly(reconstruct, view, WHERE, {"occupation": 2}, stopping="paper",
@@ -126,6 +127,7 @@ def test_the_not_converged_flag_reaches_the_caller(fair):
         assert abs(est.value - fixed[0, -1]) < 0.5
 
 
+@pytest.mark.slow
 def test_the_new_rule_stops_where_the_paper_rule_runs_to_the_cap(fair):
     """Queries of the survey on which the paper's rule reaches 10,000 iterations (a
     state decaying to 0 never changes by ≤ 1% of itself): the requested-count rule

@@ -39,6 +39,8 @@ from privpub.splu import SPLUGen, reconstruct_many
 from privpub.splu.reconstruction import from_states
 from privpub.splu.uncertainty import guaranteed_interval
 
+pytestmark = pytest.mark.slow  # every test here is a long statistical run
+
 RUNS = 2000
 Z = 1.959963984540054
 ADULT_PREDICATES = ("sex = 'Male'", "sex = 'Female'")

@@ -76,6 +76,7 @@ def test_alphabeta_set_semantics():
     _check(*_sample(lambda s: mech.publish(DISTINCT, seed=s), QUERIES, DISTINCT))
 
 
+@pytest.mark.slow
 def test_alphabeta_records_with_repeats():
     mech = privpub.AlphaBeta(SCHEMA, 0.3, 0.15, n=len(TWICE))
     est, var = _sample(lambda s: mech.publish(TWICE, seed=s, duplicates="records"), QUERIES,
@@ -108,6 +109,7 @@ def _reported(next_view, trials):
     return np.array(est), np.array(var)
 
 
+@pytest.mark.slow
 def test_alphabeta_with_source():
     # β(t) at its mean over Q(D) for the records' own tuples; fewer trials, so
     # the power shown is against ×1.25.
@@ -122,6 +124,7 @@ def test_frapp_with_repeats():
                     TWICE))
 
 
+@pytest.mark.slow
 def test_multiview_third_view_with_repeats():
     base = privpub.AlphaBeta(SCHEMA, 0.3, 0.15, n=len(TWICE))
 

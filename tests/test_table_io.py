@@ -10,7 +10,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import privpub
-from privpub import AlphaBeta, Categorical, DataTypeError, IntRange, PublishedView, Schema
+from privpub import (
+    AlphaBeta,
+    Categorical,
+    DataTypeError,
+    IntRange,
+    PublishedView,
+    Schema,
+    count_domain,
+)
 
 pl = pytest.importorskip("polars")
 
@@ -168,7 +176,7 @@ def test_ordered_categorical_comparisons_follow_the_declared_order():
     cond = privpub.Condition(schema, "band > 'low'")  # on a frame of values, too
     assert cond.count(df) == int((df["band"] > "low").sum())
     # Alphabetically 'high' < 'low' < 'mid' < 'top': that reading would count differently.
-    assert schema.count("band > 'low'") == 3 * 306 * 2 * 3
+    assert count_domain(schema, "band > 'low'") == 3 * 306 * 2 * 3
     with pytest.raises(privpub.DomainError, match="'lowest'"):
         view.estimate("band > 'lowest'")
     with pytest.raises(privpub.QueryError, match="LIKE"):
@@ -176,6 +184,7 @@ def test_ordered_categorical_comparisons_follow_the_declared_order():
 
 
 @pytest.mark.parametrize("batch_rows", [1, 997, 1 << 20])
+@pytest.mark.slow
 def test_file_backed_estimates_match_memory_at_any_batch_size(view, tmp_path, batch_rows):
     path = tmp_path / "v.parquet"
     view.to_parquet(path)

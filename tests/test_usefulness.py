@@ -162,6 +162,7 @@ def test_plan_marks_weak_points_and_finds_the_alternatives(survey):
     assert found.to_frame()["weak_usefulness"].notna().all()
 
 
+@pytest.mark.slow
 def test_cli_prints_the_warning_on_stderr_and_inspect_shows_the_claim(survey, tmp_path, capsys):
     df, _ = survey
     csv = tmp_path / "fair.csv"

@@ -6,11 +6,13 @@ Import the pieces you need from here::
     df, schema = privpub.datasets.load_adult()
     codes = schema.encode(df)
 
-The package is laid out by concept (see docs/design.md): ``core`` (errors,
-seeding, guarantees, the release contract, storage), ``tables`` (schemas,
-queries, domain counts, columnar views), then one subpackage per mechanism
-family (``alphabeta``, ``frapp``, ``graphs``, ``attacks``, ``splu``), ``planning``
-(which parameters each mechanism accepts for a table), ``datasets`` and ``experiments``.
+The package is laid out by concept, each layer importing only those below it
+(see docs/design.md): ``core`` (errors, seeding, guarantees, the release
+contract, storage, table inputs, code limbs), ``counting`` (the query language
+and exact domain counts, ``count_domain``), ``tables`` (schemas, columnar views,
+table releases), then one subpackage per mechanism family (``alphabeta``,
+``frapp``, ``graphs``, ``attacks``, ``splu``), ``planning`` (which parameters each
+mechanism accepts for a table), ``datasets`` and ``experiments``.
 """
 
 from privpub import attacks, datasets, graphs, splu
@@ -34,11 +36,11 @@ from privpub.core.guarantee import Claim, Guarantee, Resolution
 from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
 from privpub.core.version import LIBRARY_VERSION as __version__
+from privpub.counting import Condition, col, count_domain
 from privpub.frapp import FRAPP
 from privpub.planning import Plan, expected_view_size, plan
 from privpub.tables.artifact import Artifact
 from privpub.tables.published import Counts, PublishedView
-from privpub.tables.query import Condition, col
 from privpub.tables.schema import Categorical, IntRange, Schema
 from privpub.tables.view import FileView, MemoryView, TableView
 
@@ -81,6 +83,7 @@ __all__ = [
     "__version__",
     "accounting",
     "col",
+    "count_domain",
     "attacks",
     "datasets",
     "expected_view_size",

@@ -35,12 +35,12 @@ from privpub.alphabeta.accounting import CALIBRATIONS
 from privpub.alphabeta.mechanism import AlphaBeta
 from privpub.core import validate
 from privpub.core.errors import ParameterError
+from privpub.core.inputs import TableLike, tabular
 from privpub.core.seeding import SEEDED
 from privpub.frapp.mechanism import FRAPP
 from privpub.splu import mechanism as splu_mechanism
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.mechanism import SPLUGen
-from privpub.tables.inputs import TableLike, tabular
 from privpub.tables.published import PublishedView
 from privpub.tables.records import (
     as_schema_codes,

@@ -53,11 +53,11 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.files import PARQUET, check_output
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
+from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.confidence import CountLaw, HoeffdingLaw, KeepLaw, count_top
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView, write_view
 from privpub.tables.records import (
     as_schema_codes,
@@ -477,10 +477,10 @@ class AlphaBeta:
             return publish_dask(self, data, resolve_seed(seed), duplicates, npartitions)
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
-        view = self.draw(rand, records)
+        run = _Draw(self, rand, records)
+        (view,) = run.chunks()
         released = PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                                 self._released(records, facts, repeated_rows(view)),
-                                 rand.policy)
+                                 self._released(records, facts, run.revealed()), rand.policy)
         warn_if_weak(released.mechanism_object().resolution())
         return released
 
@@ -511,19 +511,15 @@ class AlphaBeta:
         records, facts = prepare_records(self.schema, data, self.n, duplicates)
         rand = resolve_seed(seed)
         run = _Draw(self, rand, records, window=WINDOW_SEGMENTS, progress=progress)
-        revealed = 0
 
         def batches() -> Iterator[dict[str, np.ndarray]]:
-            nonlocal revealed
             for chunk in run.chunks():
-                # Copies of one tuple fall in one window: repeats add up by window.
-                revealed += repeated_rows(chunk)
                 yield from MemoryView(self.schema, as_schema_codes(self.schema, chunk)).batches()
 
         def metadata(rows: int, prints: dict[str, list[int]]) -> dict[str, Any]:
             empty = as_schema_codes(self.schema, records[:0])
             return PublishedView(empty, self.schema, self.name,
-                                 self._released(records, facts, revealed),
+                                 self._released(records, facts, run.revealed()),
                                  rand.policy).metadata(prints, rows=rows)
 
         write_view(path, self.schema, batches(), metadata, overwrite=overwrite, inputs=inputs)
@@ -599,6 +595,12 @@ class _Draw:
                                   start=start)
         self.kept = np.ascontiguousarray(records[keep])
         self.distinct = distinct_sorted(records)
+
+    def revealed(self) -> int:
+        """How many tuples appear two or more times in the view. The β-step
+        leaves out the records' own codes and draws distinct codes, so only
+        kept records repeat: counted on them, not on the (much larger) view."""
+        return repeated_rows(self.kept)
 
     def chunks(self) -> Iterator[np.ndarray]:
         """The view's sorted (rows, limbs) codes, one array per window."""

@@ -46,10 +46,10 @@ from privpub.alphabeta.mechanism import AlphaBeta
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
+from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.tables.confidence import KeepLaw, SplitLaw, count_top
-from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
     as_schema_codes,

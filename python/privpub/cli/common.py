@@ -85,7 +85,7 @@ def read_table_arg(path: str, option: str, **options: Any) -> Any:
     import tempfile
 
     from privpub.core.errors import ParameterError
-    from privpub.tables.inputs import read_table_file
+    from privpub.core.inputs import read_table_file
 
     try:
         if path != STDIN:
@@ -128,7 +128,7 @@ def add_force_argument(parser: argparse.ArgumentParser, what: str = "--output") 
 def csv_options(args: argparse.Namespace) -> dict[str, Any]:
     """add_csv_arguments' options as read_table_file's keyword arguments."""
     from privpub.core.errors import ParameterError
-    from privpub.tables.inputs import NA_VALUES
+    from privpub.core.inputs import NA_VALUES
 
     # A shell passes '\t' as two characters: read it as the tab it means.
     sep = "\t" if args.sep in ("\\t", "tab") else args.sep

@@ -115,8 +115,10 @@ def query_pool(df: pd.DataFrame, sensitive: list[str], attrs: list[str], low: fl
     return pool.reset_index(drop=True)
 
 
-def _without_residue(df: pd.DataFrame, schema: Schema, gamma: int, sensitive: list[str]
+def without_residue(df: pd.DataFrame, schema: Schema, gamma: int, sensitive: list[str]
                      ) -> tuple[pd.DataFrame, int]:
+    """``df`` without the rows SPLU-Gen's partition leaves in its residue (so
+    every group is full), and how many rows that drops."""
     part = SPLUGen(gamma, sensitive, schema=schema).partition(df)
     return df.drop(index=part.residue).reset_index(drop=True), len(part.residue)
 
@@ -151,7 +153,7 @@ def small_counts(df: pd.DataFrame, schema: Schema, attrs: list[str], gammas: lis
     """Fig. 7/10: mean relative error of counts 1..10 against γ, per method."""
     out = {}
     for gamma in gammas:
-        data, residue = _without_residue(df, schema, gamma, [SENSITIVE])
+        data, residue = without_residue(df, schema, gamma, [SENSITIVE])
         pool = query_pool(data, [SENSITIVE], attrs, 1, SMALL_MAX + 1, limit,
                           np.random.default_rng(0))
         truth = pool["truth"].to_numpy()
@@ -188,7 +190,7 @@ def _by_band(errors: dict[str, np.ndarray], truth: np.ndarray, n: int) -> dict:
 def large_counts(df: pd.DataFrame, schema: Schema, attrs: list[str], runs: int, limit: int,
                  source, max_iter: int = 10_000) -> dict:
     """Fig. 8/9: mean relative error by selectivity band at γ = LARGE_GAMMA."""
-    data, residue = _without_residue(df, schema, LARGE_GAMMA, [SENSITIVE])
+    data, residue = without_residue(df, schema, LARGE_GAMMA, [SENSITIVE])
     n = len(data)
     pool = query_pool(data, [SENSITIVE], attrs, BANDS[0][0] * n, BANDS[-1][1] * n, limit,
                       np.random.default_rng(1))
@@ -226,7 +228,7 @@ def two_sensitive(df: pd.DataFrame, schema: Schema, attrs: list[str], runs: int,
     """Fig. 12: count(P ∧ occupation ∧ ageband) by selectivity band, γ = TWO_GAMMA."""
     banded, bschema = with_age_bands(df, schema)
     sensitive = [SENSITIVE, "ageband"]
-    data, residue = _without_residue(banded, bschema, TWO_GAMMA, sensitive)
+    data, residue = without_residue(banded, bschema, TWO_GAMMA, sensitive)
     n = len(data)
     pool = query_pool(data, sensitive, [a for a in attrs if a != "age"], BANDS[0][0] * n,
                       BANDS[-1][1] * n, limit, np.random.default_rng(2))

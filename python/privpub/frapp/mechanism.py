@@ -29,6 +29,7 @@ from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
+from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.frapp.accounting import (
@@ -41,7 +42,6 @@ from privpub.frapp.accounting import (
 )
 from privpub.tables.confidence import KeepLaw
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.inputs import TableLike
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
     as_schema_codes,

@@ -55,9 +55,21 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
+from privpub.graphs.claims import (
+    DIFFERENTIAL_PRIVACY,
+    INDISTINGUISHABILITY,
+    PTLM,
+    check_clamp,
+    check_epsilon,
+    check_graph_domain,
+    facts_of,
+    graph_claims,
+    neighbour_claims,
+    undirected_edge_claim,
+)
 from privpub.graphs.count import checked_inputs, count
 from privpub.graphs.estimates import answer_estimate
-from privpub.graphs.graph import Graph, check_graph
+from privpub.graphs.graph import Graph
 from privpub.graphs.intervals import (
     DISCRETE_LAPLACE,
     GraphInterval,
@@ -69,72 +81,6 @@ from privpub.graphs.intervals import (
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
 from privpub.graphs.query import CQ, as_query
 from privpub.graphs.sensitivity import Sensitivity, global_sensitivity, query_range
-
-
-def _epsilon(value: Any) -> float:
-    eps = validate.real("epsilon", value)
-    if eps <= 0:
-        raise ParameterError(f"epsilon must be positive, got {eps}")
-    return eps
-
-
-def _graph_claims(graph_facts: Mapping[str, Any]) -> list[Claim]:
-    claims = []
-    if graph_facts.get("m_derived"):
-        claims.append(Claim(
-            "public domain", False,
-            f"m = {graph_facts['m']:,} was derived from the node ids in the data, so "
-            "publishing it reveals the number of nodes; the claims below assume m is public "
-            "(pass m= to the Graph to declare it).", "Sec. 2.1 (the domain is public)"))
-    return claims
-
-
-#: Who Theorem 2.6 and Theorem 2.12 protect against (Defs. 2.10, 2.11), in words.
-PTLM = ("PTLM adversary (planar, Def. 2.11: knows |I|; total log-submodular, Def. 2.10: "
-        "for every set Q of tuples the marginal P_Q of his prior is log-submodular, which "
-        "tuple-independent and negatively correlated priors are and positively correlated "
-        "ones are not)")
-
-INDISTINGUISHABILITY = "ε-indistinguishability (replace one tuple, Def. 2.7)"
-DIFFERENTIAL_PRIVACY = "ε-differential privacy (add or remove one tuple)"
-
-
-def undirected_edge_claim() -> Claim:
-    """What Theorem 2.6 does not give for a friendship of an undirected graph."""
-    return Claim(
-        "privacy of an undirected edge", False,
-        "this graph is undirected, stored as a symmetric R: a friendship is the two tuples "
-        "R(u, v), R(v, u). An adversary who knows the graph is undirected holds a prior with "
-        "R(u, v) ⇔ R(v, u): a positive correlation, so his prior is not total "
-        "log-submodular (Def. 2.10: on Q = {R(u, v), R(v, u)}, P_Q({R(u, v)})·P_Q({R(v, u)}) "
-        "= 0 < P_Q(∅)·P_Q(Q) whenever he is unsure of the friendship), and he is outside the "
-        "PTLM class the theorem covers; no bound is claimed for him.",
-        "Def. 2.10 (PTLM), Theorem 2.6")
-
-
-def neighbour_claims(eps: float, directed: bool, holds: bool, noise: str,
-                     unverified: str = "") -> list[Claim]:
-    """The ε-indistinguishability (replacement) and ε-differential privacy
-    (addition or removal) claims of a q(I) + DLap(S/ε) answer, S bounding the
-    change of q under both. ``holds`` False with ``unverified`` set: S is the
-    caller's figure, below privpub's upper bound."""
-    unit = ("each tuple R(u, v)" if directed else
-            f"each tuple R(u, v); an undirected friendship is two tuples, so it is protected "
-            f"at 2ε = {2 * eps} (group privacy: replacing a friendship replaces two tuples, "
-            "removing one removes two)")
-    head = unverified + " If so: " if unverified else ""
-    return [
-        Claim(INDISTINGUISHABILITY, holds,
-              f"{head}ε = {eps} for {unit}, against any adversary: for instances I, I' of the "
-              "same size with I + t = I' + t' (one tuple replaced by another, the paper's "
-              "neighbours), every output is at most e^ε times as likely on I as on I'. "
-              f"{noise}", "Dwork, McSherry, Nissim, Smith 2006; paper Def. 2.7, Sec. 2.4"),
-        Claim(DIFFERENTIAL_PRIVACY, holds,
-              f"{head}the same ε = {eps} for {unit} when I' = I + t or I = I' + t: q is "
-              "monotone, so the sensitivity bounding a replacement is the largest gain from "
-              "adding one tuple, and it bounds an addition or a removal as well.",
-              "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4 (the two notions)"),
-    ]
 
 
 @register_mechanism
@@ -169,7 +115,7 @@ class RelationshipMechanism:
 
     def __init__(self, epsilon: float, gamma: float, query: CQ | str, m: int, *,
                  min_with_gs: bool = False, graph_facts: Mapping[str, Any] | None = None):
-        self.epsilon = _epsilon(epsilon)
+        self.epsilon = check_epsilon(epsilon)
         self.gamma = validate.probability("gamma", gamma, open_low=True)
         if not isinstance(min_with_gs, bool):
             raise ParameterError(f"min_with_gs must be True or False, got {min_with_gs!r}")
@@ -263,7 +209,7 @@ class RelationshipMechanism:
         directed = self.graph_facts.get("directed", True)
         gs = self.gs
         gs_text = f"GS = {gs.value:,} ({'exact' if gs.exact else 'an upper bound'}: {gs.reason})"
-        claims = _graph_claims(self.graph_facts)
+        claims = graph_claims(self.graph_facts)
         if self.min_with_gs:
             claims.append(Claim(
                 "noise parameter min(λ, GS)", True,
@@ -334,18 +280,18 @@ class RelationshipMechanism:
     def for_graph(cls, epsilon: float, gamma: float, query: CQ | str, graph: Graph, *,
                   min_with_gs: bool = False) -> RelationshipMechanism:
         return cls(epsilon, gamma, checked_inputs(graph, query), graph.m,
-                   min_with_gs=min_with_gs, graph_facts=_facts(graph))
+                   min_with_gs=min_with_gs, graph_facts=facts_of(graph))
 
     def answer(self, graph: Graph, seed: SeedLike = None, *,
                clamp: bool = False) -> GraphAnswer:
         """A(I) for this graph (its m must be the mechanism's); ``clamp=True``
         returns it clamped to the query's range (:meth:`GraphAnswer.clamped`:
         post-processing, no privacy cost)."""
-        _check_graph(graph, self.m)
-        _check_clamp(clamp)
+        check_graph_domain(graph, self.m)
+        check_clamp(clamp)
         source = resolve_seed(seed)
         _, value = self.draw(count(graph, self.query), Bits(source.derive(self.name)))
-        out = GraphAnswer(value, self.name, self.with_facts(_facts(graph)).parameters(),
+        out = GraphAnswer(value, self.name, self.with_facts(facts_of(graph)).parameters(),
                           source.policy)
         return out.clamped() if clamp else out
 
@@ -380,7 +326,7 @@ class LaplaceMechanism:
 
     def __init__(self, epsilon: float, query: CQ | str, m: int, *,
                  sensitivity: int | None = None, graph_facts: Mapping[str, Any] | None = None):
-        self.epsilon = _epsilon(epsilon)
+        self.epsilon = check_epsilon(epsilon)
         self.query = as_query(query)
         self.m = validate.count("m", m, minimum=2)
         self.gs = derived = global_sensitivity(self.query, self.m)
@@ -443,7 +389,7 @@ class LaplaceMechanism:
         eps = self.epsilon
         directed = self.graph_facts.get("directed", True)
         s = self.sensitivity
-        claims = _graph_claims(self.graph_facts)
+        claims = graph_claims(self.graph_facts)
         unverified = "" if self.verified else (
             f"unverified: rests on the sensitivity you gave, {s:,}. privpub's figure for "
             f"{self.query.name} is {self.gs.value:,}, an upper bound it cannot tighten "
@@ -475,35 +421,20 @@ class LaplaceMechanism:
     def for_graph(cls, epsilon: float, query: CQ | str, graph: Graph, *,
                   sensitivity: int | None = None) -> LaplaceMechanism:
         return cls(epsilon, checked_inputs(graph, query), graph.m, sensitivity=sensitivity,
-                   graph_facts=_facts(graph))
+                   graph_facts=facts_of(graph))
 
     def answer(self, graph: Graph, seed: SeedLike = None, *,
                clamp: bool = False) -> GraphAnswer:
         """A(I) for this graph; ``clamp=True`` returns it clamped to the query's
         range (:meth:`GraphAnswer.clamped`: post-processing, no privacy cost)."""
-        _check_graph(graph, self.m)
-        _check_clamp(clamp)
+        check_graph_domain(graph, self.m)
+        check_clamp(clamp)
         source = resolve_seed(seed)
         value = self.draw(count(graph, self.query), Bits(source.derive(self.name)))
         me = LaplaceMechanism(self.epsilon, self.query, self.m, sensitivity=self.sensitivity,
-                              graph_facts=_facts(graph))
+                              graph_facts=facts_of(graph))
         out = GraphAnswer(value, self.name, me.parameters(), source.policy)
         return out.clamped() if clamp else out
-
-
-def _facts(graph: Graph) -> dict[str, Any]:
-    return {"m": graph.m, "m_derived": graph.m_derived, "directed": graph.directed}
-
-
-def _check_graph(graph: Graph, m: int) -> None:
-    if check_graph(graph).m != m:
-        raise ParameterError(f"the mechanism was built for m = {m:,} but the graph has "
-                             f"m = {graph.m:,}")
-
-
-def _check_clamp(clamp: Any) -> None:
-    if not isinstance(clamp, bool):
-        raise ParameterError(f"clamp must be True or False, got {clamp!r}")
 
 
 class GraphAnswer(Release):

@@ -35,6 +35,17 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
+from privpub.graphs.claims import (
+    DIFFERENTIAL_PRIVACY,
+    INDISTINGUISHABILITY,
+    PTLM,
+    check_clamp,
+    check_epsilon,
+    check_graph_domain,
+    facts_of,
+    graph_claims,
+    undirected_edge_claim,
+)
 from privpub.graphs.count import checked_inputs, count
 from privpub.graphs.estimates import answer_estimate
 from privpub.graphs.graph import Graph
@@ -45,17 +56,6 @@ from privpub.graphs.intervals import (
     QueryRange,
     clamp,
     interval,
-)
-from privpub.graphs.mechanism import (
-    DIFFERENTIAL_PRIVACY,
-    INDISTINGUISHABILITY,
-    PTLM,
-    _check_clamp,
-    _check_graph,
-    _epsilon,
-    _facts,
-    _graph_claims,
-    undirected_edge_claim,
 )
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
 from privpub.graphs.query import CQ, as_query
@@ -87,7 +87,7 @@ class MultipleQueryMechanism:
 
     def __init__(self, epsilon: float, gamma: float, queries: Sequence[CQ | str], m: int, *,
                  graph_facts: Mapping[str, Any] | None = None):
-        self.epsilon = _epsilon(epsilon)
+        self.epsilon = check_epsilon(epsilon)
         self.gamma = validate.probability("gamma", gamma, open_low=True)
         if isinstance(queries, (str, CQ)) or not isinstance(queries, Sequence):
             raise ParameterError("queries must be a sequence of CQ queries or their texts, "
@@ -166,7 +166,7 @@ class MultipleQueryMechanism:
         delta, k = math.log(m) / m, math.log(m)
         sigmas, big_gamma = self.error_bounds()
         names = ", ".join(q.name for q in self.queries)
-        claims = _graph_claims(self.graph_facts)
+        claims = graph_claims(self.graph_facts)
         claims.append(Claim(
             "(ε, γ)-adversarial privacy", True,
             f"all {len(self.queries)} queries ({names}) are stable. For each tuple t of R, "
@@ -202,7 +202,7 @@ class MultipleQueryMechanism:
                   graph: Graph) -> MultipleQueryMechanism:
         if isinstance(queries, Sequence) and not isinstance(queries, str):
             queries = [checked_inputs(graph, q) for q in queries]
-        return cls(epsilon, gamma, queries, graph.m, graph_facts=_facts(graph))
+        return cls(epsilon, gamma, queries, graph.m, graph_facts=facts_of(graph))
 
     def noise_laws(self) -> list[NoiseLaw]:
         """Per query: uniform over {0, …, m^{v_i}} with probability p/γ (one coin for
@@ -220,13 +220,13 @@ class MultipleQueryMechanism:
         """A_1(I), …, A_l(I) for this graph (its m must be the mechanism's);
         ``clamp=True`` clamps each to its query's range (post-processing, no
         privacy cost)."""
-        _check_graph(graph, self.m)
-        _check_clamp(clamp)
+        check_graph_domain(graph, self.m)
+        check_clamp(clamp)
         source = resolve_seed(seed)
         _, values = self.draw([count(graph, q) for q in self.queries],
                               Bits(source.derive(self.name)))
         me = MultipleQueryMechanism(self.epsilon, self.gamma, self.queries, self.m,
-                                    graph_facts=_facts(graph))
+                                    graph_facts=facts_of(graph))
         out = GraphAnswers(values, self.name, me.parameters(), source.policy)
         return out.clamped() if clamp else out
 

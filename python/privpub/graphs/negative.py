@@ -29,16 +29,16 @@ from privpub.core.errors import ArtifactError, QueryError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.graphs.analysis import dense
-from privpub.graphs.count import checked_inputs
-from privpub.graphs.graph import Graph
-from privpub.graphs.mechanism import (
+from privpub.graphs.claims import (
     DIFFERENTIAL_PRIVACY,
     INDISTINGUISHABILITY,
     PTLM,
-    RelationshipMechanism,
-    _facts,
+    facts_of,
     undirected_edge_claim,
 )
+from privpub.graphs.count import checked_inputs
+from privpub.graphs.graph import Graph
+from privpub.graphs.mechanism import RelationshipMechanism
 from privpub.graphs.query import CQ, as_query
 
 
@@ -70,7 +70,7 @@ class NegativeLeakageMechanism(RelationshipMechanism):
     def for_graph(cls, epsilon: float, gamma: float, query: CQ | str,
                   graph: Graph) -> NegativeLeakageMechanism:
         return cls(epsilon, gamma, checked_inputs(graph, query), graph.m,
-                   graph_facts=_facts(graph))
+                   graph_facts=facts_of(graph))
 
     def with_facts(self, graph_facts: Mapping[str, Any]) -> NegativeLeakageMechanism:
         return NegativeLeakageMechanism(self.epsilon, self.gamma, self.query, self.m,

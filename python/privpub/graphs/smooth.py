@@ -77,16 +77,16 @@ from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.graphs.claims import (
+    check_clamp,
+    check_epsilon,
+    facts_of,
+    graph_claims,
+)
 from privpub.graphs.count import count
 from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.intervals import ROUNDED_LAPLACE, NoiseLaw, QueryRange
-from privpub.graphs.mechanism import (
-    GraphAnswer,
-    _check_clamp,
-    _epsilon,
-    _facts,
-    _graph_claims,
-)
+from privpub.graphs.mechanism import GraphAnswer
 from privpub.graphs.noise import Bits, scale_up
 from privpub.graphs.query import triangle
 from privpub.graphs.sensitivity import query_range
@@ -195,7 +195,7 @@ class SmoothTriangleMechanism:
 
     def __init__(self, epsilon: float, delta: float, m: int, *,
                  graph_facts: Mapping[str, Any] | None = None):
-        self.epsilon = _epsilon(epsilon)
+        self.epsilon = check_epsilon(epsilon)
         self.delta = validate.real("delta", delta)
         if not 0 < self.delta < 1:
             raise ParameterError(f"delta must be in (0, 1), got {self.delta}")
@@ -247,7 +247,7 @@ class SmoothTriangleMechanism:
 
     def guarantee(self) -> Guarantee:
         eps, delta = self.epsilon, self.delta
-        claims = _graph_claims(self.graph_facts)
+        claims = graph_claims(self.graph_facts)
         claims.append(Claim(
             DP_ADD_REMOVE, True,
             f"ε = {eps}, δ = {delta:.3g} for each undirected edge (the two tuples R(u, v), "
@@ -301,20 +301,20 @@ class SmoothTriangleMechanism:
 
     @classmethod
     def for_graph(cls, epsilon: float, delta: float, graph: Graph) -> SmoothTriangleMechanism:
-        return cls(epsilon, delta, graph.m, graph_facts=_facts(_undirected(graph)))
+        return cls(epsilon, delta, graph.m, graph_facts=facts_of(_undirected(graph)))
 
     def answer(self, graph: Graph, seed: SeedLike = None, *,
                clamp: bool = False) -> GraphAnswer:
         """A(G) for this undirected graph (its m must be the mechanism's);
         ``clamp=True`` returns it clamped to [0, m(m − 1)(m − 2)]
         (:meth:`GraphAnswer.clamped`: post-processing, no privacy cost)."""
-        _check_clamp(clamp)
+        check_clamp(clamp)
         scale = self.noise_scale(graph)
         source = resolve_seed(seed)
         # Δ over the graph's own relation name (self.query is Δ over R, as published).
         truth = count(graph, triangle(graph.relation_names[0]))
         value = self.draw(truth, scale, Bits(source.derive(self.name)))
-        me = SmoothTriangleMechanism(self.epsilon, self.delta, self.m, graph_facts=_facts(graph))
+        me = SmoothTriangleMechanism(self.epsilon, self.delta, self.m, graph_facts=facts_of(graph))
         out = GraphAnswer(value, self.name, me.parameters(), source.policy)
         return out.clamped() if clamp else out
 

@@ -37,15 +37,15 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.estimate import Estimate, Estimates, PointLaw
 from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.counting.query import Condition
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
 from privpub.splu.predicates import split
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.inputs import TableLike
 from privpub.tables.published import PublishedView
-from privpub.tables.query import Condition
 from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
 from privpub.tables.schema import Schema
 from privpub.tables.view import codes_of

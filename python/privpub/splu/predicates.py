@@ -21,7 +21,7 @@ from typing import Any
 from sqlglot import exp
 
 from privpub.core.errors import QueryError
-from privpub.tables.query import Condition
+from privpub.counting.query import Condition
 
 
 def _conjuncts(formula: tuple) -> Iterator[tuple]:

@@ -1,2 +1,3 @@
-"""Tables: schemas and domains, inputs, counting queries, exact domain counts,
-record handling, and columnar table views (in memory or on file)."""
+"""Tables: schemas and domains, record handling, columnar table views (in
+memory or on file) and table releases. Queries and domain counts are
+``privpub.counting``."""

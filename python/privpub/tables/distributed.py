@@ -40,15 +40,16 @@ from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.guarantee import Guarantee
+from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
+from privpub.counting.query import QueryLike
 from privpub.tables.partsview import PartsView
 from privpub.tables.published import KIND, PublishedView
-from privpub.tables.query import QueryLike
 from privpub.tables.records import (
-    _comparable,
     as_schema_codes,
     check_duplicates,
+    comparable,
     distinct_sorted,
     record_facts,
     record_stats,
@@ -102,20 +103,6 @@ def aligned(rows: np.ndarray) -> np.ndarray:
     """An array received from another task as the kernels take it: C-contiguous
     and aligned (a deserialised buffer may be neither), copied only if needed."""
     return np.require(rows, requirements=["C", "A"])
-
-
-def _ints(rows: np.ndarray) -> list[int]:
-    """(n, limbs) code rows as exact Python ints."""
-    if rows.shape[1] == 1:
-        return [int(c) for c in rows[:, 0]]
-    return [int(hi) << 64 | int(lo) for hi, lo in rows]
-
-
-def _int_rows(values: Sequence[int], limbs: int) -> np.ndarray:
-    """Python ints as (n, limbs) code rows."""
-    mask = (1 << 64) - 1
-    return np.array([[(v >> (64 * (limbs - 1 - j))) & mask for j in range(limbs)]
-                     for v in values], dtype=np.uint64).reshape(-1, limbs)
 
 
 # ---- 1. codes -----------------------------------------------------------------------------------
@@ -176,7 +163,8 @@ def code_sample(codes: Any, limbs: int) -> CodeSample:
     meta = _frame(np.zeros((0, limbs), dtype=np.uint64)).assign(
         records=np.zeros(0, dtype=np.int64))
     sample = codes.map_partitions(_sample_part, limbs, meta=meta).compute()
-    pairs = sorted(zip(_ints(rows_of(sample, limbs)), sample["records"].tolist(), strict=True))
+    pairs = sorted(zip(ints_from_limbs(rows_of(sample, limbs)), sample["records"].tolist(),
+                       strict=True))
     cumulative = np.cumsum([r for _, r in pairs], dtype=np.int64).tolist()
     return CodeSample([c for c, _ in pairs], cumulative, cumulative[-1] if cumulative else 0)
 
@@ -212,8 +200,8 @@ def split_points(sample: CodeSample, m: int, parts: int, align: int = 1,
 
 
 def _tag(frame: pd.DataFrame, edges: np.ndarray, limbs: int) -> pd.DataFrame:
-    keys = _comparable(rows_of(frame, limbs))
-    return frame.assign(**{RANGE_COLUMN: np.searchsorted(_comparable(edges), keys,
+    keys = comparable(rows_of(frame, limbs))
+    return frame.assign(**{RANGE_COLUMN: np.searchsorted(comparable(edges), keys,
                                                          side="right").astype(np.int64)})
 
 
@@ -230,7 +218,7 @@ def by_range(codes: Any, bounds: Sequence[int], limbs: int) -> list[Any]:
 
     if not bounds:
         return [dask.delayed(_sorted)(codes.to_delayed(), limbs)]
-    tagged = codes.map_partitions(_tag, _int_rows(bounds, limbs), limbs,
+    tagged = codes.map_partitions(_tag, limbs_from_ints(bounds, limbs), limbs,
                                   meta=codes._meta.assign(**{RANGE_COLUMN: np.int64(0)}))
     ranges = tagged.set_index(RANGE_COLUMN, divisions=list(range(len(bounds) + 2)))
     return [dask.delayed(_sorted)([part], limbs) for part in ranges.to_delayed()]

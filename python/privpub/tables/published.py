@@ -46,10 +46,10 @@ from privpub.core.files import PARQUET, atomic_output
 from privpub.core.release import Release
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
+from privpub.counting.domaincount import count
+from privpub.counting.query import Condition, QueryLike
 from privpub.tables.confidence import LEVEL, check_level
 from privpub.tables.cover import budgeted_cover, sum_down
-from privpub.tables.domaincount import count
-from privpub.tables.query import Condition, QueryLike
 from privpub.tables.records import counted, isin_sorted
 from privpub.tables.schema import Schema
 from privpub.tables.view import (

@@ -14,7 +14,8 @@ import numpy as np
 from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.tables.inputs import TableLike, column_names, tabular
+from privpub.core.inputs import TableLike, column_names, tabular
+from privpub.core.limbs import LIMB_BITS, limbs_from_ints
 from privpub.tables.schema import Schema
 
 
@@ -164,7 +165,7 @@ def as_schema_codes(schema: Schema, rows: np.ndarray) -> np.ndarray:
     return rows if schema.is_wide else rows.reshape(-1)
 
 
-def _comparable(rows: np.ndarray) -> np.ndarray:
+def comparable(rows: np.ndarray) -> np.ndarray:
     """A 1-D view of (n, limbs) rows that numpy compares lexicographically."""
     if rows.shape[1] == 1:
         return rows.reshape(-1)
@@ -174,13 +175,12 @@ def _comparable(rows: np.ndarray) -> np.ndarray:
 
 def code_range(rows: np.ndarray, lo: int, hi: int) -> slice:
     """The rows of a sorted (n, limbs) array whose codes are in [lo, hi)."""
-    keys, limbs = _comparable(rows), rows.shape[1]
+    keys, limbs = comparable(rows), rows.shape[1]
 
     def position(code: int) -> int:
-        if code >= 1 << (64 * limbs):
+        if code >= 1 << (LIMB_BITS * limbs):
             return len(keys)
-        words = [(code >> (64 * (limbs - 1 - j))) & (2**64 - 1) for j in range(limbs)]
-        return int(np.searchsorted(keys, _comparable(np.array([words], dtype=np.uint64))[0]))
+        return int(np.searchsorted(keys, comparable(limbs_from_ints([code], limbs))[0]))
 
     return slice(position(lo), position(hi))
 
@@ -189,7 +189,7 @@ def isin_sorted(rows: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     """Which of the (n, limbs) ``rows`` occur in the sorted (k, limbs) ``sorted_set``."""
     if len(sorted_set) == 0:
         return np.zeros(len(rows), dtype=bool)
-    keys, pool = _comparable(rows), _comparable(sorted_set)
+    keys, pool = comparable(rows), comparable(sorted_set)
     at = np.minimum(np.searchsorted(pool, keys), len(pool) - 1)
     return pool[at] == keys
 

@@ -39,16 +39,18 @@ from privpub.core.errors import (
     PrivacyWarning,
     SchemaError,
 )
-from privpub.tables.domaincount import TABLE_LIMIT
-from privpub.tables.domaincount import count as _count_domain
-from privpub.tables.inputs import TableLike, column_names, tabular
+from privpub.core.inputs import TableLike, column_names, tabular
+from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 
 #: The value kinds a domain may hold; a column must hold the same kind.
 KINDS = ("string", "integer", "float", "boolean")
 #: Integer domains with values in [0, LOOKUP_LIMIT) are mapped by a lookup table.
 LOOKUP_LIMIT = 1 << 16
-#: Largest projection of D that :meth:`Schema.projection` builds.
-PROJECTION_BUDGET = TABLE_LIMIT
+#: Largest projection of D that :meth:`Schema.projection` builds: at least the
+#: largest truth table the domain count asks for (privpub.counting.domaincount.TABLE_LIMIT,
+#: checked by tests/test_domaincount.py), which cannot be imported here without the
+#: schema loading the counting engine.
+PROJECTION_BUDGET = 1 << 24
 
 
 def _value_kind(value: Any) -> str | None:
@@ -69,7 +71,7 @@ def _py(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _shifted(digits: np.ndarray, offset: int) -> np.ndarray:
+def with_offset(digits: np.ndarray, offset: int) -> np.ndarray:
     """Domain indices + offset as int64 (narrow digits would overflow)."""
     return digits.astype(np.int64) + offset if offset else digits
 
@@ -239,7 +241,7 @@ class Attribute:
     def _query_values(self, digits: np.ndarray) -> Any:
         """The column a query is evaluated on: the values, or for an ordered
         attribute its domain indices (comparisons follow the declared order)."""
-        return digits if self.ordered else self._from_raw(_shifted(digits, self.offset))
+        return digits if self.ordered else self._from_raw(with_offset(digits, self.offset))
 
     def _value_at(self, values: pd.Series, row: int) -> Any:
         return _py(values.iloc[row])
@@ -653,14 +655,7 @@ class Schema:
         return out | {a.name: pa.uint64() for a in self if a.kind == "integer"
                       and isinstance(a, Categorical) and max(a.values) >= 2**63}
 
-    # ---- counting ---------------------------------------------------------------
-    def count(self, where=None, tables=None) -> int:
-        """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
-        text, a ``privpub.col`` expression or {attribute: value}); see
-        :mod:`privpub.tables.domaincount`. ``tables`` registers auxiliary tables for
-        IN-subqueries."""
-        return _count_domain(self, where, tables).value
-
+    # ---- projections ------------------------------------------------------------
     def projection(self, attributes: Sequence[str], query: bool = False) -> pd.DataFrame:
         """Every combination of the attributes' domain values (first attribute
         slowest): the projection Π_attributes D, with the schema's dtypes, or
@@ -695,7 +690,7 @@ class Schema:
         def column(a: Attribute, d: np.ndarray) -> Any:
             if query:
                 return a._query_values(d)
-            return pd.Series(a._from_raw(_shifted(d, a.offset)), dtype=a.dtype, copy=False)
+            return pd.Series(a._from_raw(with_offset(d, a.offset)), dtype=a.dtype, copy=False)
 
         return pd.DataFrame({a.name: column(a, d) for a, d in zip(attributes, digits,
                                                                    strict=True)}, copy=False)
@@ -713,7 +708,7 @@ class Schema:
         of :meth:`csv_types`.
         """
         table = tabular(data, column_types=self.csv_types())
-        columns = [_Column.of(table, a) for a in self.attributes]
+        columns = [RawColumn.of(table, a) for a in self.attributes]
         # Aligned too: a frame deserialised from a buffer (a Dask partition) may not be.
         raws = [np.require(c.raw, requirements=["C", "A"]) for c in columns]
         radices = list(self.radices)
@@ -784,13 +779,7 @@ class Schema:
 
     def codes_to_ints(self, codes: np.ndarray) -> list[int]:
         """Codes as exact Python ints (for either representation)."""
-        codes = self._check_codes(codes)
-        if not self.is_wide:
-            return [int(c) for c in codes]
-        total = np.zeros(len(codes), dtype=object)
-        for j in range(self.limbs):
-            total = (total << 64) + codes[:, j].astype(object)
-        return [int(c) for c in total]
+        return ints_from_limbs(self._check_codes(codes))
 
     def ints_to_codes(self, ints: Iterable[int]) -> np.ndarray:
         """The code array for Python ints in [0, m); raises CodeError otherwise."""
@@ -798,12 +787,8 @@ class Schema:
         for i, v in enumerate(ints):
             if _value_kind(v) != "integer" or not 0 <= v < self.size:
                 raise CodeError(f"code #{i} = {v!r} is not an integer in [0, m = {self.size})")
-        if not self.is_wide:
-            return np.array(ints, dtype=np.uint64).reshape(len(ints))
-        mask = (1 << 64) - 1
-        words = [[(int(v) >> (64 * (self.limbs - 1 - j))) & mask for j in range(self.limbs)]
-                 for v in ints]
-        return np.array(words, dtype=np.uint64).reshape(len(ints), self.limbs)
+        rows = limbs_from_ints(ints, self.limbs)
+        return rows if self.is_wide else rows.reshape(len(ints))
 
 
 def _column(df: pd.DataFrame, name: str) -> pd.Series:
@@ -928,7 +913,7 @@ def _check_arrow_missing(name: str, array: pa.Array) -> None:
         raise _missing_error(name, total, pc.index(missing, True).as_py())
 
 
-class _Column:
+class RawColumn:
     """One attribute's column, ready for the Rust encoder: an integer array, an
     offset and an optional remap table (see ``Attribute._raw``), and how to name
     a row and its value in an error."""
@@ -938,7 +923,7 @@ class _Column:
         self.value_at, self.row_label = value_at, row_label
 
     @classmethod
-    def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> _Column:
+    def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> RawColumn:
         if isinstance(table, pd.DataFrame):
             values = _fill_missing(attr, _column(table, attr.name))
             _check_no_missing(attr.name, values)

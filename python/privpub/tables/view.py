@@ -40,7 +40,14 @@ import pyarrow.parquet as pq
 
 from privpub import _core
 from privpub.core.errors import ArtifactError, DataTypeError, DomainError, ParameterError
-from privpub.tables.schema import Attribute, Categorical, Schema, _Column, _shifted, arrow_values
+from privpub.tables.schema import (
+    Attribute,
+    Categorical,
+    RawColumn,
+    Schema,
+    arrow_values,
+    with_offset,
+)
 
 #: Rows per batch when streaming (decoding, writing, reading a file).
 CHUNK_ROWS = 1 << 20
@@ -86,7 +93,7 @@ def arrow_column(attr: Attribute, digits: np.ndarray) -> pa.Array:
                                               _dictionary(attr), ordered=attr.ordered)
     dtype = pd.api.types.pandas_dtype(attr.dtype)
     dtype = getattr(dtype, "numpy_dtype", dtype)  # nullable Int64 → int64 (no nulls here)
-    return pa.array(_shifted(digits, attr.offset).astype(dtype, copy=False))
+    return pa.array(with_offset(digits, attr.offset).astype(dtype, copy=False))
 
 
 def index_dtype(attr: Categorical) -> np.dtype:
@@ -118,7 +125,7 @@ def pandas_column(attr: Attribute, digits: np.ndarray) -> Any:
     keep their dtype."""
     if isinstance(attr, Categorical) and (attr.kind == "string" or attr.dtype == "category"):
         return pd.Categorical.from_codes(digits, dtype=attr.categorical_dtype)
-    return pd.Series(attr._from_raw(_shifted(digits, attr.offset)), dtype=attr.dtype,
+    return pd.Series(attr._from_raw(with_offset(digits, attr.offset)), dtype=attr.dtype,
                      copy=False)
 
 
@@ -127,7 +134,7 @@ def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
     """Domain indices of the named columns of ``table``, checked against the
     domains in Rust (a value outside names the column, row and value)."""
     attrs = [schema[name] for name in attributes]
-    columns = [_Column.of(table, attr) for attr in attrs]
+    columns = [RawColumn.of(table, attr) for attr in attrs]
     try:
         digits = _core.to_digits([np.ascontiguousarray(c.raw) for c in columns],
                                  [c.offset for c in columns], [c.remap for c in columns],
@@ -295,7 +302,7 @@ class TableView:
         return len(self)
 
     def count(self, condition: Any) -> int:
-        """Rows satisfying ``condition`` (a :class:`~privpub.tables.query.Condition`
+        """Rows satisfying ``condition`` (a :class:`~privpub.counting.query.Condition`
         over at least one attribute), counted batch by batch."""
         names = list(condition.attributes)
         return sum(condition.count_digits(batch, len(batch[names[0]]))

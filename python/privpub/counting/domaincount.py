@@ -11,10 +11,10 @@ Rastogi, Suciu, Hong, VLDB 2007, Sec. 4.1 (line 3 of Algorithm 3):
   clauses; when the negation has fewer clauses, Q(D) = m − (¬Q)(D);
 - **ConD** (Algorithms 5–6): for a conjunction of literals, each literal's
   truth table over its attributes' domain projection (numpy broadcasting,
-  DuckDB for what needs it; tables/truthtable.py), then sum–product over a
+  DuckDB for what needs it; counting/truthtable.py), then sum–product over a
   min-fill elimination order (the tree decomposition it induces has the
   reported width) as float64 BLAS products, exact at any size
-  (tables/elimination.py). Attributes no predicate reads contribute a
+  (counting/elimination.py). Attributes no predicate reads contribute a
   factor |D_j|.
 
 A weighted variant sums Π_j w_j(t_j) over Q(D) for per-attribute weights
@@ -36,18 +36,18 @@ import numpy as np
 import pandas as pd
 
 from privpub.core.errors import QueryError
-from privpub.tables import intervals
-from privpub.tables.elimination import count_by_elimination, weighted_sum_by_elimination
-from privpub.tables.query import PROJECTION_LIMIT, Condition, QueryLike
-from privpub.tables.querytext import short
+from privpub.counting import intervals
+from privpub.counting.elimination import count_by_elimination, weighted_sum_by_elimination
+from privpub.counting.query import PROJECTION_LIMIT, Condition, QueryLike
+from privpub.counting.querytext import short
 
-if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
+if TYPE_CHECKING:  # counting sits below tables: a Schema is passed in, never imported
     from privpub.tables.schema import Schema
 
 #: Evaluate the whole condition on its attributes' projection up to this many tuples.
 DIRECT_LIMIT = PROJECTION_LIMIT
 #: Largest truth table built over a projection of D (cells); an integer attribute
-#: with more values is counted through intervals (privpub.tables.intervals).
+#: with more values is counted through intervals (privpub.counting.intervals).
 TABLE_LIMIT = 1 << 24
 #: Largest ConD table stored (cells) — 2^26 u128 cells is 1 GiB. Eliminating a
 #: variable iterates over that table times the variable's domain size.
@@ -91,6 +91,15 @@ def count(schema: Schema, where: QueryLike, tables: Mapping[str, pd.DataFrame] |
     if weights is None:
         cache[key] = result
     return result
+
+
+def count_domain(schema: Schema, where: QueryLike = None,
+                 tables: Mapping[str, pd.DataFrame] | None = None) -> int:
+    """Q(D): the exact number of domain tuples satisfying ``where`` (SQL WHERE
+    text, a ``privpub.col`` expression, {attribute: value} or None for every
+    tuple); ``tables`` registers auxiliary tables for IN-subqueries. How it was
+    computed (method, clauses, width) is :func:`count`'s :class:`DomainCount`."""
+    return int(count(schema, where, tables).value)
 
 
 class _Counter:

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from privpub.tables.querytext import ValueList, chain, in_values
+from privpub.counting.querytext import ValueList, chain, in_values
 
 if TYPE_CHECKING:
     from privpub.tables.schema import Schema

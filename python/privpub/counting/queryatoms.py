@@ -30,7 +30,7 @@ import numpy as np
 from sqlglot import exp
 
 from privpub.core.errors import DomainError, QueryError
-from privpub.tables.querytext import (
+from privpub.counting.querytext import (
     DIALECT,
     ValueList,
     exact,
@@ -57,9 +57,11 @@ VALUES = (exp.Column, exp.Identifier, exp.Literal, exp.Neg, exp.Paren, exp.Add, 
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg)
 #: The range DuckDB's BIGINT and numpy's int64 hold.
 INT64 = (-(1 << 63), (1 << 63) - 1)
-_ORDER = {exp.GT: lambda a, b: a > b, exp.GTE: lambda a, b: a >= b,
-          exp.LT: lambda a, b: a < b, exp.LTE: lambda a, b: a <= b}
-_FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE}
+_COMPARE = {exp.GT: lambda a, b: a > b, exp.GTE: lambda a, b: a >= b,
+            exp.LT: lambda a, b: a < b, exp.LTE: lambda a, b: a <= b,
+            exp.EQ: lambda a, b: a == b, exp.NEQ: lambda a, b: a != b}
+_FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE,
+            exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
 
 
 def text(node: exp.Expression) -> str:
@@ -336,8 +338,8 @@ def fold_wide(schema: Schema, atom: exp.Expression) -> exp.Expression:
             raise QueryError(f"the literal {short(node.sql(dialect=DIALECT))} in "
                              f"{text(atom)!r} lies outside the 64-bit integer range; privpub "
                              "decides such a literal exactly only where it is compared with "
-                             "an attribute itself (a < …, a BETWEEN … AND …), and refuses it "
-                             "in arithmetic")
+                             "an attribute itself (a = …, a < …, a BETWEEN … AND …), and "
+                             "refuses it in arithmetic")
     return atom
 
 
@@ -351,7 +353,7 @@ def _numeric_column(schema: Schema, node: exp.Expression) -> Attribute | None:
 
 def _fold_comparison(schema: Schema, atom: exp.Expression) -> exp.Expression | None:
     op = type(atom)
-    if op not in _ORDER:
+    if op not in _COMPARE:
         return None
     column, value = atom.this, atom.expression
     if _numeric_column(schema, column) is None:
@@ -360,7 +362,7 @@ def _fold_comparison(schema: Schema, atom: exp.Expression) -> exp.Expression | N
     bound = _exact(_bare(value))
     if attr is None or bound is None or not _wide(_bare(value)):
         return None
-    return _decide(attr, column, lambda v: _ORDER[op](v, bound))
+    return _decide(attr, column, lambda v: _COMPARE[op](v, bound))
 
 
 def _fold_between(schema: Schema, atom: exp.Between) -> exp.Expression | None:

@@ -18,7 +18,7 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from privpub.tables.querytext import in_values
+from privpub.counting.querytext import in_values
 
 Intervals = list[tuple[int, int]]
 

@@ -149,7 +149,7 @@ def python_values(values: Any) -> ValueList:
     size = array.size if array is not None else len(items)
     if size > limit:
         raise QueryError(f"the list holds {size:,} values; the limit is "
-                         f"MAX_VALUES = {limit:,} (privpub.tables.querytext)")
+                         f"MAX_VALUES = {limit:,} (privpub.counting.querytext)")
     if array is not None and array.dtype.kind in "iu" and (
             array.dtype.kind == "i" or not array.size or array.max() < 2**63):
         ints = array.ravel().astype(np.int64)

@@ -7,12 +7,12 @@ given as a mapping ``{attribute: value}`` (a conjunction of equalities).
 
 A :class:`Condition` splits C into *atoms* (comparisons, IN, BETWEEN, LIKE,
 each over a set of attributes) combined by AND / OR / NOT; the domain count
-(:mod:`privpub.tables.domaincount`) works on that structure. IN-subqueries over
+(:mod:`privpub.counting.domaincount`) works on that structure. IN-subqueries over
 auxiliary tables (the paper's Q2, ``nationality in (select country from
 Regions where …)``) are run once with duckdb on the registered tables and
 replaced by the list of values they return. All evaluation goes through
 duckdb with the same SQL text, so Q(V) and Q(D) share one semantics (numpy
-stands in where it gives the same answer: :mod:`privpub.tables.truthtable`).
+stands in where it gives the same answer: :mod:`privpub.counting.truthtable`).
 
 A query means what it says or is refused by name (issue 22): text is a
 WHERE condition or ``SELECT count(*) FROM <name> [WHERE …]`` and nothing
@@ -21,7 +21,7 @@ file, a count of anything but ``*``); depth, AND/OR terms and listed values
 are bounded by ``querytext.MAX_DEPTH`` / ``MAX_TERMS`` / ``MAX_VALUES``
 before sqlglot sees the text; literal IN lists are one node each, at linear
 cost; literals past int64 are decided exactly or refused
-(:mod:`privpub.tables.querytext`, :mod:`privpub.tables.queryatoms`).
+(:mod:`privpub.counting.querytext`, :mod:`privpub.counting.queryatoms`).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from sqlglot import exp
 
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
-from privpub.tables import queryatoms, querytext
-from privpub.tables.inputs import tabular
-from privpub.tables.querytext import (
+from privpub.core.inputs import tabular
+from privpub.counting import queryatoms, querytext
+from privpub.counting.querytext import (
     DIALECT,
     ValueList,
     in_values,
@@ -51,9 +51,9 @@ from privpub.tables.querytext import (
     short,
     values_node,
 )
-from privpub.tables.truthtable import grid_table, row_mask
+from privpub.counting.truthtable import grid_table, row_mask
 
-if TYPE_CHECKING:  # schema.py imports this module (Schema.count); no import back at run time
+if TYPE_CHECKING:  # counting sits below tables: a Schema is passed in, never imported
     from privpub.tables.schema import Schema
 
 #: Conditions whose attributes span at most this many domain tuples are
@@ -127,7 +127,7 @@ class Expr:
 
     Each Expr knows its nesting depth and how many AND/OR operands it joins,
     so one past ``MAX_DEPTH`` or ``MAX_TERMS`` is refused where it is built
-    (:mod:`privpub.tables.querytext`).
+    (:mod:`privpub.counting.querytext`).
 
     Examples
     --------
@@ -232,7 +232,7 @@ def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
                      ) -> np.ndarray | None:
     """``sql`` (parsed: ``node``) over the projection of D on ``attributes``,
     first attribute slowest; None past ``limit`` tuples. numpy broadcasting
-    where it mirrors DuckDB exactly (:mod:`privpub.tables.truthtable`),
+    where it mirrors DuckDB exactly (:mod:`privpub.counting.truthtable`),
     DuckDB on the projection's frame otherwise."""
     if math.prod(schema[a].size for a in attributes) > limit:
         return None
@@ -289,7 +289,7 @@ def _parse_one(text: str, shown: str) -> exp.Expression:
 
 def _parse_select(text: str, shown: str | None = None) -> exp.Select:
     """``text`` parsed as a SELECT (within the stated limits, literal lists as
-    single nodes: :mod:`privpub.tables.querytext`); errors quote ``shown``."""
+    single nodes: :mod:`privpub.counting.querytext`); errors quote ``shown``."""
     shown = text if shown is None else shown
     tree = querytext.parse(text, shown, lambda t: _parse_one(t, shown))
     if not isinstance(tree, exp.Select):
@@ -579,7 +579,7 @@ class Condition:
         """Which rows satisfy the condition, from the domain indices of (at
         least) the attributes it reads: a lookup in :meth:`truth_table`, or
         when the projection is too large numpy on those columns
-        (:func:`~privpub.tables.truthtable.row_mask`, where it mirrors
+        (:func:`~privpub.counting.truthtable.row_mask`, where it mirrors
         duckdb), else duckdb."""
         table = self.truth_table()
         if table is None:  # numpy on the rows where it mirrors DuckDB, else DuckDB
