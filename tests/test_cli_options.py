@@ -60,3 +60,17 @@ def test_stdin_feeds_publish_and_estimate_reads_it_back(tmp_path, monkeypatch, c
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
     assert cli.main([*base, "--input", "-", "--output", str(tmp_path / "x.parquet")]) == 1
     assert "--input" in capsys.readouterr().err
+
+
+def test_splu_estimate_is_a_deprecated_alias_with_a_notice(tmp_path, capsys):
+    df, schema = privpub.datasets.load_adult()
+    path = tmp_path / "splu.parquet"
+    privpub.splu.SPLUGen(5, "occupation", schema=schema).publish(df.head(1000), seed=1
+                                                               ).to_parquet(path)
+    assert cli.main(["splu", "estimate", str(path), "--value", "occupation=Sales",
+                     "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "`privpub splu estimate` is deprecated; use `privpub estimate" in captured.err
+    (row,) = json.loads(captured.out)
+    assert cli.main(["estimate", str(path), "occupation = 'Sales'", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [row]
