@@ -16,8 +16,10 @@ import math
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
 
@@ -115,6 +117,52 @@ def test_beta_step_1e8_numpy(benchmark, request):
     out = benchmark.pedantic(lambda: numpy_beta_step(rng, m, beta, empty), rounds=5,
                              warmup_rounds=1)
     assert abs(len(out) - beta * m) < 5 * np.sqrt(beta * m)
+
+
+def numpy_publish(rng: np.random.Generator, m: int, alpha: float, beta: float,
+                  records: np.ndarray) -> np.ndarray:
+    """Algorithm 1 for distinct sorted codes, as a capable numpy user writes it:
+    each record kept with probability α + β, the β-step over the other codes
+    (:func:`numpy_beta_step`), the kept records inserted in order."""
+    kept = records[rng.random(len(records)) < alpha + beta]
+    noise = numpy_beta_step(rng, m, beta, records)
+    return np.insert(noise, np.searchsorted(noise, kept), kept)
+
+
+@pytest.fixture(scope="module")
+def one_record(request):
+    """The public call on a one-row table at ≈10^8 noise tuples (10^6 untimed)."""
+    m, beta = _scale(request.config)
+    schema = privpub.Schema([privpub.IntRange("a", 0, m - 1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", privpub.UsefulnessWarning)
+        mech = privpub.AlphaBeta(schema, alpha=0.5, beta=beta, n=1)
+    return mech, pd.DataFrame({"a": [123_456_789]})
+
+
+@pytest.mark.benchmark(group="publish: one record, 10^8 noise tuples")
+def test_publish_one_record_privpub(benchmark, one_record):
+    mech, df = one_record
+    benchmark.extra_info["role"] = "privpub"
+
+    def publish():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", privpub.UsefulnessWarning)
+            return mech.publish(df, seed=1)
+
+    view = benchmark.pedantic(publish, rounds=5, warmup_rounds=1)
+    m = mech.schema.size
+    assert abs(len(view) - 1 - mech.beta * m) < 6 * np.sqrt(mech.beta * m)
+
+
+@pytest.mark.benchmark(group="publish: one record, 10^8 noise tuples")
+def test_publish_one_record_numpy(benchmark, one_record):
+    mech, df = one_record
+    benchmark.extra_info["role"] = "baseline"
+    rng, records = np.random.default_rng(0), df["a"].to_numpy(np.uint64)
+    out = benchmark.pedantic(lambda: numpy_publish(rng, mech.schema.size, mech.alpha,
+                                                   mech.beta, records), rounds=5, warmup_rounds=1)
+    assert np.all(np.diff(out.astype(np.int64)) >= 0)
 
 
 PEAK_SCRIPT = textwrap.dedent("""

@@ -63,8 +63,8 @@ def test_relative_privacy_holds_for_the_alphabeta_posterior():
     (lambda: accounting.alphabeta_posterior(1.5, 0.3, 0.1, True), "prior must be in"),
     (lambda: accounting.alphabeta_posterior(0.1, 0.7, 0.5, True), "alpha \\+ beta"),
     (lambda: accounting.relative_delta_from_gamma(0.0, 0.2), "d must be in"),
-    (lambda: accounting.rho_theorem_4_3(3.0, 1.0), "epsilon must be in"),
-    (lambda: accounting.indistinguishability_from_delta(-1), "delta must be non-negative"),
+    (lambda: accounting.rho_theorem_4_3(3.0, 1.0), "failure_probability must be in"),
+    (lambda: accounting.indistinguishability_from_delta(-1), "relative_delta must be non-negative"),
 ])
 def test_bad_parameters_are_named(call, message):
     with pytest.raises(accounting.ParameterError, match=message):

@@ -168,7 +168,7 @@ def test_error_bound_covers_the_error_at_its_confidence():
     orders of magnitude)."""
     schema = privpub.Schema([privpub.IntRange("a", 0, 199), privpub.IntRange("b", 0, 4)])
     records = np.arange(0, 1000, 3, dtype=np.uint64)
-    mech = AlphaBeta(schema, 0.45, 0.05, n=len(records), epsilon=0.2)
+    mech = AlphaBeta(schema, 0.45, 0.05, n=len(records), failure_probability=0.2)
     truth = int((records // 5 < 100).sum())
     errs = np.array([abs(mech.publish(records, seed=s).estimate("a < 100").value - truth)
                      for s in range(400)])

@@ -343,7 +343,7 @@ def test_bad_input_is_named():
         SubsetSumDatabase([])
     with pytest.raises(ParameterError, match="E must be non-negative"):
         BoundedNoise(-1)
-    with pytest.raises(ParameterError, match="delta"):
+    with pytest.raises(ParameterError, match="advantage"):
         CDModel(0.7)
     with pytest.raises(ParameterError, match="scale"):
         LaplaceNoise(0)
@@ -383,5 +383,5 @@ def test_confidence_walk_steps_follow_the_binomial():
     assert delta_prime(0.1) == pytest.approx(math.log(1.5))
     assert stays_private(confidence_walk(100_000, 100, 50, seed=2), 0.1) == 1.0
     assert stays_private(confidence_walk(10, 100, 50, seed=2), 0.1) == 0.0
-    with pytest.raises(ParameterError, match="delta"):
+    with pytest.raises(ParameterError, match="advantage"):
         delta_prime(0.5)

@@ -103,7 +103,7 @@ def test_pair_attack_recovers_d_up_to_complement():
 def test_self_auditor_posterior_and_risk_match_brute_force(mechanism):
     n, p, delta = 6, 0.35, 0.3
     d = random_db(n, 7, p)
-    aud = SelfAuditor(SubsetSumDatabase(d, mechanism, seed=3), delta, level=0.3, p=p)
+    aud = SelfAuditor(SubsetSumDatabase(d, mechanism, seed=3), delta, breach_budget=0.3, prior=p)
     rng = np.random.default_rng(8)
     X = candidates(n)
     for _ in range(12):
@@ -152,8 +152,8 @@ def history_twins():
 def test_self_auditor_decision_is_answer_independent(mechanism):
     n, d1, d2, history, new = history_twins()
     for q in new:
-        a1 = SelfAuditor(SubsetSumDatabase(d1, mechanism, seed=5), 0.3, level=0.2)
-        a2 = SelfAuditor(SubsetSumDatabase(d2, mechanism, seed=5), 0.3, level=0.2)
+        a1 = SelfAuditor(SubsetSumDatabase(d1, mechanism, seed=5), 0.3, breach_budget=0.2)
+        a2 = SelfAuditor(SubsetSumDatabase(d2, mechanism, seed=5), 0.3, breach_budget=0.2)
         for h in history:
             # Same seed, same sums: the public transcripts are identical.
             assert a1.ask(h) == a2.ask(h)
@@ -286,7 +286,7 @@ def test_risk_budget_accounting():
     # refusal is exactly a query whose risk would have overdrawn it.
     for seed in range(5):
         aud = SelfAuditor(SubsetSumDatabase(random_db(8, seed), CoinNoise(12), seed=seed),
-                          0.4, level=0.1)
+                          0.4, breach_budget=0.1)
         for q in random_queries(8, 30, seed=seed):
             aud.ask(q)
         spent = 0.0
@@ -294,8 +294,8 @@ def test_risk_budget_accounting():
             if dec.answered:
                 spent += dec.breach_probability
             else:
-                assert spent + dec.breach_probability > aud.level
-        assert aud.spent == pytest.approx(spent, abs=1e-12) and aud.spent <= aud.level
+                assert spent + dec.breach_probability > aud.breach_budget
+        assert aud.spent == pytest.approx(spent, abs=1e-12) and aud.spent <= aud.breach_budget
         assert 0 < sum(dec.answered for dec in aud.log) < 30
 
 
@@ -336,7 +336,7 @@ def test_gaussian_method_privacy_measured_exactly():
 def test_gaussian_method_runs_past_the_enumeration_limit():
     n = 200
     d = random_db(n, 3)
-    aud = SelfAuditor(SubsetSumDatabase(d, CoinNoise(64), seed=3), 0.4, level=0.1)
+    aud = SelfAuditor(SubsetSumDatabase(d, CoinNoise(64), seed=3), 0.4, breach_budget=0.1)
     assert aud.method == "gaussian"
     out = run_attack(aud, "random", n_queries=300, seed=4)
     assert out.answered + out.refused == 300 and out.answered > 0
@@ -363,7 +363,7 @@ def test_run_attack_contrast():
         leaked += noisy.recovered == 1.0
     assert leaked <= 2                        # a guess up to complement: 2/2^10 per trial
     rnd = run_attack(SelfAuditor(SubsetSumDatabase(random_db(10, 1), CoinNoise(24), seed=1),
-                                 0.4, level=0.1), "random", n_queries=40, seed=2)
+                                 0.4, breach_budget=0.1), "random", n_queries=40, seed=2)
     assert rnd.answered + rnd.refused == 40 and rnd.answered >= 10
 
 
@@ -378,12 +378,12 @@ def test_named_errors():
         SelfAuditor(SubsetSumDatabase([0, 1, 1]), 0.3, method="mcmc")
     with pytest.raises(ParameterError, match=r"mechanism must be .*BoundedNoise"):
         SelfAuditor(SubsetSumDatabase([0, 1, 1], BoundedNoise(1.0)), 0.3)
-    with pytest.raises(ParameterError, match=r"delta must be in \(0, 1/2\), got 0.5"):
+    with pytest.raises(ParameterError, match=r"advantage .* must be in \(0, 1/2\), got 0.5"):
         SelfAuditor(SubsetSumDatabase([0, 1, 1]), 0.5)
-    with pytest.raises(ParameterError, match=r"level must be in \(0, 1\), got 0"):
-        SelfAuditor(SubsetSumDatabase([0, 1, 1]), 0.3, level=0)
-    with pytest.raises(ParameterError, match=r"prior alone breaches.*p = 0.1"):
-        SelfAuditor(SubsetSumDatabase([0, 1, 1]), 0.3, p=0.1)
+    with pytest.raises(ParameterError, match=r"breach_budget must be in \(0, 1\), got 0"):
+        SelfAuditor(SubsetSumDatabase([0, 1, 1]), 0.3, breach_budget=0)
+    with pytest.raises(ParameterError, match=r"prior alone breaches.*prior p = 0.1"):
+        SelfAuditor(SubsetSumDatabase([0, 1, 1]), 0.3, prior=0.1)
     with pytest.raises(ParameterError, match=r"db must be a SubsetSumDatabase"):
         SelfAuditor([0, 1, 1], 0.3)
     with pytest.raises(QueryError, match=r"length 3, got shape \(4,\)"):

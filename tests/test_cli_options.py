@@ -46,7 +46,7 @@ def test_stdin_feeds_publish_and_estimate_reads_it_back(tmp_path, monkeypatch, c
     small = df.head(2000)
     text = small.to_csv(index=False)
     (tmp_path / "t.csv").write_text(text)
-    base = ["publish", "splu", "--gamma", "5", "--sensitive", "occupation", "--seed", "1"]
+    base = ["publish", "splu", "--group-size", "5", "--sensitive", "occupation", "--seed", "1"]
     assert cli.main([*base, "--input", str(tmp_path / "t.csv"), "--output",
                      str(tmp_path / "file.parquet")]) == 0
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))

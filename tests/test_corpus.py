@@ -132,13 +132,13 @@ def splu_largest(name: str) -> int:
     """The largest γ SPLU-Gen accepts for the table's sensitive attribute (plan's)."""
     table = load(name)
     found = privpub.plan(table.frame, schema=table.schema, mechanisms=["splu"],
-                         sensitive=table.sensitive, splu_gammas=(2, 3, 4, 5)).to_frame()
-    largest = found["largest_splu_gamma"].iloc[0]
+                         sensitive=table.sensitive, group_sizes=(2, 3, 4, 5)).to_frame()
+    largest = found["largest_group_size"].iloc[0]
     assert largest is not None and largest >= 2, found.library_error.tolist()
     return int(largest)
 
 
-def splu_gamma(name: str) -> int:
+def splu_group_size(name: str) -> int:
     return min(splu_largest(name), 5)
 
 
@@ -278,14 +278,14 @@ def runs(name: str, kind: str) -> tuple[Trial, ...]:
     return tuple(trials)
 
 
-def coverage_holds(trials: list[Trial], epsilon: float, shrink: float = 1.0) -> bool:
+def coverage_holds(trials: list[Trial], failure_probability: float, shrink: float = 1.0) -> bool:
     """For each query position, the views that miss its bound (× ``shrink``) are
     independent Bernoulli(≤ ε): at most the binomial quantile at LEVEL/QUERIES
     each (Bonferroni over the positions; queries of one view are correlated)."""
     for j in range(QUERIES):
         at = [t for t in trials if t.query == j]
         missed = sum(abs(t.error) >= t.bound * shrink for t in at)
-        if missed > binom.isf(LEVEL / QUERIES, len(at), epsilon):
+        if missed > binom.isf(LEVEL / QUERIES, len(at), failure_probability):
             return False
     return True
 
@@ -325,7 +325,7 @@ def test_every_input_kind_gives_the_same_release(name, tmp_path):
     table = load(name)
     inputs = {kind: as_kind(table.frame, kind, str(tmp_path)) for kind in KINDS}
     mode = modes(table)[0]
-    splu = SPLUGen(splu_gamma(name), table.sensitive, schema=table.schema)
+    splu = SPLUGen(splu_group_size(name), table.sensitive, schema=table.schema)
     releases = {
         "alphabeta": lambda data: mechanism(name, "alphabeta").publish(data, seed=5,
                                                                        duplicates=mode),
@@ -349,7 +349,7 @@ def test_estimates_within_their_stated_bound(name, kind):
     """|estimate − truth| < bound fails at most as often as ε allows, for each
     query over the table's views (binomial tolerance)."""
     trials = list(runs(name, kind))
-    assert coverage_holds(trials, mechanism(name, kind).epsilon), (name, kind)
+    assert coverage_holds(trials, mechanism(name, kind).failure_probability), (name, kind)
     # A query every tuple of D satisfies has no noise: the estimate is exact.
     assert all(abs(t.error) < 1e-6 for t in trials if t.sd == 0)
 
@@ -364,9 +364,9 @@ def test_estimates_are_unbiased_over_the_corpus(kind):
     assert abs(mean) <= 4 / math.sqrt(views), (kind, mean, views)
     wrong, _ = mean_z(trials, wrong=True)
     assert abs(wrong) > 4 / math.sqrt(views), (kind, wrong, views)
-    epsilon = mechanism(NAMES[0], kind).epsilon
-    assert coverage_holds(trials, epsilon)
-    assert not coverage_holds(trials, epsilon, shrink=0.1)
+    failure_probability = mechanism(NAMES[0], kind).failure_probability
+    assert coverage_holds(trials, failure_probability)
+    assert not coverage_holds(trials, failure_probability, shrink=0.1)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -404,10 +404,10 @@ def splu_runs(name: str) -> tuple[tuple, ...]:
     no records are never published, the other columns are published exactly,
     and a reconstruction with a predicate is a count in [0, n]."""
     table = load(name)
-    gamma, s = splu_gamma(name), table.sensitive
-    mech = SPLUGen(gamma, s, schema=table.schema)
+    group_size, s = splu_group_size(name), table.sensitive
+    mech = SPLUGen(group_size, s, schema=table.schema)
     residue = mech.partition(table.frame).residue
-    assert len(residue) == len(table.frame) % gamma
+    assert len(residue) == len(table.frame) % group_size
     keep = np.ones(len(table.frame), dtype=bool)
     keep[residue] = False
     truth = filled(table)[keep]
@@ -458,8 +458,8 @@ def test_splu_gen_counts_and_refusal(name):
     """The guarantee's large-sum utility (|f' − f| ≤ 0.3 f for f ≥ T_f, w.p. ≥
     0.95) holds for each value over the seeds within the binomial tolerance
     (Bonferroni over values), and one γ past the eligible ones is a named error."""
-    table, gamma = load(name), splu_gamma(name)
-    threshold = utility_threshold_chebyshev(gamma, 0.3, 0.05)
+    table, group_size = load(name), splu_group_size(name)
+    threshold = utility_threshold_chebyshev(group_size, 0.3, 0.05)
     trials = splu_runs(name)
     large = {}
     for (_, _), f, published in trials:
@@ -479,9 +479,9 @@ def test_splu_gen_is_unbiased_over_the_corpus():
     the check rejects estimates 10% too large."""
     units: dict[tuple, list[tuple[float, float]]] = {}
     for name in NAMES:
-        gamma = splu_gamma(name)
+        group_size = splu_group_size(name)
         for unit, f, published in splu_runs(name):
-            sd = math.sqrt(f * (1 - 1 / gamma))
+            sd = math.sqrt(f * (1 - 1 / group_size))
             units.setdefault(unit, []).append(((published - f) / sd,
                                                (1.1 * published - f) / sd))
     right = np.mean([np.mean([z for z, _ in zs]) for zs in units.values()])
@@ -553,7 +553,7 @@ def test_command_line_matches_the_api_penguins(tmp_path):
     mode = modes(table)[0]
     dup = [] if mode is None else ["--duplicates", mode]
     (ka, ga), (kf, gf) = point(name, "alphabeta"), point(name, "frapp")
-    gamma, s = splu_gamma(name), table.sensitive
+    group_size, s = splu_group_size(name), table.sensitive
     planned, refused, *published = cli(
         ["plan", "--input", "table.csv", "--schema", "schema.yaml", "--format", "json"],
         ["publish", "alphabeta", "--input", "raw.csv", "--output", "raw.parquet",
@@ -562,7 +562,7 @@ def test_command_line_matches_the_api_penguins(tmp_path):
          "--gamma", repr(ga), *dup],
         ["publish", "frapp", *common, "--output", "fr.parquet", "--k", repr(kf), "--gamma",
          repr(gf), *dup],
-        ["publish", "splu", *common, "--output", "sp.parquet", "--gamma", str(gamma),
+        ["publish", "splu", *common, "--output", "sp.parquet", "--group-size", str(group_size),
          "--sensitive", s], cwd=str(tmp_path))
     facts = json.loads(ok(planned).stdout)
     assert (facts["n"], facts["m"]) == (len(table.frame), table.schema.size)
@@ -574,7 +574,7 @@ def test_command_line_matches_the_api_penguins(tmp_path):
            "fr": mechanism(name, "frapp").publish(table.frame, seed=7, duplicates=mode)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        api["sp"] = SPLUGen(gamma, s, schema=table.schema).publish(table.frame, seed=7)
+        api["sp"] = SPLUGen(group_size, s, schema=table.schema).publish(table.frame, seed=7)
     for key, view in api.items():
         assert (PublishedView.read_parquet(tmp_path / f"{key}.parquet").codes == view.codes).all()
     sqls = [q.sql for q in queries(name)]

@@ -146,17 +146,17 @@ def test_frapp_ranges_cross_rng_blocks(client):
     _same(mech.publish(dd.from_pandas(df, npartitions=5), seed=4, duplicates="records"), view)
 
 
-@pytest.mark.parametrize("sensitive, gamma", [(["occupation"], 5),
+@pytest.mark.parametrize("sensitive, group_size", [(["occupation"], 5),
                                               (["occupation", "education"], 3)])
-def test_splu_equals_one_machine_byte_for_byte(client, adult, sensitive, gamma):
+def test_splu_equals_one_machine_byte_for_byte(client, adult, sensitive, group_size):
     df, schema = adult
-    mech = SPLUGen(gamma, sensitive, schema=schema)
+    mech = SPLUGen(group_size, sensitive, schema=schema)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the residue's row ids (γ = 5)
         view = mech.publish(df, seed=8)
     for parts in PARTITIONS:
         _same(mech.publish(dd.from_pandas(df, npartitions=parts), seed=8), view)
-    assert view.parameters["residue"] == len(df) % gamma  # counted in both releases
+    assert view.parameters["residue"] == len(df) % group_size  # counted in both releases
 
 
 def test_written_release_reopens_and_estimates_as_in_memory(client, adult, tmp_path):

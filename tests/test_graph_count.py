@@ -19,7 +19,7 @@ from graph_brute import brute_count
 from privpub import datasets
 from privpub.core.errors import DataTypeError, DomainError, ParameterError, QueryError
 from privpub.graphs import CQ, Graph, clique, count, cycle, path_from, pattern, triangle, two_path
-from privpub.graphs.count import special_path
+from privpub.graphs.exact import special_path
 
 
 def relation(g: Graph) -> set[tuple[int, int]]:

@@ -199,7 +199,7 @@ def test_refusals():
         SmoothTriangleMechanism(1.0, 0.0, m=10)
     with pytest.raises(ParameterError, match="epsilon must be positive"):
         SmoothTriangleMechanism(0.0, 0.1, m=10)
-    with pytest.raises(ParameterError, match="beta must be positive"):
+    with pytest.raises(ParameterError, match="smoothing must be positive"):
         smooth_sensitivity(small_graph(), 0.0)
     with pytest.raises(ParameterError, match="built for m = 10"):
         SmoothTriangleMechanism(1.0, 1e-3, m=10).answer(small_graph(12))

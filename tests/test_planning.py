@@ -49,7 +49,7 @@ def adult():
 def adult_plan(adult) -> privpub.Plan:
     df, schema = adult
     return privpub.plan(df, schema=schema, ks=(1, 10, 100), gammas=(0.05, 0.2, 0.5),
-                        sensitive="occupation", splu_gammas=(2, 5, 8),
+                        sensitive="occupation", group_sizes=(2, 5, 8),
                         duplicates="records")
 
 
@@ -118,7 +118,7 @@ def test_a_sparse_table_is_not_called_dense(adult_plan):
 
 def rebuild(row: dict, data, schema: privpub.Schema, n: int, allow: bool = False):
     if row["mechanism"] == "splu":
-        return SPLUGen(row["splu_gamma"], row["sensitive"].split(","),
+        return SPLUGen(row["group_size"], row["sensitive"].split(","),
                        schema=schema).partition(data)
     if row["mechanism"] == "frapp":
         return privpub.FRAPP.for_privacy(schema, n=n, gamma=row["gamma"], k=row["k"],
@@ -155,7 +155,7 @@ def test_region_edges_are_where_the_library_draws_them(dense, dense_plan, adult,
                               (adult, adult_plan)):
         for region in p.regions:
             if region["mechanism"] == "splu":
-                g = region["largest_splu_gamma"]
+                g = region["largest_group_size"]
                 names = region["sensitive"].split(",")
                 SPLUGen(g, names, schema=schema).partition(data)
                 with pytest.raises(privpub.ParameterError):
@@ -200,12 +200,12 @@ def test_expected_rows_match_real_publishes_on_adult(adult, duplicates):
 def test_splu_rows_are_the_records_in_whole_decoy_groups(adult, adult_plan):
     df, schema = adult
     rows = [r for r in adult_plan.rows if r["mechanism"] == "splu" and r["feasible"]]
-    assert {r["splu_gamma"] for r in rows} == {2, 5}  # 30,162 mod 5 = 2 records left out
+    assert {r["group_size"] for r in rows} == {2, 5}  # 30,162 mod 5 = 2 records left out
     for row in rows:
-        with pytest.warns(UserWarning, match="in no decoy group") if row["splu_gamma"] == 5 \
+        with pytest.warns(UserWarning, match="in no decoy group") if row["group_size"] == 5 \
                 else contextlib.nullcontext():
-            view = SPLUGen(row["splu_gamma"], "occupation", schema=schema).publish(df, seed=0)
-        assert row["rows"] == len(view.codes) == len(df) - len(df) % row["splu_gamma"]
+            view = SPLUGen(row["group_size"], "occupation", schema=schema).publish(df, seed=0)
+        assert row["rows"] == len(view.codes) == len(df) - len(df) % row["group_size"]
 
 
 def test_expected_rows_have_power_against_dropping_beta_u(dense, dense_plan):
@@ -240,7 +240,7 @@ def test_bytes_estimates_within_25_percent_of_real_writes(tmp_path, adult, adult
          privpub.AlphaBeta.for_privacy(dense_schema, n=len(dense), gamma=0.8, k=1)
          .publish(dense, seed=1, duplicates="set")),
         # Measured at γ = 2, scaled to γ = 5 by rows.
-        (find(dense_plan, mechanism="splu", sensitive="c3", splu_gamma=5),
+        (find(dense_plan, mechanism="splu", sensitive="c3", group_size=5),
          SPLUGen(5, "c3", schema=dense_schema).publish(dense, seed=1)),
     ]
     for i, (row, view) in enumerate(cases):

@@ -35,16 +35,16 @@ from privpub.splu.partition import cooccurrence, decoy_groups
 from privpub.splu.reconstruction import paper_em, transition_matrix
 
 
-def reference_groups(values: np.ndarray, n_values: int, gamma: int):
+def reference_groups(values: np.ndarray, n_values: int, group_size: int):
     """Anatomy's group creation spelled out: sort the buckets every round."""
     buckets = [sorted(np.flatnonzero(values == v).tolist()) for v in range(n_values)]
     members = []
     while True:
         live = sorted((v for v in range(n_values) if buckets[v]),
                       key=lambda v: (-len(buckets[v]), v))
-        if len(live) < gamma:
+        if len(live) < group_size:
             break
-        members.append([buckets[v].pop(0) for v in live[:gamma]])
+        members.append([buckets[v].pop(0) for v in live[:group_size]])
     return members, sorted(i for b in buckets for i in b)
 
 
@@ -61,25 +61,25 @@ def table(n: int, seed: int, n_values: int = 6, skew: float = 0.0) -> tuple[pd.D
     return df, schema
 
 
-def publish(df, schema, gamma=3, sensitive="s", seed=0):
+def publish(df, schema, group_size=3, sensitive="s", seed=0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return SPLUGen(gamma, sensitive, schema=schema).publish(df, seed=seed)
+        return SPLUGen(group_size, sensitive, schema=schema).publish(df, seed=seed)
 
 
 # ---- partition -----------------------------------------------------------------------------
 def test_partition_matches_brute_force():
     rng = np.random.default_rng(0)
     for trial in range(200):
-        n_values, gamma = int(rng.integers(2, 9)), int(rng.integers(2, 5))
+        n_values, group_size = int(rng.integers(2, 9)), int(rng.integers(2, 5))
         values = rng.integers(0, n_values, int(rng.integers(0, 60))).astype(np.uint32)
-        got = decoy_groups(values, n_values, gamma)
-        members, residue = reference_groups(values, n_values, gamma)
-        assert got.members.reshape(-1, gamma).tolist() == members, trial
+        got = decoy_groups(values, n_values, group_size)
+        members, residue = reference_groups(values, n_values, group_size)
+        assert got.members.reshape(-1, group_size).tolist() == members, trial
         assert got.residue.tolist() == residue, trial
 
 
-def test_partition_is_valid_and_deterministic_and_residue_is_n_mod_gamma():
+def test_partition_is_valid_and_deterministic_and_residue_is_n_mod_group_size():
     df, schema = table(1001, 1)
     mech = SPLUGen(4, "s", schema=schema)
     part = mech.partition(df)
@@ -108,8 +108,8 @@ def test_each_record_publishes_a_uniform_member_of_its_group():
     """χ² at α = 1e-6 on which member's value each record published; power:
     the own-value rate is 1/γ, and a retention 10% above 1/γ is rejected."""
     df, schema = table(60_000, 2, n_values=8)
-    gamma = 4
-    mech = SPLUGen(gamma, "s", schema=schema)
+    group_size = 4
+    mech = SPLUGen(group_size, "s", schema=schema)
     part = mech.partition(df)
     groups = part.groups["s"].members
     # Publish without sorting: the kernel's per-position draws, as publish uses them.
@@ -117,36 +117,37 @@ def test_each_record_publishes_a_uniform_member_of_its_group():
     from privpub.core.seeding import resolve_seed
     values = df.s.to_numpy().astype(np.uint32)
     drawn = _core.decoy_draw(resolve_seed(5).derive("splu:s").key,
-                             groups.ravel().astype(np.uint32), values, gamma).reshape(-1, gamma)
+                             groups.ravel().astype(np.uint32), values,
+                             group_size).reshape(-1, group_size)
     group_values = values[groups]
     pick = np.argmax(group_values[:, :, None] == drawn[:, None, :], axis=1)  # member index
     assert (group_values[np.arange(len(groups))[:, None], pick] == drawn).all()
-    counts = np.bincount(pick.ravel(), minlength=gamma)
+    counts = np.bincount(pick.ravel(), minlength=group_size)
     assert stats.chisquare(counts).pvalue > 1e-6
     own = (drawn == group_values).mean()
-    se = math.sqrt((1 / gamma) * (1 - 1 / gamma) / drawn.size)
-    assert abs(own - 1 / gamma) < 4 * se
-    assert abs(own - 1.1 / gamma) > 4 * se  # power: a 10% higher retention is told apart
+    se = math.sqrt((1 / group_size) * (1 - 1 / group_size) / drawn.size)
+    assert abs(own - 1 / group_size) < 4 * se
+    assert abs(own - 1.1 / group_size) > 4 * se  # power: a 10% higher retention is told apart
 
 
 def test_published_counts_are_unbiased_with_the_binomial_variance():
     """f'_s ~ Binomial(γ f_s, 1/γ): mean f_s and variance f_s(1 − 1/γ), over 400 seeds."""
     df, schema = table(300, 3, n_values=5)
-    gamma, trials = 3, 400
-    counts = np.array([sensitive_counts(publish(df, schema, gamma, seed=t), "s").value
+    group_size, trials = 3, 400
+    counts = np.array([sensitive_counts(publish(df, schema, group_size, seed=t), "s").value
                        for t in range(trials)])
     n_pub = counts.sum(axis=1)[0]
-    f = np.bincount(df.s[np.isin(np.arange(300), SPLUGen(gamma, "s", schema=schema)
+    f = np.bincount(df.s[np.isin(np.arange(300), SPLUGen(group_size, "s", schema=schema)
                                  .partition(df).residue, invert=True)], minlength=5)
     assert counts.sum(axis=1).tolist() == [n_pub] * trials
-    se = np.sqrt(f * (1 - 1 / gamma) / trials)
+    se = np.sqrt(f * (1 - 1 / group_size) / trials)
     assert np.all(np.abs(counts.mean(axis=0) - f) < 4 * se)
     assert np.any(np.abs(counts.mean(axis=0) - 1.1 * f) > 4 * se)  # power
     var = counts.var(axis=0, ddof=1)
     # Variance ratio: χ² with trials − 1 degrees of freedom, two-sided at 1e-6.
     lo, hi = stats.chi2.ppf([5e-7, 1 - 5e-7], trials - 1) / (trials - 1)
-    assert np.all((var / (f * (1 - 1 / gamma)) > lo) & (var / (f * (1 - 1 / gamma)) < hi))
-    assert not np.all(var / (1.5 * f * (1 - 1 / gamma)) > lo)  # power: variance × 1.5
+    assert np.all((var / (f * (1 - 1 / group_size)) > lo) & (var / (f * (1 - 1 / group_size)) < hi))
+    assert not np.all(var / (1.5 * f * (1 - 1 / group_size)) > lo)  # power: variance × 1.5
 
 
 def test_seeded_publish_is_reproducible_and_seeds_differ():
@@ -158,16 +159,16 @@ def test_seeded_publish_is_reproducible_and_seeds_differ():
 # ---- transition matrix and reconstruction --------------------------------------------------
 def test_transition_matrix_is_the_kronecker_product_of_design_md():
     x = np.array([[50.0, 10.0, 30.0, 10.0]])  # ¬P¬s, ¬Ps, P¬s, Ps
-    gamma, n, f = 5, 100.0, 20.0
-    m1 = np.array([[1 - f / n, f / n], [(gamma - 1) / gamma, 1 / gamma]])
-    assert np.allclose(transition_matrix(x, gamma)[0], np.kron(np.eye(2), m1))
+    group_size, n, f = 5, 100.0, 20.0
+    m1 = np.array([[1 - f / n, f / n], [(group_size - 1) / group_size, 1 / group_size]])
+    assert np.allclose(transition_matrix(x, group_size)[0], np.kron(np.eye(2), m1))
     x2 = np.arange(1.0, 9.0)[None, :]  # P, s1, s2
     f1, f2, n2 = x2[0, [2, 3, 6, 7]].sum(), x2[0, [1, 3, 5, 7]].sum(), x2.sum()
-    m_1 = np.array([[1 - f1 / n2, f1 / n2], [(gamma - 1) / gamma, 1 / gamma]])
-    m_2 = np.array([[1 - f2 / n2, f2 / n2], [(gamma - 1) / gamma, 1 / gamma]])
-    assert np.allclose(transition_matrix(x2, gamma)[0],
+    m_1 = np.array([[1 - f1 / n2, f1 / n2], [(group_size - 1) / group_size, 1 / group_size]])
+    m_2 = np.array([[1 - f2 / n2, f2 / n2], [(group_size - 1) / group_size, 1 / group_size]])
+    assert np.allclose(transition_matrix(x2, group_size)[0],
                        np.kron(np.eye(2), np.kron(m_1, m_2)))
-    assert np.allclose(transition_matrix(x2, gamma).sum(axis=2), 1.0)
+    assert np.allclose(transition_matrix(x2, group_size).sum(axis=2), 1.0)
 
 
 def test_transition_rates_by_simulation():
@@ -178,23 +179,24 @@ def test_transition_rates_by_simulation():
     from privpub import _core
 
     df, _ = table(3000, 7, n_values=6)
-    gamma, trials = 5, 200
+    group_size, trials = 5, 200
     values = np.ascontiguousarray(df.s.to_numpy(), dtype=np.uint32)
-    members = np.ascontiguousarray(decoy_groups(values, 6, gamma).members.reshape(-1))
+    members = np.ascontiguousarray(decoy_groups(values, 6, group_size).members.reshape(-1))
     original = values[members]
     n, f = len(members), np.bincount(original, minlength=6)
     stay, cross = np.zeros(6), np.zeros(6)
     for t in range(trials):
-        drawn = _core.decoy_draw(np.random.default_rng(t).bytes(32), members, values, gamma)
+        drawn = _core.decoy_draw(np.random.default_rng(t).bytes(32), members, values, group_size)
         for v in range(6):
             stay[v] += np.sum((original == v) & (drawn == v))
             cross[v] += np.sum((original != v) & (drawn == v))
     p_stay, p_cross = stay / (trials * f), cross / (trials * (n - f))
     # Each record draws one of γ members independently: binomial standard errors.
-    se_stay = np.sqrt((1 / gamma) * (1 - 1 / gamma) / (trials * f))
-    exact = f * (gamma - 1) / (gamma * (n - f))
-    se_cross = np.sqrt(f * (gamma - 1) * (1 / gamma) * (1 - 1 / gamma) / trials) / (n - f)
-    assert np.all(np.abs(p_stay - 1 / gamma) < 4 * se_stay)
+    se_stay = np.sqrt((1 / group_size) * (1 - 1 / group_size) / (trials * f))
+    exact = f * (group_size - 1) / (group_size * (n - f))
+    p_own = 1 / group_size
+    se_cross = np.sqrt(f * (group_size - 1) * p_own * (1 - p_own) / trials) / (n - f)
+    assert np.all(np.abs(p_stay - 1 / group_size) < 4 * se_stay)
     assert np.all(np.abs(p_cross - exact) < 4 * se_cross)
     assert np.all(np.abs(p_cross - f / n) > 6 * se_cross)  # the paper's rate is rejected
 
@@ -289,7 +291,7 @@ def test_release_reopens_from_parquet_and_estimates_the_same(tmp_path):
 # ---- bad input -----------------------------------------------------------------------------
 def test_bad_input_is_named():
     df, schema = table(100, 11, n_values=6)
-    with pytest.raises(ParameterError, match="gamma must be at least 2"):
+    with pytest.raises(ParameterError, match="group_size must be at least 2"):
         SPLUGen(1, "s")
     with pytest.raises(ParameterError, match=r"\['zz'\] are not in the schema"):
         SPLUGen(3, "zz", schema=schema)
@@ -315,7 +317,7 @@ def test_bad_input_is_named():
         reconstruct(view, "a = 1", {"b": 1})
     with pytest.raises(ParameterError, match="method must be one of"):
         reconstruct(view, "a = 1", {"s": 1}, method="magic")
-    with pytest.raises(ParameterError, match="not a multiple of gamma"):
+    with pytest.raises(ParameterError, match="not a multiple of group_size"):
         SPLUGen.from_parameters(schema, {**view.parameters, "n": 97, "records_given": 98,
                                          "residue": 1})
 
@@ -342,11 +344,11 @@ def test_utility_thresholds_lemma_1_and_its_correction():
     assert relative_error_probability(21, 5, 0.1) > 0.4
     # ...at the corrected one it is below T_E.
     assert relative_error_probability(1600, 5, 0.1) <= 0.05
-    with pytest.raises(ParameterError, match="eps"):
+    with pytest.raises(ParameterError, match="relative_error"):
         utility_threshold(5, 1.5, 0.05)
 
 
-def test_eligibility_boundary_frequency_equal_to_n_over_gamma_is_eligible():
+def test_eligibility_boundary_frequency_equal_to_n_over_group_size_is_eligible():
     df = pd.DataFrame({"a": [0, 1] * 6, "s": [0, 1, 2, 3] * 3})
     schema = privpub.Schema([privpub.IntRange("a", 0, 1), privpub.IntRange("s", 0, 3)])
     view = SPLUGen(4, "s", schema=schema).publish(df, seed=0)  # f = 3 = 12/4
@@ -502,7 +504,7 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     df, _ = table(3001, 14)
     src, out = tmp_path / "t.csv", tmp_path / "v.parquet"
     df.to_csv(src, index=False)
-    assert main(["publish", "splu", "--input", str(src), "--gamma", "3", "--sensitive", "s",
+    assert main(["publish", "splu", "--input", str(src), "--group-size", "3", "--sensitive", "s",
                  "--output", str(out), "--seed", "1"]) == 0
     captured = capsys.readouterr()
     assert "published 3,000 rows" in captured.out and "1 of 3,001 records" in captured.err
@@ -511,9 +513,9 @@ def test_cli_publishes_and_estimates(tmp_path, capsys):
     assert main(["splu", "estimate", str(out), "--where", "a = 1", "--value", "s=2"]) == 0
     expected = reconstruct(privpub.PublishedView.read_parquet(out), "a = 1", {"s": 2})
     assert f"≈ {expected.value:,.1f}" in capsys.readouterr().out
-    assert main(["publish", "splu", "--input", str(src), "--gamma", "9", "--sensitive", "s",
+    assert main(["publish", "splu", "--input", str(src), "--group-size", "9", "--sensitive", "s",
                  "--output", str(out), "--force"]) == 1
-    assert "a decoy group needs gamma = 9 distinct ones" in capsys.readouterr().err
+    assert "a decoy group needs group_size = 9 distinct ones" in capsys.readouterr().err
 
 
 @pytest.mark.slow

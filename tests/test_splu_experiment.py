@@ -8,12 +8,12 @@ import pytest
 
 from privpub.cli import main
 from privpub.datasets import load_adult
-from privpub.experiments.splu import eligible_gammas, query_pool, with_age_bands
+from privpub.experiments.splu import eligible_group_sizes, query_pool, with_age_bands
 
 
-def test_adult_occupation_is_eligible_for_gamma_2_to_7():
+def test_adult_occupation_is_eligible_for_group_size_2_to_7():
     df, _ = load_adult()
-    assert eligible_gammas(df, "occupation") == [2, 3, 4, 5, 6, 7]  # Prof-specialty: 4,038
+    assert eligible_group_sizes(df, "occupation") == [2, 3, 4, 5, 6, 7]  # Prof-specialty: 4,038
 
 
 @pytest.mark.slow
@@ -27,7 +27,7 @@ def test_quick_run_writes_every_figure_and_the_summary(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["census_is_synthetic"] and "SYNTHETIC" in (out / "summary.md").read_text()
     census = summary["data"]["census"]
-    assert census["eligible_gammas"] == [2, 5, 9]
+    assert census["eligible_group_sizes"] == [2, 5, 9]
     small = census["small_counts"]
     assert set(small["2"]) == {"queries", "residue", "SPLU-Gen", "Anatomy", "DBR",
                                "Laplace ε=ln 2", "Laplace ε=ln 3"}

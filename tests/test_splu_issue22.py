@@ -202,7 +202,7 @@ def test_cli_estimate_writes_table_json_and_csv(fair, tmp_path, capsys):
     df, _, truth = fair
     src, out = tmp_path / "fair.csv", tmp_path / "fair.parquet"
     df.to_csv(src, index=False)
-    assert main(["publish", "splu", "--input", str(src), "--gamma", "2", "--sensitive",
+    assert main(["publish", "splu", "--input", str(src), "--group-size", "2", "--sensitive",
                  "occupation", "--output", str(out), "--seed", "1"]) == 0
     capsys.readouterr()
     base = ["splu", "estimate", str(out), "--where", WHERE, "--value", "occupation=5"]

@@ -63,7 +63,7 @@ def runs_of(law: ReleaseLaw, predicates, seed: int, keep=None):
     if keep is not None:
         y, truth = y[:, keep], truth[keep]
     r, q, k = y.shape
-    return y, truth, from_states(y.reshape(-1, k), law.gamma, "paper")
+    return y, truth, from_states(y.reshape(-1, k), law.group_size, "paper")
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def paper_model_states(law: ReleaseLaw, predicates, runs: int, seed: int) -> np.
     out = np.empty((runs, len(predicates) * v, 4))
     n = kept.sum()
     for t in range(runs):
-        keep_own = rng.random(len(law.values)) < 1 / law.gamma
+        keep_own = rng.random(len(law.values)) < 1 / law.group_size
         pub = np.where(keep_own, law.values, rng.choice(v, len(law.values), p=freq))
         total = np.bincount(pub[kept], minlength=v)
         for i, m in enumerate(masks):
@@ -149,7 +149,7 @@ def test_the_exact_interval_of_f_s_covers_and_a_narrower_one_does_not(name, adul
     truth = np.bincount(law.values[law.kept], minlength=law.n_values)
     n = law.kept.sum()
     states = np.stack([np.zeros_like(f_pub), np.zeros_like(f_pub), n - f_pub, f_pub], axis=2)
-    lo, hi = guaranteed_interval(states.reshape(-1, 4), law.gamma, 0.95)
+    lo, hi = guaranteed_interval(states.reshape(-1, 4), law.group_size, 0.95)
     lo, hi = lo.reshape(f_pub.shape), hi.reshape(f_pub.shape)
     coverage = covered(lo, hi, truth)
     assert coverage.mean() >= 0.94 and coverage.min() >= 0.93, coverage

@@ -316,7 +316,7 @@ def test_the_command_line_refuses_a_wrong_suffix_and_an_existing_output(adult_fi
         assert cli.main(["publish", kind, *base, "--output", str(tmp_path / "o.csv")]) == 1
         err = capsys.readouterr().err
         assert f"--output '{tmp_path / 'o.csv'}' must end in '.parquet'" in err
-    assert cli.main(["publish", "splu", "--input", str(adult_file), "--gamma", "5",
+    assert cli.main(["publish", "splu", "--input", str(adult_file), "--group-size", "5",
                      "--sensitive", "occupation", "--output", str(tmp_path / "o.csv")]) == 1
     assert "must end in '.parquet'" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []

@@ -1,6 +1,10 @@
 """privpub: privacy-preserving data publishing and query answering.
 
-Import the pieces you need from here::
+Each family's mechanism is a top-level name: ``AlphaBeta`` (and
+``MultiViewPublisher``, ``SourceDistribution``), ``FRAPP``, ``SPLUGen``, and the
+graph mechanisms (``RelationshipMechanism``, ``MultipleQueryMechanism``,
+``NegativeLeakageMechanism``, ``LaplaceMechanism``, ``SmoothTriangleMechanism``
+over a ``Graph``). Import the pieces you need from here::
 
     import privpub
     df, schema = privpub.datasets.load_adult()
@@ -38,7 +42,16 @@ from privpub.core.seeding import RandomSource, resolve_seed
 from privpub.core.version import LIBRARY_VERSION as __version__
 from privpub.counting import Condition, col, count_domain
 from privpub.frapp import FRAPP
+from privpub.graphs import (
+    Graph,
+    LaplaceMechanism,
+    MultipleQueryMechanism,
+    NegativeLeakageMechanism,
+    RelationshipMechanism,
+    SmoothTriangleMechanism,
+)
 from privpub.planning import Plan, expected_view_size, plan
+from privpub.splu import SPLUGen
 from privpub.tables.artifact import Artifact
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.schema import Categorical, IntRange, Schema
@@ -59,12 +72,16 @@ __all__ = [
     "Estimates",
     "FRAPP",
     "FileView",
+    "Graph",
     "Guarantee",
     "IntRange",
+    "LaplaceMechanism",
     "Mechanism",
     "MemoryView",
     "MissingValueError",
     "MultiViewPublisher",
+    "MultipleQueryMechanism",
+    "NegativeLeakageMechanism",
     "OutputExistsError",
     "ParameterError",
     "Plan",
@@ -73,10 +90,13 @@ __all__ = [
     "PublishedView",
     "QueryError",
     "RandomSource",
+    "RelationshipMechanism",
     "Release",
     "Resolution",
     "Schema",
+    "SPLUGen",
     "SchemaError",
+    "SmoothTriangleMechanism",
     "SourceDistribution",
     "TableView",
     "UsefulnessWarning",

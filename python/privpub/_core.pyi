@@ -71,11 +71,14 @@ def beta_step_layout(m: int, beta: float) -> tuple[int, int]:
     """(L, segments): the β-step draws code range [s·L, (s+1)·L) ∩ [0, m) from stream s."""
 
 def beta_step(key: bytes, m: int, beta: float, excluded: npt.NDArray[np.uint64],
-              segments: tuple[int, int] | None = None) -> npt.NDArray[np.uint64]:
+              segments: tuple[int, int] | None = None,
+              kept: npt.NDArray[np.uint64] | None = None) -> npt.NDArray[np.uint64]:
     """Sorted codes in [0, m) outside the sorted distinct (n, limbs) ``excluded``, each
     selected independently with probability beta (exact geometric skipping; m ≤ 2^128);
     with ``segments=(a, b)`` only those of segments a..b, i.e. in [a·L, b·L): the
-    pieces of any split concatenate to the whole draw."""
+    pieces of any split concatenate to the whole draw. ``kept``: sorted (k, limbs)
+    codes, each excluded and inside the segments' range, repeats allowed, written
+    in order among the selected codes (the merge, without a second pass)."""
 
 def merge_sorted(a: npt.NDArray[np.uint64],
                  b: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

@@ -243,9 +243,50 @@ impl BetaStep {
         first: u64,
         stop: u64,
     ) -> Result<Vec<u64>, KernelError> {
+        self.run_segments_with(limbs, first, stop, &[])
+    }
+
+    /// As [`BetaStep::run_segments`], with the sorted codes `kept` (repeats
+    /// allowed; each must be excluded, so none equals a selected code, and lie
+    /// in the segments' range) written in order among the selected ones: the
+    /// α-step's records join the noise as it is drawn, with no second pass
+    /// over the output to merge them.
+    pub fn run_segments_with(
+        &self,
+        limbs: usize,
+        first: u64,
+        stop: u64,
+        kept: &[u128],
+    ) -> Result<Vec<u64>, KernelError> {
         let stop = stop.min(self.segments);
         let first = first.min(stop);
-        self.run_windowed(limbs, first, stop, WINDOW, rayon::current_num_threads())
+        let (lo, hi) = (self.code_at(first), self.code_at(stop));
+        let in_range = |c: &u128| (lo..hi).contains(c) || (first == stop && *c < self.m);
+        if kept.windows(2).any(|w| w[0] > w[1])
+            || !kept.iter().all(in_range)
+            || !kept.iter().all(|c| self.excluded.binary_search(c).is_ok())
+        {
+            return Err(KernelError::Shape(
+                "kept codes must be sorted, excluded codes, inside the segments drawn".into(),
+            ));
+        }
+        self.run_windowed(
+            limbs,
+            first,
+            stop,
+            kept,
+            WINDOW,
+            rayon::current_num_threads(),
+        )
+    }
+
+    /// The first code of segment `s` (m past the last segment).
+    fn code_at(&self, s: u64) -> u128 {
+        if s >= self.segments {
+            self.m
+        } else {
+            u128::from(s).saturating_mul(self.seg_len).min(self.m)
+        }
     }
 
     fn run_windowed(
@@ -253,6 +294,7 @@ impl BetaStep {
         limbs: usize,
         first: u64,
         stop: u64,
+        kept: &[u128],
         window: usize,
         runs: usize,
     ) -> Result<Vec<u64>, KernelError> {
@@ -260,6 +302,9 @@ impl BetaStep {
             return Err(KernelError::Shape(format!(
                 "{limbs} limbs cannot hold these codes"
             )));
+        }
+        if first == stop {
+            return Ok(from_u128(kept, limbs)); // no segment to draw (β = 0)
         }
         // Refuse an output no memory can hold before drawing it (≈ β · its codes).
         let span = u128::from(stop - first)
@@ -272,7 +317,7 @@ impl BetaStep {
             )));
         }
         // Exceeded with probability below 1e-15; the output then simply grows.
-        let reserve = (expected + 8.0 * expected.sqrt() + 64.0) as usize * limbs;
+        let reserve = ((expected + 8.0 * expected.sqrt() + 64.0) as usize + kept.len()) * limbs;
         let mut out = Vec::new();
         out.try_reserve_exact(reserve).map_err(|_| {
             KernelError::Shape(format!("cannot allocate {reserve} words of β-step codes"))
@@ -289,9 +334,20 @@ impl BetaStep {
             targets.push(&mut out);
             targets.extend(bufs.iter_mut());
             targets.into_par_iter().enumerate().for_each(|(r, dst)| {
+                let (lo, hi) = (self.code_at(bounds(r)), self.code_at(bounds(r + 1)));
+                let ours =
+                    &kept[kept.partition_point(|&c| c < lo)..kept.partition_point(|&c| c < hi)];
+                let mut k = 0;
                 for s in bounds(r)..bounds(r + 1) {
-                    self.segment(s, |code| push_code(dst, code, limbs));
+                    self.segment(s, |code| {
+                        while k < ours.len() && ours[k] < code {
+                            push_code(dst, ours[k], limbs);
+                            k += 1;
+                        }
+                        push_code(dst, code, limbs);
+                    });
                 }
+                ours[k..].iter().for_each(|&c| push_code(dst, c, limbs));
             });
             append_parallel(&mut out, &bufs)?;
             first += count;
@@ -469,9 +525,59 @@ mod tests {
         assert_eq!(step.segments, 70);
         let default = step.run(1).unwrap();
         for (window, runs) in [(1, 1), (3, 2), (7, 3), (70, 5), (256, 1)] {
-            assert_eq!(step.run_windowed(1, 0, 70, window, runs).unwrap(), default);
+            assert_eq!(
+                step.run_windowed(1, 0, 70, &[], window, runs).unwrap(),
+                default
+            );
         }
         assert!(default.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn kept_codes_drawn_in_equal_the_merge() {
+        // Kept codes (repeats, at segment edges, past the last segment start)
+        // written during the draw: the merge of the draw and the kept codes,
+        // for any window, run count and range of segments.
+        let beta = 0.25;
+        let m = (SEGMENT_TARGET / beta) as u128 * 9 + 1234;
+        let seg = (SEGMENT_TARGET / beta) as u128;
+        let excluded: Vec<u128> = vec![0, 5, seg - 1, seg, 3 * seg + 7, 8 * seg + 1, m - 1];
+        let step = BetaStep::new(&[12; 32], m, beta, &excluded).unwrap();
+        let kept: Vec<u128> = vec![0, 0, 5, seg - 1, seg, seg, 3 * seg + 7, 8 * seg + 1, m - 1];
+        for (first, stop) in [(0, 10), (1, 4), (8, 10), (3, 3)] {
+            let (lo, hi) = (step.code_at(first), step.code_at(stop));
+            let ours: Vec<u128> = kept
+                .iter()
+                .copied()
+                .filter(|c| (lo..hi).contains(c))
+                .collect();
+            let expected = merge_sorted(
+                &step.run_segments(1, first, stop).unwrap(),
+                &from_u128(&ours, 1),
+                1,
+            )
+            .unwrap();
+            for (window, runs) in [(1, 1), (3, 2), (64, 2), (256, 3)] {
+                let got = step
+                    .run_windowed(1, first, stop.min(step.segments), &ours, window, runs)
+                    .unwrap();
+                let diff = got.iter().zip(&expected).position(|(a, b)| a != b);
+                assert!(
+                    got == expected,
+                    "{first}..{stop} {window} {runs}: {} vs {} rows, first difference at {diff:?}",
+                    got.len(),
+                    expected.len()
+                );
+            }
+            assert_eq!(step.run_segments_with(2, first, stop, &ours).unwrap(), {
+                let wide: Vec<u64> = expected.iter().flat_map(|&c| [0, c]).collect();
+                wide
+            });
+        }
+        // Not sorted, not excluded, outside the range: errors, not panics.
+        assert!(step.run_segments_with(1, 0, 10, &[5, 0]).is_err());
+        assert!(step.run_segments_with(1, 0, 10, &[6]).is_err());
+        assert!(step.run_segments_with(1, 1, 2, &[0]).is_err());
     }
 
     #[test]

@@ -181,28 +181,31 @@ def theorem_4_3_r(alpha: float, beta: float, n: int, m: int) -> float:
     return b * m / (a * a * n)
 
 
-def rho_theorem_4_3(r: float, epsilon: float) -> float:
+def rho_theorem_4_3(r: float, failure_probability: float) -> float:
     """ρ = √(2(r+1) ln(2/ε)) of Theorem 4.3 (appendix form, DESIGN.md): the
     estimate's absolute error is below ρ√n with probability ≥ 1 − ε."""
-    epsilon = probability("epsilon", epsilon, open_low=True, open_high=True)
-    return math.sqrt(2 * (r + 1) * math.log(2 / epsilon))
+    failure_probability = probability("failure_probability", failure_probability,
+                                      open_low=True, open_high=True)
+    return math.sqrt(2 * (r + 1) * math.log(2 / failure_probability))
 
 
-def rho_alphabeta(k: float, gamma: float, epsilon: float) -> float:
+def rho_alphabeta(k: float, gamma: float, failure_probability: float) -> float:
     """Sec. 5's bound for αβ: ρ = 2√(2k(1−γ)/γ · ln(2/ε))."""
-    return 2 * math.sqrt(2 * k * (1 - gamma) / gamma * math.log(2 / epsilon))
+    return 2 * math.sqrt(2 * k * (1 - gamma) / gamma * math.log(2 / failure_probability))
 
 
-def bernstein_deviation(variance: float, scale: float, epsilon: float) -> float:
+def bernstein_deviation(variance: float, term_bound: float, failure_probability: float) -> float:
     """The λ with Pr[|S − E S| ≥ λ] ≤ ε for a sum S of independent terms, each
-    within ``scale`` of its mean, of total variance at most ``variance``
-    (Bernstein: 2·exp(−λ²/(2σ² + 2bλ/3)) = ε, solved for λ)."""
-    epsilon = probability("epsilon", epsilon, open_low=True, open_high=True)
-    log = math.log(2 / epsilon)
-    return scale * log / 3 + math.sqrt((scale * log / 3) ** 2 + 2 * variance * log)
+    within ``term_bound`` (Bernstein's b) of its mean, of total variance at most
+    ``variance``; ε is ``failure_probability`` (Bernstein: 2·exp(−λ²/(2σ² + 2bλ/3)) = ε,
+    solved for λ)."""
+    failure_probability = probability("failure_probability", failure_probability,
+                                      open_low=True, open_high=True)
+    log = math.log(2 / failure_probability)
+    return term_bound * log / 3 + math.sqrt((term_bound * log / 3) ** 2 + 2 * variance * log)
 
 
-def alphabeta_error_bound(alpha: float, beta_max: float, n: int, m: int, epsilon: float,
+def alphabeta_error_bound(alpha: float, beta_max: float, n: int, m: int, failure_probability: float,
                           *, source: bool = False) -> float:
     """A bound B with Pr[|Q̃(V) − Q(I)| ≥ B] ≤ ε for each fixed counting query:
     the bound Theorem 4.3's argument gives once its two slips are mended
@@ -223,7 +226,7 @@ def alphabeta_error_bound(alpha: float, beta_max: float, n: int, m: int, epsilon
     if a == 0:
         raise ParameterError("alpha must be positive for an error bound")
     noise = m * b if source else m * b * (1 - b)
-    return bernstein_deviation(n * a * (1 - a) + noise, 1.0, epsilon) / a
+    return bernstein_deviation(n * a * (1 - a) + noise, 1.0, failure_probability) / a
 
 
 # ---- relations between privacy definitions (Appendix A) -------------------------------------
@@ -237,17 +240,18 @@ def relative_delta_from_gamma(d: float, gamma: float) -> float:
     return math.log(gamma / d * (1 - d) / (1 - gamma))
 
 
-def gamma_from_relative_delta(d: float, delta: float) -> float:
-    """Proposition A.3: a (d, δ)-relative-private algorithm is (d, γ)-private with γ = d e^δ."""
-    return probability("d", d, open_low=True) * math.exp(delta)
+def gamma_from_relative_delta(d: float, relative_delta: float) -> float:
+    """Proposition A.3: a (d, δ)-relative-private algorithm is (d, γ)-private with
+    γ = d e^δ (``relative_delta`` is that δ)."""
+    return probability("d", d, open_low=True) * math.exp(relative_delta)
 
 
-def indistinguishability_from_delta(delta: float) -> float:
-    """Proposition A.5: (d, δ)-relative privacy implies ε-indistinguishability
-    with ε = 2δ + 2 ln 2."""
-    if delta < 0:
-        raise ParameterError(f"delta must be non-negative, got {delta}")
-    return 2 * delta + 2 * math.log(2)
+def indistinguishability_from_delta(relative_delta: float) -> float:
+    """Proposition A.5: (d, δ)-relative privacy (``relative_delta`` is δ) implies
+    ε-indistinguishability with ε = 2δ + 2 ln 2."""
+    if relative_delta < 0:
+        raise ParameterError(f"relative_delta must be non-negative, got {relative_delta}")
+    return 2 * relative_delta + 2 * math.log(2)
 
 
 def _check_alpha_beta(alpha: float, beta: float) -> tuple[float, float]:

@@ -31,7 +31,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -55,6 +55,7 @@ from privpub.core.files import PARQUET, check_output
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
+from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.confidence import CountLaw, HoeffdingLaw, KeepLaw, count_top
 from privpub.tables.distributed import DaskRelease, is_dask
@@ -89,11 +90,16 @@ class AlphaBeta:
         The domain D (its size m may be up to 2^128).
     alpha, beta : float
         α > 0, β ≥ 0 with α + β ≤ 1.
-    n, d, gamma, epsilon : optional
+    n, d, gamma : optional
         The privacy request the parameters were chosen for (set by
-        :meth:`for_privacy`); used by :meth:`guarantee`. With both n and d,
-        d must be at least the base rate n/m unless
-        ``allow_prior_below_base_rate`` says the caller gives that up.
+        :meth:`for_privacy`): n records, prior bound d, posterior bound γ;
+        used by :meth:`guarantee`. With both n and d, d must be at least the
+        base rate n/m unless ``allow_prior_below_base_rate`` says the caller
+        gives that up.
+    failure_probability : float
+        The probability that the error bound fails: the paper's ε of
+        (ρ, ε)-usefulness (default 0.05). Earlier versions called it
+        ``epsilon``, which now means only a privacy loss.
     calibration : str, optional
         Which choice of :func:`~privpub.alphabeta.accounting.calibrate` gave
         α and β (informational).
@@ -111,9 +117,13 @@ class AlphaBeta:
     """
 
     name = "alphabeta"
+    #: Parameter names that files written by earlier versions store, and their names now.
+    renamed_parameters: ClassVar[dict[str, str]] = {"epsilon": "failure_probability"}
 
+    @renamed_keywords(epsilon="failure_probability")
     def __init__(self, schema: Schema, alpha: float, beta: float, *, n: int | None = None,
-                 d: float | None = None, gamma: float | None = None, epsilon: float = 0.05,
+                 d: float | None = None, gamma: float | None = None,
+                 failure_probability: float = 0.05,
                  source: SourceDistribution | Mapping[str, Any] | None = None,
                  calibration: str | None = None, allow_prior_below_base_rate: bool = False,
                  records: Mapping[str, Any] | None = None):
@@ -124,7 +134,7 @@ class AlphaBeta:
                                  f"has m = {schema.size:,} (≈ 2^{math.log2(schema.size):.1f})")
         alpha = validate.probability("alpha", alpha)
         beta = validate.probability("beta", beta)
-        epsilon = validate.probability("epsilon", epsilon)
+        failure_probability = validate.probability("failure_probability", failure_probability)
         n = validate.optional(validate.count, "n", n, minimum=1)
         d = validate.optional(validate.probability, "d", d, open_low=True, open_high=True)
         gamma = validate.optional(validate.probability, "gamma", gamma, open_low=True,
@@ -134,14 +144,16 @@ class AlphaBeta:
                                  f"1/alpha² finite, got {alpha}")
         if alpha + beta > 1:
             raise ParameterError(f"alpha + beta must be at most 1, got {alpha} + {beta}")
-        if not 0 < epsilon < 1:
-            raise ParameterError(f"epsilon must be in (0, 1), got {epsilon}")
+        if not 0 < failure_probability < 1:
+            raise ParameterError(f"failure_probability must be in (0, 1), got "
+                                 f"{failure_probability}")
         if calibration is not None and calibration not in CALIBRATIONS:
             raise ParameterError(f"calibration must be one of {list(CALIBRATIONS)} or None, "
                                  f"got {calibration!r}")
         validate.prior_at_least_base_rate(d, n, schema.size, allow_prior_below_base_rate)
         self.schema, self.alpha, self.beta = schema, float(alpha), float(beta)
-        self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
+        self.n, self.d, self.gamma = n, d, gamma
+        self.failure_probability = float(failure_probability)
         self.calibration = calibration
         self.allow_prior_below_base_rate = allow_prior_below_base_rate
         self.records = None if records is None else check_record_facts(records, n)
@@ -162,16 +174,18 @@ class AlphaBeta:
         return mech
 
     @classmethod
-    def from_fields(cls, schema: Schema, p: Mapping[str, Any]) -> AlphaBeta:
+    def from_fields(cls, schema: Schema, parameters: Mapping[str, Any]) -> AlphaBeta:
         """The constructor called with the stored fields (each present, each
         checked by the constructor)."""
+        p = parameters
         source = validate.field(p, "source")
         if source is not None and not isinstance(source, Mapping):
             raise ParameterError(f"source must be a mapping attribute → probabilities, "
                                  f"got {source!r}")
         return cls(schema, validate.field(p, "alpha"), validate.field(p, "beta"),
                    n=validate.field(p, "n"), d=validate.field(p, "d"),
-                   gamma=validate.field(p, "gamma"), epsilon=validate.field(p, "epsilon"),
+                   gamma=validate.field(p, "gamma"),
+                   failure_probability=validate.field(p, "failure_probability"),
                    source=source, calibration=validate.field(p, "calibration"),
                    allow_prior_below_base_rate=validate.field(
                        p, "allow_prior_below_base_rate"),
@@ -183,8 +197,9 @@ class AlphaBeta:
         return self.beta * (1.0 if self.source is None else self.source.max_weight)
 
     @classmethod
+    @renamed_keywords(epsilon="failure_probability")
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
-                    d: float | None = None, epsilon: float = 0.05,
+                    d: float | None = None, failure_probability: float = 0.05,
                     source: SourceDistribution | Mapping[str, Any] | None = None,
                     calibration: str = "exclusive",
                     allow_prior_below_base_rate: bool = False) -> AlphaBeta:
@@ -216,7 +231,8 @@ class AlphaBeta:
         if (k is None) == (d is None):
             raise ParameterError("give exactly one of k (d = k·n/m) or d")
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
-        epsilon = validate.probability("epsilon", epsilon, open_low=True, open_high=True)
+        failure_probability = validate.probability("failure_probability", failure_probability,
+                                                   open_low=True, open_high=True)
         m = schema.size
         if k is not None:
             k = validate.real("k", k)
@@ -237,7 +253,8 @@ class AlphaBeta:
                                  f"γ = {gamma}; a posterior bound below the prior bound "
                                  "cannot be met")
         alpha, beta_top = calibrate(d * w_max, gamma, calibration)
-        return cls(schema, alpha, beta_top / w_max, n=n, d=d, gamma=gamma, epsilon=epsilon,
+        return cls(schema, alpha, beta_top / w_max, n=n, d=d, gamma=gamma,
+                   failure_probability=failure_probability,
                    source=source, calibration=calibration,
                    allow_prior_below_base_rate=allow_prior_below_base_rate)
 
@@ -334,12 +351,13 @@ class AlphaBeta:
     def _usefulness_claim(self) -> Claim:
         r = theorem_4_3_r(self.alpha, self.beta_max, self.n, self.schema.size)
         bound = self.error_bound()
-        printed = rho_theorem_4_3(r, self.epsilon) * math.sqrt(self.n)
+        printed = rho_theorem_4_3(r, self.failure_probability) * math.sqrt(self.n)
         unit = counted(self.records)
         return usefulness_claim(
             f"for each fixed counting query (not all at once), |Q̃(V) − Q(I)| < {bound:,.1f} "
             f"= ρ√n with ρ = {bound / math.sqrt(self.n):.6g}, n = {self.n:,} {unit}, with "
-            f"probability ≥ {1 - self.epsilon:g}: Bernstein's inequality on the exact "
+            f"probability ≥ 1 − ε = {1 - self.failure_probability:g} (failure probability ε): "
+            "Bernstein's inequality on the exact "
             f"variance bound, the argument of Theorem 4.3 with its slips mended. Theorem 4.3 "
             f"as printed gives ρ√n = √(2(r+1) ln(2/ε))·√n = {printed:,.1f} (r = βm/(α²n) = "
             f"{r:.6g}).",
@@ -350,7 +368,7 @@ class AlphaBeta:
         (:class:`~privpub.core.guarantee.Resolution`: the usefulness rule)."""
         if self.n is None:
             return None
-        return Resolution.of("αβ", self.error_bound(), self.epsilon, self.n,
+        return Resolution.of("αβ", self.error_bound(), self.failure_probability, self.n,
                              counted(self.records), self.schema)
 
     def error_bound(self) -> float | None:
@@ -359,11 +377,12 @@ class AlphaBeta:
         if self.n is None:
             return None
         return alphabeta_error_bound(self.alpha, self.beta_max, self.n, self.schema.size,
-                                     self.epsilon, source=self.source is not None)
+                                     self.failure_probability, source=self.source is not None)
 
     def parameters(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "beta": self.beta, "n": self.n, "d": self.d,
-                "gamma": self.gamma, "epsilon": self.epsilon, "error_bound": self.error_bound(),
+                "gamma": self.gamma, "failure_probability": self.failure_probability,
+                "error_bound": self.error_bound(),
                 "source": None if self.source is None else self.source.to_dict(),
                 "calibration": self.calibration,
                 "allow_prior_below_base_rate": self.allow_prior_below_base_rate,
@@ -562,7 +581,8 @@ class AlphaBeta:
     def with_records(self, n: int, records: Mapping[str, Any]) -> AlphaBeta:
         """This mechanism as stated for the ``n`` records published (a release's)."""
         return AlphaBeta(self.schema, self.alpha, self.beta, n=n, d=self.d, gamma=self.gamma,
-                         epsilon=self.epsilon, source=self.source, calibration=self.calibration,
+                         failure_probability=self.failure_probability, source=self.source,
+                         calibration=self.calibration,
                          allow_prior_below_base_rate=self.allow_prior_below_base_rate,
                          records=records)
 
@@ -614,14 +634,16 @@ class _Draw:
             stop = min(first + window, end)
             lo, hi = first * seg_len, m if stop == count else stop * seg_len
             kept = self.kept[code_range(self.kept, lo, hi)]
-            noise = _core.beta_step(key, m, mech.beta_max,
-                                    self.distinct[code_range(self.distinct, lo, hi)],
-                                    segments=(first, stop))
-            if mech.source is not None:
+            excluded = self.distinct[code_range(self.distinct, lo, hi)]
+            if mech.source is None:  # the kernel writes the kept records in as it draws
+                rows = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop),
+                                       kept=kept)
+            else:  # candidates are thinned first: the records join after
+                noise = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop))
                 accept = _core.thin_product(thinning, noise, list(mech.schema.radices),
                                             mech.source.ratios(), start=candidates)
                 candidates += len(noise)
-                noise = np.ascontiguousarray(noise[accept])
+                rows = _core.merge_sorted(kept, np.ascontiguousarray(noise[accept]))
             if self.progress is not None:
                 self.progress(stop - begin, end - begin)
-            yield _core.merge_sorted(kept, noise)
+            yield rows

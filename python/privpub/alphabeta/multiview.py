@@ -69,6 +69,7 @@ class MultiViewStep:
     with the single-view mechanism ``mech``: what its release is rebuilt into."""
 
     name = "alphabeta-multiview"
+    renamed_parameters = AlphaBeta.renamed_parameters
 
     def __init__(self, mech: AlphaBeta, view_index: int, max_views: int,
                  previous_rows: int = 0):
@@ -99,7 +100,7 @@ class MultiViewStep:
         variance = (self.mech.n * scale ** 2 / 4
                     + self.previous_rows * p_prev * (1 - p_prev) / (s - p_prev) ** 2
                     + self.mech.schema.size * p_fresh * (1 - p_fresh) / (s - p_fresh) ** 2)
-        return bernstein_deviation(variance, scale, self.mech.epsilon)
+        return bernstein_deviation(variance, scale, self.mech.failure_probability)
 
     def parameters(self) -> dict[str, Any]:
         _, p_prev, p_fresh = self.probabilities()
@@ -135,7 +136,8 @@ class MultiViewStep:
         if self.mech.n is not None:
             claims.append(usefulness_claim(
                 f"for each fixed counting query, |Q̃(V_{self.view_index}) − Q(I)| < "
-                f"{self.error_bound():,.1f} with probability ≥ {1 - self.mech.epsilon:g} "
+                f"{self.error_bound():,.1f} with probability ≥ "
+                f"{1 - self.mech.failure_probability:g} "
                 f"(Bernstein on the split estimator's variance bound, with |V'| = "
                 f"{self.previous_rows:,}; module docstring). Sec. 4.4.1's ρ = v√(k/γ) has no "
                 "constants and is not used.",
@@ -149,7 +151,7 @@ class MultiViewStep:
         if self.mech.n is None:
             return None
         return Resolution.of(f"αβ view {self.view_index}/{self.max_views}", self.error_bound(),
-                             self.mech.epsilon, self.mech.n, counted(self.mech.records),
+                             self.mech.failure_probability, self.mech.n, counted(self.mech.records),
                              self.mech.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:

@@ -16,7 +16,7 @@ from privpub.attacks.auditor import (
 )
 from privpub.attacks.database import SubsetSumDatabase
 from privpub.attacks.decoders import (
-    Reconstruction,
+    DecodedBits,
     default_queries,
     exhaustive_reconstruct,
     lp_reconstruct,
@@ -39,7 +39,7 @@ __all__ = [
     "AnswerAuditor", "AttackOutcome", "AuditResult", "Decision", "PresenceAuditResult",
     "SelfAuditor", "audit", "audit_presence", "pair_attack", "run_attack",
     "BinomialNoise", "BoundedNoise", "CDModel", "CoinNoise", "Exact", "LaplaceNoise",
-    "Perturbation", "Reconstruction", "Rounding", "SubsetSumDatabase", "default_queries",
+    "Perturbation", "DecodedBits", "Rounding", "SubsetSumDatabase", "default_queries",
     "confidence_walk", "delta_prime", "exhaustive_reconstruct", "lp_reconstruct",
     "lstsq_reconstruct", "random_queries", "stays_private",
 ]

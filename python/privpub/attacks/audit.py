@@ -175,15 +175,15 @@ def _splu_subset_sums(release: PublishedView, qi_columns: list[int], j: int, one
     if schema.names[j] not in release.parameters["sensitive"]:
         return y_s, np.zeros(len(Q))
     mechanism = release.mechanism_object()
-    gamma = mechanism.gamma
+    group_size = mechanism.group_size
     total_s = float(np.sum(view[j] == one))
     # States in reconstruct_many's order: P slowest, then the value (bit 1 = it).
     y = np.stack([rows - n_p - (total_s - y_s), total_s - y_s, n_p - y_s, y_s], axis=1)
     x = mechanism.count_from_states(y)
     r = total_s / rows
     held = np.clip(x, 0.0, n_p)
-    spread = held / gamma * (1 - 1 / gamma) + (n_p - held) * r * (1 - r)
-    return x, spread / (1 / gamma - r) ** 2
+    spread = held / group_size * (1 - 1 / group_size) + (n_p - held) * r * (1 - r)
+    return x, spread / (1 / group_size - r) ** 2
 
 
 def _check_decoder(decoder: str) -> None:

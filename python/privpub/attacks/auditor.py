@@ -34,6 +34,7 @@ from privpub.attacks.perturbations import BinomialNoise, CoinNoise, Exact, Lapla
 from privpub.attacks.walk import delta_prime
 from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
+from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import SeedLike, resolve_seed
 
 #: Largest n either auditor enumerates (2^20 candidates: 4 MB of masks, 8 MB of weights).
@@ -334,6 +335,10 @@ METHODS = ("auto", "exact", "gaussian")
 class SelfAuditor:
     """Appendix B's self-auditor in front of a perturbed database.
 
+    ``advantage`` is Dinur–Nissim's δ (the auditor refuses what would let the attacker's
+    log-odds reach δ′ = :func:`~privpub.attacks.walk.delta_prime`), ``breach_budget`` the
+    total breach probability it may spend, ``prior`` the p below.
+
     The attacker modelled: knows that the entries are iid Bernoulli(p), the
     perturbation's noise law, every answered query and its answer, and this
     auditor's rule. The auditor keeps that attacker's posterior and its
@@ -360,16 +365,16 @@ class SelfAuditor:
     n = 12 under CoinNoise(24) (tests/test_auditor.py): log-odds within 0.25
     and the decision β ≤ 0.05 the same on ≥ 95% of queries; run as the
     auditor, the attacker's exact posterior reached δ′ in a share of trials
-    within the level (measured, not proved).
+    within the breach budget (measured, not proved).
 
-    Rule: answer q iff spent + β(q) ≤ ``level``, then spent += β(q); a
+    Rule: answer q iff spent + β(q) ≤ ``breach_budget``, then spent += β(q); a
     query with β(q) = 0 is always answered. β depends on the transcript and
     q only, never on q's true answer, so a refusal says nothing the attacker
     could not compute. Guarantee (exact method; union bound over the
     answered queries, whose conditional breach probabilities sum to at most
-    ``level``): for any adaptive sequence of queries, with d drawn from the
+    ``breach_budget``): for any adaptive sequence of queries, with d drawn from the
     prior and the noise from its law, the attacker's log-odds reach δ′ on
-    some entry during the session with probability at most ``level``.
+    some entry during the session with probability at most ``breach_budget``.
 
     What it does not cover: the Sec. 4 adversary who is also handed every
     other entry d_j, j ≠ i (its confidence depends on d, not on public
@@ -378,15 +383,16 @@ class SelfAuditor:
     Examples
     --------
     >>> from privpub.attacks import SelfAuditor, SubsetSumDatabase, Exact
-    >>> aud = SelfAuditor(SubsetSumDatabase([1, 1, 0, 1, 0, 0], Exact()), delta=0.4)
+    >>> aud = SelfAuditor(SubsetSumDatabase([1, 1, 0, 1, 0, 0], Exact()), advantage=0.4)
     >>> aud.ask([1, 1, 0, 0, 0, 0]) is None        # 0 or 2 (probability 1/2) would expose both
     True
     >>> aud.ask([1, 1, 1, 1, 1, 1])                # only 0 or 6 expose (probability 1/32)
     3.0
     """
 
-    def __init__(self, db: SubsetSumDatabase, delta: float, level: float = 0.05,
-                 p: float = 0.5, method: str = "auto"):
+    @renamed_keywords(delta="advantage", level="breach_budget", p="prior")
+    def __init__(self, db: SubsetSumDatabase, advantage: float, breach_budget: float = 0.05,
+                 prior: float = 0.5, method: str = "auto"):
         if not isinstance(db, SubsetSumDatabase):
             raise ParameterError(f"db must be a SubsetSumDatabase, got {type(db).__name__}")
         if method not in METHODS:
@@ -397,13 +403,15 @@ class SelfAuditor:
         if method == "exact":
             _check_n("SelfAuditor's exact method", n)
         self.method = method
-        self.delta_prime = delta_prime(delta)
-        self.level = validate.probability("level", level, open_low=True, open_high=True)
-        self.p = validate.probability("p", p, open_low=True, open_high=True)
-        if abs(math.log(self.p / (1 - self.p))) >= self.delta_prime:
+        self.delta_prime = delta_prime(advantage)
+        self.breach_budget = validate.probability("breach_budget", breach_budget,
+                                                  open_low=True, open_high=True)
+        self.prior = validate.probability("prior", prior, open_low=True, open_high=True)
+        if abs(math.log(self.prior / (1 - self.prior))) >= self.delta_prime:
             raise ParameterError(f"the prior alone breaches: |ln(p/(1 − p))| = "
-                                 f"{abs(math.log(self.p / (1 - self.p))):.4g} ≥ δ′ = "
-                                 f"{self.delta_prime:.4g} at p = {self.p}, delta = {delta}")
+                                 f"{abs(math.log(self.prior / (1 - self.prior))):.4g} ≥ δ′ = "
+                                 f"{self.delta_prime:.4g} at prior p = {self.prior}, "
+                                 f"advantage δ = {advantage}")
         self._db = db
         self._law = _NoiseLaw.of(db.mechanism, n)
         if method == "gaussian":
@@ -414,11 +422,11 @@ class SelfAuditor:
                 raise ParameterError("SelfAuditor's gaussian method models CoinNoise or "
                                      f"BinomialNoise, got {db.mechanism!r} (use method="
                                      f"'exact', n ≤ {MAX_AUDIT_BITS})")
-            self._gauss = _GaussianPosterior(n, self.p, self._law.variance)
+            self._gauss = _GaussianPosterior(n, self.prior, self._law.variance)
         else:
             self._masks = np.arange(1 << n, dtype=np.uint32)
             ones = _popcount(self._masks)
-            self._logw = ones * math.log(self.p) + (n - ones) * math.log1p(-self.p)
+            self._logw = ones * math.log(self.prior) + (n - ones) * math.log1p(-self.prior)
         self.spent = 0.0
         # The largest max_i |L_i| after any answer (the prior's to start).
         self.peak = float(np.max(np.abs(self.confidences())))
@@ -496,7 +504,7 @@ class SelfAuditor:
         """The perturbed answer to ``query``, or None when its breach risk would overdraw."""
         q = _query(query, self.n)
         beta = self._beta(q)                  # decided before the database is touched
-        if beta > 0 and self.spent + beta > self.level:
+        if beta > 0 and self.spent + beta > self.breach_budget:
             self.log.append(Decision(q, None, beta))
             return None
         answer = float(self._db.query(q)[0])
@@ -521,7 +529,7 @@ class SelfAuditor:
         answered = sum(d.answered for d in self.log)
         return (f"SelfAuditor(n={self.n}, mechanism={self._db.mechanism!r}, "
                 f"method={self.method!r}, delta_prime={self.delta_prime:.4g}, "
-                f"level={self.level}, p={self.p}, answered={answered}, "
+                f"breach_budget={self.breach_budget}, prior={self.prior}, answered={answered}, "
                 f"refused={len(self.log) - answered}, spent={self.spent:.3g})")
 
 
@@ -579,7 +587,7 @@ def run_attack(auditor, attack: str = "pair", n_queries: int | None = None,
             fit = lstsq_fit(queries[kept], np.array([a for a in answers if a is not None]))
             guess = fit > 0.5
         else:   # nothing answered: the prior's most likely value for every bit
-            guess = np.full(n, getattr(auditor, "p", 0.5) > 0.5)
+            guess = np.full(n, getattr(auditor, "prior", 0.5) > 0.5)
         recovered = auditor.agreement(guess)
     session = auditor.log[start:]
     answered = sum(d.answered for d in session)

@@ -16,7 +16,7 @@
   box, whose zeros are exactly the LP's feasible points; two matrix–vector
   products per step (BLAS), in a metric that tames the all-ones direction.
 
-Each returns a :class:`Reconstruction` with the candidate bits and the
+Each returns a :class:`DecodedBits` with the candidate bits and the
 number of queries it asked. Every public function checks what it takes, with
 the checks of :mod:`privpub.attacks.database` (one place): a database of
 n ≥ 2 bits, queries a (t, n) matrix of 0/1 with t ≥ 1, one finite real
@@ -42,7 +42,7 @@ EXHAUSTIVE_MAX_BITS = 20
 
 
 @dataclass(frozen=True)
-class Reconstruction:
+class DecodedBits:
     """A decoder's output: candidate bits, queries asked, and how it got there.
 
     ``fractional`` holds the LP / least-squares solution before rounding
@@ -86,7 +86,7 @@ def random_queries(n: int, t: int, seed: SeedLike = None) -> np.ndarray:
     return (source.uniform(t * n) < 0.5).reshape(t, n)
 
 
-def exhaustive_reconstruct(db: SubsetSumDatabase, bound: float) -> Reconstruction:
+def exhaustive_reconstruct(db: SubsetSumDatabase, bound: float) -> DecodedBits:
     """Theorem 2: query all 2^n subsets and weed out every candidate some answer
     contradicts by more than ``bound``; the first survivor (by bit mask, bit i
     of the mask being d_i) is within Hamming distance 4·bound of d.
@@ -114,7 +114,7 @@ def exhaustive_reconstruct(db: SubsetSumDatabase, bound: float) -> Reconstructio
                              f"bound = {E} from every candidate's subset sum, so the "
                              f"database is not within that perturbation")
     bits = ((found >> np.arange(n, dtype=np.uint64)) & np.uint64(1)).astype(bool)
-    return Reconstruction(bits, len(masks), "exhaustive")
+    return DecodedBits(bits, len(masks), "exhaustive")
 
 
 def _ask(db: SubsetSumDatabase, n_queries, seed) -> tuple[np.ndarray, np.ndarray]:
@@ -320,7 +320,7 @@ def lp_fit(queries: np.ndarray, answers: np.ndarray, bound: float,
 
 
 def lp_reconstruct(db: SubsetSumDatabase, bound: float, n_queries: int | None = None,
-                   seed: SeedLike = None, solver: str = "auto") -> Reconstruction:
+                   seed: SeedLike = None, solver: str = "auto") -> DecodedBits:
     """Theorem 3: ask ``n_queries`` random subsets (default t = ⌈n (ln n)²⌉), find a c with
     |Σ_{i∈q_j} c_i − ã_j| ≤ bound, 0 ≤ c_i ≤ 1 (:func:`lp_fit`, by ``solver``), and round
     c at 1/2.
@@ -330,7 +330,7 @@ def lp_reconstruct(db: SubsetSumDatabase, bound: float, n_queries: int | None = 
     db, E = _check_db(db), as_bound(bound)
     queries, answers = _ask(db, n_queries, seed)
     c, note = lp_fit(queries, answers, E, solver)
-    return Reconstruction(c > 0.5, len(answers), "lp", fractional=c, note=note)
+    return DecodedBits(c > 0.5, len(answers), "lp", fractional=c, note=note)
 
 
 def lstsq_fit(queries: np.ndarray, answers: np.ndarray) -> np.ndarray:
@@ -360,7 +360,7 @@ def lstsq_fit(queries: np.ndarray, answers: np.ndarray) -> np.ndarray:
 
 
 def lstsq_reconstruct(db: SubsetSumDatabase, n_queries: int | None = None,
-                      seed: SeedLike = None) -> Reconstruction:
+                      seed: SeedLike = None) -> DecodedBits:
     """Least squares over ``n_queries`` random subsets (default ⌈n (ln n)²⌉), rounded at 1/2.
 
     Needs no bound. Under noise of standard deviation σ each coordinate of the
@@ -369,4 +369,4 @@ def lstsq_reconstruct(db: SubsetSumDatabase, n_queries: int | None = None,
     db = _check_db(db)
     queries, answers = _ask(db, n_queries, seed)
     c = lstsq_fit(queries, answers)
-    return Reconstruction(c > 0.5, len(answers), "lstsq", fractional=c)
+    return DecodedBits(c > 0.5, len(answers), "lstsq", fractional=c)

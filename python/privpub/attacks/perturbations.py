@@ -19,6 +19,7 @@ import numpy as np
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
+from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource
 
 #: Uniforms each query may use (discrete Laplace needs two).
@@ -113,12 +114,15 @@ class Rounding(Perturbation):
             raise ParameterError(f"E must be non-negative, got {self.E}")
 
     @classmethod
-    def paper(cls, n: int, epsilon: float = 0.1) -> Rounding:
-        """Sec. 3.3's magnitude E = √n · (ln n)^{1+ε} for an n-bit database."""
+    @renamed_keywords(epsilon="log_excess")
+    def paper(cls, n: int, log_excess: float = 0.1) -> Rounding:
+        """Sec. 3.3's magnitude E = √n · (ln n)^{1+ε} for an n-bit database;
+        ``log_excess`` is the paper's ε > 0 there, how far the log's power exceeds
+        1 (not a privacy loss, which is what ``epsilon`` means in privpub)."""
         n = validate.count("n", n, minimum=2)
-        if validate.real("epsilon", epsilon) <= 0:
-            raise ParameterError(f"epsilon must be positive, got {epsilon}")
-        return cls(math.sqrt(n) * math.log(n) ** (1 + epsilon))
+        if validate.real("log_excess", log_excess) <= 0:
+            raise ParameterError(f"log_excess must be positive, got {log_excess}")
+        return cls(math.sqrt(n) * math.log(n) ** (1 + log_excess))
 
     def bound(self, n):
         return float(self.E)
@@ -134,29 +138,30 @@ class Rounding(Perturbation):
 @dataclass(frozen=True, repr=False)
 class CDModel(Perturbation):
     """Sec. 3.4's CD model: a private copy d' with d'_i = d_i w.p. 1/2 + δ (else 1 − d_i),
-    drawn once; every query is answered exactly from d'.
+    drawn once; every query is answered exactly from d'. ``advantage`` is that δ.
 
     Within no fixed E for all queries (a query over the flipped bits is off
     by their number); with high probability within Õ(√n) on random queries.
     """
 
-    delta: float
+    advantage: float
     name = "cd-model"
 
     def __post_init__(self) -> None:
-        validate.probability("delta", self.delta)
-        if self.delta > 0.5:
-            raise ParameterError(f"delta must be in [0, 1/2], got {self.delta}")
+        validate.probability("advantage", self.advantage)
+        if self.advantage > 0.5:
+            raise ParameterError(f"advantage (the paper's δ) must be in [0, 1/2], got "
+                                 f"{self.advantage}")
 
     def bound(self, n):
         return None
 
     def private_copy(self, bits, source):
-        flip = source.derive("cd-model flips").uniform(len(bits)) >= 0.5 + self.delta
+        flip = source.derive("cd-model flips").uniform(len(bits)) >= 0.5 + self.advantage
         return bits ^ flip
 
     def parameters(self):
-        return {"delta": float(self.delta)}
+        return {"advantage": float(self.advantage)}
 
 
 @dataclass(frozen=True, repr=False)

@@ -21,12 +21,13 @@ from privpub.core.errors import ParameterError
 from privpub.core.seeding import SeedLike, resolve_seed
 
 
-def delta_prime(delta: float) -> float:
-    """δ′ = ln((1/2 + δ) / (1/2 − δ)), the log-odds a (T, δ)-private database must not reach."""
-    delta = validate.real("delta", delta)
-    if not 0 < delta < 0.5:
-        raise ParameterError(f"delta must be in (0, 1/2), got {delta}")
-    return math.log((0.5 + delta) / (0.5 - delta))
+def delta_prime(advantage: float) -> float:
+    """δ′ = ln((1/2 + δ) / (1/2 − δ)), the log-odds a (T, δ)-private database must not
+    reach; ``advantage`` is the paper's δ, an adversary's advantage over 1/2 on a bit."""
+    advantage = validate.real("advantage", advantage)
+    if not 0 < advantage < 0.5:
+        raise ParameterError(f"advantage (the paper's δ) must be in (0, 1/2), got {advantage}")
+    return math.log((0.5 + advantage) / (0.5 - advantage))
 
 
 def confidence_walk(R: int, steps: int, walks: int, seed: SeedLike = None) -> np.ndarray:
@@ -42,13 +43,13 @@ def confidence_walk(R: int, steps: int, walks: int, seed: SeedLike = None) -> np
         return np.cumsum(np.log(k + 1) - np.log(R - k), axis=1)
 
 
-def stays_private(conf: np.ndarray, delta: float) -> float:
-    """Fraction of walks with |conf_ℓ| < δ′ at every step.
+def stays_private(conf: np.ndarray, advantage: float) -> float:
+    """Fraction of walks with |conf_ℓ| < δ′ = :func:`delta_prime` (``advantage``) at every step.
 
     ``conf`` is (walks, steps), as :func:`confidence_walk` returns: real log-odds, ±inf
     allowed (a proof either way), NaN refused with the walk and step that hold it.
     """
-    dp = delta_prime(delta)
+    dp = delta_prime(advantage)
     c = np.asarray(conf)
     if c.dtype.kind not in "iuf":
         raise ParameterError(f"conf must be real log-odds, got dtype {c.dtype}")

@@ -58,13 +58,41 @@ def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_privacy_arguments(parser: argparse.ArgumentParser) -> None:
-    """--k, --gamma, --epsilon: the (d, γ)-privacy request and the error bound's ε."""
+    """--k, --gamma, --failure-probability: the (d, γ)-privacy request and the error
+    bound's failure probability (the paper's ε)."""
     parser.add_argument("--k", type=float, default=10.0,
                         help="the adversary's prior bound d = k·n/m (default 10, as in the paper)")
     parser.add_argument("--gamma", type=float, default=0.2,
                         help="the posterior bound γ (default 0.2, as in the paper)")
-    parser.add_argument("--epsilon", type=float, default=0.05,
-                        help="failure probability ε of the (ρ, ε) error bound (default 0.05)")
+    add_failure_probability_argument(parser)
+
+
+def add_failure_probability_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--failure-probability", type=float, default=0.05,
+                        help="the probability that an error bound fails, the paper's ε of "
+                             "(ρ, ε)-usefulness (default 0.05)")
+    add_renamed_flag(parser, "--epsilon", "--failure-probability",
+                     "here it was the error bound's failure probability; --epsilon now means "
+                     "only a privacy loss")
+
+
+class _RenamedFlag(argparse.Action):
+    """A flag that was renamed: using it is an error naming the new flag."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: str = "", why: str = "",
+                 **kwargs: Any):
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+        self.new, self.why = new, why
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is now {self.new} ({self.why})")
+
+
+def add_renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, why: str) -> None:
+    """Refuse ``old`` with an error that names ``new``; hidden from --help."""
+    parser.add_argument(old, action=_RenamedFlag, new=new, why=why,
+                        dest=f"renamed_{old.strip('-').replace('-', '_')}")
 
 
 def add_seed_argument(parser: argparse.ArgumentParser) -> None:

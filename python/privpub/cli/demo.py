@@ -38,7 +38,8 @@ def _demo(args: argparse.Namespace) -> int:
         df, schema = load_adult(args.split)
         bar.update()
         mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=args.gamma, k=args.k,
-                                     epsilon=args.epsilon, calibration=args.calibration)
+                                     failure_probability=args.failure_probability,
+                                     calibration=args.calibration)
         view = mech.publish(df, seed=args.seed, duplicates=args.duplicates)
         bar.update()
         # The truth counts what the release counts (view.counts): distinct tuples

@@ -62,7 +62,7 @@ def _experiments(args: argparse.Namespace) -> int:
         from privpub.experiments import adult_alphabeta as module
 
         summary = module.run(args.output, seed=args.seed, k=args.k, gamma=args.gamma,
-                             epsilon=args.epsilon, overwrite=force)
+                             failure_probability=args.failure_probability, overwrite=force)
         print(json.dumps(summary, indent=2))
     print("wrote " + ", ".join(f"{args.output}/{name}" for name in module.OUTPUTS))
     return 0

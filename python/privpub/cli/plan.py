@@ -11,6 +11,7 @@ from typing import Any
 
 from privpub.cli.common import (
     ExampleFormatter,
+    add_failure_probability_argument,
     add_input_arguments,
     missing_labels,
     read_input,
@@ -44,7 +45,7 @@ def add_parser(sub: Any) -> None:
     plan.add_argument("--sensitive", metavar="A[,B]",
                       help="SPLU-Gen's sensitive attribute(s) (default: each attribute in "
                            "turn)")
-    plan.add_argument("--epsilon", type=float, default=0.05, help="ε of (ρ, ε) (default 0.05)")
+    add_failure_probability_argument(plan)
     plan.add_argument("--duplicates", choices=["set", "records"], default="set",
                       help="how repeated tuples would be published (default 'set', the full "
                            "guarantee; see `privpub publish alphabeta --help`)")
@@ -61,7 +62,8 @@ def _plan(args: argparse.Namespace) -> int:
 
     mechanisms = tuple(args.mechanism.split(","))
     sensitive = args.sensitive.split(",") if args.sensitive else None
-    options = {"mechanisms": mechanisms, "sensitive": sensitive, "epsilon": args.epsilon,
+    options = {"mechanisms": mechanisms, "sensitive": sensitive,
+               "failure_probability": args.failure_probability,
                "duplicates": args.duplicates}
     schema = read_schema(args.schema) if args.schema else None
     if args.input is not None:
@@ -102,7 +104,7 @@ def _summary(frame: Any) -> Any:
     keep["rows"] = number["rows"].round()
     keep["error_bound"] = number["error_bound"].round(1)
     keep["reason"] = keep["reason"].fillna("").str.slice(0, 60)
-    columns = ["mechanism", "sensitive", "k", "gamma", "splu_gamma", "feasible", "alpha",
+    columns = ["mechanism", "sensitive", "k", "gamma", "group_size", "feasible", "alpha",
                "beta", "error_bound", "rows", "MB", "reason"]
     shown = keep[[c for c in columns if c in keep]]
     return shown.dropna(axis=1, how="all").fillna("")
@@ -120,7 +122,8 @@ def report_weak_usefulness(view: Any, table: Any, schema: Any, args: argparse.Na
         return
     found = plan(table.select(list(schema.names)), schema=schema,
                  mechanisms=["alphabeta", "frapp"], ks=sorted({*DEFAULT_KS, args.k}),
-                 gammas=sorted({*DEFAULT_GAMMAS, args.gamma}), epsilon=args.epsilon,
+                 gammas=sorted({*DEFAULT_GAMMAS, args.gamma}),
+                 failure_probability=args.failure_probability,
                  duplicates=args.duplicates or "set")
     lines = found.alternatives(view.mechanism, calibration, args.k, args.gamma)
     print(f"warning: {resolution.warning()}", file=sys.stderr)

@@ -14,6 +14,7 @@ from privpub.cli.common import (
     add_force_argument,
     add_input_arguments,
     add_privacy_arguments,
+    add_renamed_flag,
     add_seed_argument,
     check_output,
     confirm,
@@ -55,8 +56,9 @@ FRAPP_EXAMPLES = """examples:
   privpub estimate frapp.parquet "age > 50" --format json
 """
 SPLU_EXAMPLES = """examples:
-  privpub publish splu --input adult.csv --output splu.parquet --gamma 5 --sensitive occupation
-  privpub publish splu --input adult.csv --output splu.parquet --gamma 3 \\
+  privpub publish splu --input adult.csv --output splu.parquet --group-size 5 \\
+      --sensitive occupation
+  privpub publish splu --input adult.csv --output splu.parquet --group-size 3 \\
       --sensitive occupation,salary --force
   privpub estimate splu.parquet "sex = 'Male' AND occupation = 'Sales'" --format json
 """
@@ -105,14 +107,18 @@ def add_parser(sub: Any) -> None:
                     + SPLU_EXAMPLES,
         formatter_class=ExampleFormatter)
     _common(sp)
-    sp.add_argument("--gamma", type=int, required=True, help="decoy group size γ ≥ 2")
+    sp.add_argument("--group-size", type=int, required=True,
+                    help="records per decoy group, the paper's γ ≥ 2")
+    add_renamed_flag(sp, "--gamma", "--group-size",
+                     "SPLU-Gen's decoy group size; --gamma is αβ's and FRAPP's posterior bound")
     sp.add_argument("--sensitive", required=True, metavar="A[,B]",
                     help="the sensitive attribute(s), comma-separated")
     sp.set_defaults(run=_splu)
 
 
 def _common(parser: argparse.ArgumentParser, privacy: bool = False) -> None:
-    """Input, output and seed; with ``privacy``, the (k, γ, ε) request and --duplicates."""
+    """Input, output and seed; with ``privacy``, the (k, γ) request, the failure probability
+    and --duplicates."""
     add_input_arguments(parser)
     parser.add_argument("--output", required=True, metavar="FILE.parquet",
                         help="the release's Parquet file (new unless --force; never the "
@@ -134,8 +140,8 @@ def _alphabeta(args: argparse.Namespace) -> int:
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
-        schema, n=table.num_rows, gamma=args.gamma, k=args.k, epsilon=args.epsilon,
-        calibration=args.calibration))
+        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
+        failure_probability=args.failure_probability, calibration=args.calibration))
     rows, size = expected_view_size(mech)
     note(f"α = {mech.alpha:.6g}, β = {mech.beta:.6g}: the view will hold about {rows:,.0f} "
          f"rows, about {_bytes(size)} of Parquet")
@@ -165,7 +171,8 @@ def _frapp(args: argparse.Namespace) -> int:
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
-        schema, n=table.num_rows, gamma=args.gamma, k=args.k, epsilon=args.epsilon))
+        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
+        failure_probability=args.failure_probability))
     warn_if_seeded(args.seed)
     try:
         with warnings.catch_warnings():
@@ -186,7 +193,7 @@ def _splu(args: argparse.Namespace) -> int:
     check_output(args.output, args.force, inputs=[args.input, args.schema])
     table = read_input(args)
     schema = table_schema(args, table)
-    mech = SPLUGen(args.gamma, args.sensitive.split(","), schema=schema)
+    mech = SPLUGen(args.group_size, args.sensitive.split(","), schema=schema)
     warn_if_seeded(args.seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)

@@ -88,7 +88,7 @@ def _show(x: float | None) -> str:
 
 
 EXAMPLES = """examples:
-  privpub publish splu --input adult.csv --gamma 5 --sensitive occupation \\
+  privpub publish splu --input adult.csv --group-size 5 --sensitive occupation \\
       --output adult-splu.parquet
   privpub splu estimate adult-splu.parquet --value occupation=Sales
   privpub splu estimate adult-splu.parquet --where "sex = 'Male'" --value occupation=Adm-clerical

@@ -90,16 +90,16 @@ class Resolution:
 
     mechanism: str
     bound: float
-    epsilon: float
+    failure_probability: float
     n: int
     counts: str
     domains: tuple[tuple[str, int], ...]
 
     @classmethod
-    def of(cls, mechanism: str, bound: float, epsilon: float, n: int, counts: str,
+    def of(cls, mechanism: str, bound: float, failure_probability: float, n: int, counts: str,
            attributes: Iterable[Any]) -> Resolution:
         """The rule for a schema's attributes (each with ``name`` and ``size``)."""
-        return cls(mechanism, float(bound), float(epsilon), int(n), counts,
+        return cls(mechanism, float(bound), float(failure_probability), int(n), counts,
                    tuple((a.name, int(a.size)) for a in attributes))
 
     @property
@@ -168,7 +168,8 @@ class Resolution:
     def warning(self) -> str:
         """The text of the :class:`UsefulnessWarning` of a weak release."""
         return (f"{self.mechanism}: the error bound ±{self.bound:,.1f} (each query, w.p. ≥ "
-                f"{1 - self.epsilon:g}) {self._failure()}; the guarantee says usefulness "
+                f"{1 - self.failure_probability:g}) {self._failure()}; the guarantee says "
+                "usefulness "
                 f"holds only weakly. A bound below {self.typical:,.1f} would "
                 "resolve them: a smaller k or a larger γ, or another mechanism or αβ "
                 "calibration (privpub.plan(table) and `privpub plan --input FILE` give "

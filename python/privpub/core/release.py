@@ -85,6 +85,24 @@ def register_mechanism(cls: type) -> type:
     return cls
 
 
+def current_parameters(mechanism: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """``parameters`` with the names earlier versions stored read as today's.
+
+    A mechanism lists its renamed parameters as ``renamed_parameters`` (old name →
+    new name); files written before a rename still reopen. A file holding both
+    names is refused rather than one of them silently dropped.
+    """
+    renamed = getattr(mechanism_class(mechanism), "renamed_parameters", {})
+    out = dict(parameters)
+    for old, new in renamed.items():
+        if old in out:
+            if new in out:
+                raise ArtifactError(f"parameters hold both {old!r} (the name earlier versions "
+                                    f"stored) and {new!r}: which one holds is ambiguous")
+            out[new] = out.pop(old)
+    return out
+
+
 def mechanism_class(name: Any) -> type:
     """The registered class of mechanism ``name``."""
     if not isinstance(name, str) or name not in _MECHANISMS:
@@ -116,7 +134,7 @@ class Release:
             raise ArtifactError(f"field 'library_version' must be a string, got "
                                 f"{shown(library_version)}")
         self.mechanism = mechanism
-        self.parameters = dict(parameters)
+        self.parameters = current_parameters(mechanism, parameters)
         self.seed_policy = seed_policy
         self.library_version = library_version
         self._mechanism = mechanism_class(mechanism).from_parameters(schema, self.parameters)

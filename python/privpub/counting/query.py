@@ -33,7 +33,6 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
-import duckdb
 import numpy as np
 import pandas as pd
 import sqlglot
@@ -54,6 +53,8 @@ from privpub.counting.querytext import (
 from privpub.counting.truthtable import grid_table, row_mask
 
 if TYPE_CHECKING:  # counting sits below tables: a Schema is passed in, never imported
+    import duckdb
+
     from privpub.tables.schema import Schema
 
 #: Conditions whose attributes span at most this many domain tuples are
@@ -66,7 +67,10 @@ _local = threading.local()
 def _connection() -> duckdb.DuckDBPyConnection:
     """One duckdb connection per thread (connecting costs ~15 ms), locked down:
     no file or network access and no configuration changes, so a query can
-    read only the frames privpub registers in it."""
+    read only the frames privpub registers in it. duckdb is imported here, on
+    first use: most counts never need it, and importing it costs `import privpub`."""
+    import duckdb
+
     con = getattr(_local, "con", None)
     if con is None:
         con = _local.con = duckdb.connect(config={"enable_external_access": False,
@@ -255,6 +259,8 @@ def _evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:
     """The boolean value of ``sql`` on every row of ``frame`` (duckdb)."""
     if len(frame) == 0:
         return np.zeros(0, dtype=bool)
+    import duckdb
+
     con = _connection()
     try:
         con.register("rows", frame)
@@ -475,6 +481,8 @@ class Condition:
             raise QueryError(f"subquery {text!r} reads table(s) {missing}, which are not "
                              f"registered (registered: {sorted(self.tables) or 'none'}); "
                              "Python: tables={name: table}; command line: --table NAME=PATH")
+        import duckdb
+
         con = _connection()
         try:
             for name in names:

@@ -76,7 +76,8 @@ OUTPUTS = ("fig2.png", "fig3.png", "summary.json")
 
 
 def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.2,
-        epsilon: float = 0.05, progress: bool | None = None, overwrite: bool = False) -> dict:
+        failure_probability: float = 0.05, progress: bool | None = None,
+        overwrite: bool = False) -> dict:
     """Run the experiment, write fig2.png, fig3.png and summary.json to ``out``,
     and return the summary. Existing files are refused unless ``overwrite``."""
     out = Path(out)
@@ -84,9 +85,11 @@ def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.
     check_outputs(out, OUTPUTS, overwrite=overwrite)  # refused now, not after the run
     df, schema = load_adult()
     n = len(df)
-    mechanisms = {"frapp": FRAPP.for_privacy(schema, n=n, gamma=gamma, k=k, epsilon=epsilon)}
+    mechanisms = {"frapp": FRAPP.for_privacy(schema, n=n, gamma=gamma, k=k,
+                                             failure_probability=failure_probability)}
     for calibration, key in ALPHABETA_KEYS.items():
-        mechanisms[key] = AlphaBeta.for_privacy(schema, n=n, gamma=gamma, k=k, epsilon=epsilon,
+        mechanisms[key] = AlphaBeta.for_privacy(schema, n=n, gamma=gamma, k=k,
+                                                failure_probability=failure_probability,
                                                 calibration=calibration)
     subsets = equality_queries(schema)
     views, est = {}, {}
@@ -104,7 +107,7 @@ def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.
     frapp_error = float(errors["frapp"].mean())
     summary = {
         "n": n, "m": schema.size, "queries": int(len(truth)), "k": k, "gamma": gamma,
-        "epsilon": epsilon, "d": frapp.d,
+        "failure_probability": failure_probability, "d": frapp.d,
         "records": "duplicates='records': estimates count the 30,162 records as the paper's n "
                    "does; the 3,990 tuples Adult repeats are not protected by these releases",
         "frapp": {"gamma_frapp": frapp.gamma_frapp, "mean_abs_error": frapp_error,
@@ -122,7 +125,8 @@ def run(out: str | Path, seed: SeedLike = None, k: float = 10, gamma: float = 0.
             "max_posterior_exclusive": exclusive_worst_posterior(mech.alpha, mech.beta, mech.d)}
     summary |= {
         "error_ratio": summary["alphabeta_exclusive"]["ratio_to_frapp"],
-        "theoretical_ratio": rho_alphabeta(k, gamma, epsilon) / rho_frapp(k, gamma, epsilon),
+        "theoretical_ratio": (rho_alphabeta(k, gamma, failure_probability)
+                              / rho_frapp(k, gamma, failure_probability)),
         "paper_observed_ratio": PAPER_OBSERVED_RATIO,
         "seed_policy": views["frapp"].seed_policy,
     }

@@ -61,11 +61,11 @@ from privpub.splu.reconstruction import METHODS
 from privpub.tables.schema import IntRange, Schema
 
 SENSITIVE = "occupation"
-GAMMAS = tuple(range(2, 10))
-QUICK_GAMMAS = (2, 5, 9)
+GROUP_SIZES = tuple(range(2, 10))
+QUICK_GROUP_SIZES = (2, 5, 9)
 EPSILONS = {"ln 2": math.log(2), "ln 3": math.log(3)}
 BANDS = ((0.005, 0.01), (0.01, 0.02), (0.02, 0.03), (0.03, 0.04), (0.04, 0.05))
-LARGE_GAMMA, TWO_GAMMA = 5, 3
+LARGE_GROUP_SIZE, TWO_GROUP_SIZE = 5, 3
 SMALL_MAX = 10
 TIME_SIZES = (100_000, 200_000, 300_000, 400_000, 500_000)
 
@@ -79,10 +79,10 @@ def datasets(quick: bool) -> dict[str, tuple[pd.DataFrame, Schema]]:
     return {"adult": (adult, adult_schema), "census": census}
 
 
-def eligible_gammas(df: pd.DataFrame, sensitive: str, gammas=GAMMAS) -> list[int]:
-    """The γ of ``gammas`` with every frequency of ``sensitive`` ≤ N/γ."""
+def eligible_group_sizes(df: pd.DataFrame, sensitive: str, group_sizes=GROUP_SIZES) -> list[int]:
+    """The γ of ``group_sizes`` with every frequency of ``sensitive`` ≤ N/γ."""
     top = int(df[sensitive].value_counts().max())
-    return [g for g in gammas if g * top <= len(df)]
+    return [g for g in group_sizes if g * top <= len(df)]
 
 
 def _literal(value) -> str:
@@ -115,18 +115,18 @@ def query_pool(df: pd.DataFrame, sensitive: list[str], attrs: list[str], low: fl
     return pool.reset_index(drop=True)
 
 
-def without_residue(df: pd.DataFrame, schema: Schema, gamma: int, sensitive: list[str]
-                     ) -> tuple[pd.DataFrame, int]:
+def without_residue(df: pd.DataFrame, schema: Schema, group_size: int, sensitive: list[str]
+                    ) -> tuple[pd.DataFrame, int]:
     """``df`` without the rows SPLU-Gen's partition leaves in its residue (so
     every group is full), and how many rows that drops."""
-    part = SPLUGen(gamma, sensitive, schema=schema).partition(df)
+    part = SPLUGen(group_size, sensitive, schema=schema).partition(df)
     return df.drop(index=part.residue).reset_index(drop=True), len(part.residue)
 
 
-def _publish(df: pd.DataFrame, schema: Schema, gamma: int, sensitive: list[str], seed):
+def _publish(df: pd.DataFrame, schema: Schema, group_size: int, sensitive: list[str], seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the residue was removed beforehand
-        return SPLUGen(gamma, sensitive, schema=schema).publish(df, seed=seed)
+        return SPLUGen(group_size, sensitive, schema=schema).publish(df, seed=seed)
 
 
 def _rel(est: np.ndarray, truth: np.ndarray) -> float:
@@ -148,21 +148,21 @@ def _baseline_queries(pool: pd.DataFrame) -> list[tuple[str, object]]:
     return [(w, v[SENSITIVE]) for w, v in zip(pool["where"], pool["values"], strict=True)]
 
 
-def small_counts(df: pd.DataFrame, schema: Schema, attrs: list[str], gammas: list[int],
+def small_counts(df: pd.DataFrame, schema: Schema, attrs: list[str], group_sizes: list[int],
                  runs: int, limit: int, source, max_iter: int = 10_000) -> dict:
     """Fig. 7/10: mean relative error of counts 1..10 against γ, per method."""
     out = {}
-    for gamma in gammas:
-        data, residue = without_residue(df, schema, gamma, [SENSITIVE])
+    for group_size in group_sizes:
+        data, residue = without_residue(df, schema, group_size, [SENSITIVE])
         pool = query_pool(data, [SENSITIVE], attrs, 1, SMALL_MAX + 1, limit,
                           np.random.default_rng(0))
         truth = pool["truth"].to_numpy()
         errors: dict[str, list[float]] = {}
-        anat = anatomy(data, gamma, SENSITIVE, schema).estimate_many(_baseline_queries(pool))
+        anat = anatomy(data, group_size, SENSITIVE, schema).estimate_many(_baseline_queries(pool))
         errors["Anatomy"] = [_rel(anat, truth)]
         for run in range(runs):
-            seed = source.derive(f"small γ={gamma} run={run}")
-            view = _publish(data, schema, gamma, [SENSITIVE], seed.derive("splu"))
+            seed = source.derive(f"small γ={group_size} run={run}")
+            view = _publish(data, schema, group_size, [SENSITIVE], seed.derive("splu"))
             est = _estimates(view, pool, "paper", max_iter)
             errors.setdefault("SPLU-Gen", []).append(_rel(est, truth))
             est = dbr(data, SENSITIVE, schema, seed.derive("dbr")).estimate_many(
@@ -171,7 +171,7 @@ def small_counts(df: pd.DataFrame, schema: Schema, attrs: list[str], gammas: lis
             for label, eps in EPSILONS.items():
                 noisy = laplace_counts(truth.astype(np.int64), eps, seed.derive(label))
                 errors.setdefault(f"Laplace ε={label}", []).append(_rel(noisy, truth))
-        out[str(gamma)] = {"queries": len(pool), "residue": residue,
+        out[str(group_size)] = {"queries": len(pool), "residue": residue,
                            **{k: float(np.mean(v)) for k, v in errors.items()}}
     return out
 
@@ -189,17 +189,17 @@ def _by_band(errors: dict[str, np.ndarray], truth: np.ndarray, n: int) -> dict:
 
 def large_counts(df: pd.DataFrame, schema: Schema, attrs: list[str], runs: int, limit: int,
                  source, max_iter: int = 10_000) -> dict:
-    """Fig. 8/9: mean relative error by selectivity band at γ = LARGE_GAMMA."""
-    data, residue = without_residue(df, schema, LARGE_GAMMA, [SENSITIVE])
+    """Fig. 8/9: mean relative error by selectivity band at γ = LARGE_GROUP_SIZE."""
+    data, residue = without_residue(df, schema, LARGE_GROUP_SIZE, [SENSITIVE])
     n = len(data)
     pool = query_pool(data, [SENSITIVE], attrs, BANDS[0][0] * n, BANDS[-1][1] * n, limit,
                       np.random.default_rng(1))
     truth = pool["truth"].to_numpy()
     errors: dict[str, list[np.ndarray]] = {}
-    anat = anatomy(data, LARGE_GAMMA, SENSITIVE, schema).estimate_many(_baseline_queries(pool))
+    anat = anatomy(data, LARGE_GROUP_SIZE, SENSITIVE, schema).estimate_many(_baseline_queries(pool))
     for run in range(runs):
         seed = source.derive(f"large run={run}")
-        view = _publish(data, schema, LARGE_GAMMA, [SENSITIVE], seed.derive("splu"))
+        view = _publish(data, schema, LARGE_GROUP_SIZE, [SENSITIVE], seed.derive("splu"))
         for method in METHODS:
             est = _estimates(view, pool, method, max_iter)
             errors.setdefault(f"SPLU-Gen {method}", []).append(est)
@@ -207,7 +207,7 @@ def large_counts(df: pd.DataFrame, schema: Schema, attrs: list[str], runs: int, 
         errors.setdefault("DBR", []).append(dbr(data, SENSITIVE, schema, seed.derive(
             "dbr")).estimate_many(_baseline_queries(pool)))
     stacked = {k: np.stack(v) for k, v in errors.items()}
-    return {"gamma": LARGE_GAMMA, "residue": residue, "queries": len(pool),
+    return {"group_size": LARGE_GROUP_SIZE, "residue": residue, "queries": len(pool),
             "bands": _by_band(stacked, truth, n),
             "all": {k: float(np.mean(np.abs(e - truth) / truth)) for k, e in stacked.items()}}
 
@@ -225,22 +225,22 @@ def with_age_bands(df: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, Sche
 
 def two_sensitive(df: pd.DataFrame, schema: Schema, attrs: list[str], runs: int, limit: int,
                   source, max_iter: int = 10_000) -> dict:
-    """Fig. 12: count(P ∧ occupation ∧ ageband) by selectivity band, γ = TWO_GAMMA."""
+    """Fig. 12: count(P ∧ occupation ∧ ageband) by selectivity band, γ = TWO_GROUP_SIZE."""
     banded, bschema = with_age_bands(df, schema)
     sensitive = [SENSITIVE, "ageband"]
-    data, residue = without_residue(banded, bschema, TWO_GAMMA, sensitive)
+    data, residue = without_residue(banded, bschema, TWO_GROUP_SIZE, sensitive)
     n = len(data)
     pool = query_pool(data, sensitive, [a for a in attrs if a != "age"], BANDS[0][0] * n,
                       BANDS[-1][1] * n, limit, np.random.default_rng(2))
     truth = pool["truth"].to_numpy()
     errors: dict[str, list[np.ndarray]] = {}
     for run in range(runs):
-        view = _publish(data, bschema, TWO_GAMMA, sensitive, source.derive(f"two run={run}"))
+        view = _publish(data, bschema, TWO_GROUP_SIZE, sensitive, source.derive(f"two run={run}"))
         for method in ("paper", "exact-rate"):
             est = _estimates(view, pool, method, max_iter)
             errors.setdefault(f"SPLU-Gen {method}", []).append(est)
     stacked = {k: np.stack(v) for k, v in errors.items()}
-    return {"gamma": TWO_GAMMA, "residue": residue, "queries": len(pool),
+    return {"group_size": TWO_GROUP_SIZE, "residue": residue, "queries": len(pool),
             "bands": _by_band(stacked, truth, n),
             "all": {k: float(np.mean(np.abs(e - truth) / truth)) for k, e in stacked.items()}}
 
@@ -251,7 +251,7 @@ def publish_times(sizes, source) -> dict[str, float]:
     for n in sizes:
         df, schema = synthetic_census(n, seed=0)
         start = time.perf_counter()
-        _publish(df, schema, LARGE_GAMMA, [SENSITIVE], source.derive(f"time n={n}"))
+        _publish(df, schema, LARGE_GROUP_SIZE, [SENSITIVE], source.derive(f"time n={n}"))
         out[str(n)] = time.perf_counter() - start
     return out
 
@@ -273,7 +273,7 @@ def run(out: str | Path, seed: SeedLike = None, quick: bool = False,
     # whose estimate creeps towards 0); --quick caps them sooner to stay fast.
     runs, small_limit, large_limit, max_iter = (1, 60, 150, 300) if quick else \
         (3, 1000, 5000, 10_000)
-    gammas = QUICK_GAMMAS if quick else GAMMAS
+    group_sizes = QUICK_GROUP_SIZES if quick else GROUP_SIZES
     summary: dict = {"seed_policy": source.policy, "runs": runs, "quick": quick,
                      "sensitive": SENSITIVE, "census_is_synthetic": True, "max_iter": max_iter,
                      "stopping": "paper",
@@ -284,9 +284,9 @@ def run(out: str | Path, seed: SeedLike = None, quick: bool = False,
             attrs = [a for a in schema.names if a not in (SENSITIVE, "age", "native-country",
                                                           "country")]
             src = source.derive(name)
-            eligible = eligible_gammas(df, SENSITIVE, gammas)
-            part = {"records": len(df), "eligible_gammas": eligible,
-                    "ineligible_gammas": [g for g in gammas if g not in eligible],
+            eligible = eligible_group_sizes(df, SENSITIVE, group_sizes)
+            part = {"records": len(df), "eligible_group_sizes": eligible,
+                    "ineligible_group_sizes": [g for g in group_sizes if g not in eligible],
                     "predicate_attributes": attrs}
             part["small_counts"] = small_counts(df, schema, attrs, eligible, runs, small_limit,
                                                 src.derive("small"), max_iter)
@@ -325,8 +325,8 @@ def markdown(summary: dict) -> str:
              "paper's figures did.", ""]
     for name, part in summary["data"].items():
         lines += [f"## {name} ({part['records']:,} records, occupation sensitive)", "",
-                  f"Eligible γ: {part['eligible_gammas']}; not eligible: "
-                  f"{part['ineligible_gammas']}.", "",
+                  f"Eligible γ: {part['eligible_group_sizes']}; not eligible: "
+                  f"{part['ineligible_group_sizes']}.", "",
                   "### Small counts (1..10): mean relative error against γ (Fig. 7/10)", ""]
         small = part["small_counts"]
         methods = [k for k in next(iter(small.values())) if k not in ("queries", "residue")]
@@ -338,7 +338,7 @@ def markdown(summary: dict) -> str:
         for key, title in (("large_counts", "Large counts by selectivity (Fig. 8/9)"),
                            ("two_sensitive", "Two sensitive attributes (Fig. 12)")):
             block = part[key]
-            lines += ["", f"### {title}, γ = {block['gamma']}", ""]
+            lines += ["", f"### {title}, γ = {block['group_size']}", ""]
             methods = list(block["all"])
             lines += ["| selectivity | queries | " + " | ".join(methods) + " |",
                       "|---" * (len(methods) + 2) + "|"]
@@ -365,10 +365,11 @@ def _plot_small(summary: dict) -> Any:
     axes = fig.subplots(1, len(parts), squeeze=False)[0]
     for ax, (name, part) in zip(axes, parts.items(), strict=True):
         small = part["small_counts"]
-        gammas = [int(g) for g in small]
+        group_sizes = [int(g) for g in small]
         for method in [k for k in next(iter(small.values())) if k not in ("queries",
                                                                             "residue")]:
-            ax.plot(gammas, [small[str(g)][method] for g in gammas], "-o", ms=3, label=method)
+            ax.plot(group_sizes, [small[str(g)][method] for g in group_sizes], "-o", ms=3,
+                    label=method)
         ax.set_xlabel("γ")
         ax.set_ylabel("mean relative error, counts 1..10")
         ax.set_title(f"{name}{' (synthetic)' if name == 'census' else ''}")
@@ -391,7 +392,7 @@ def _plot_bands(summary: dict, key: str, title: str) -> Any:
         ax.set_xticks(range(len(labels)), labels, rotation=20, fontsize=7)
         ax.set_ylabel("mean relative error")
         ax.set_title(f"{name}{' (synthetic)' if name == 'census' else ''}, "
-                     f"γ = {part[key]['gamma']}")
+                     f"γ = {part[key]['group_size']}")
     axes[-1].legend(fontsize=7)
     fig.suptitle(title)
     fig.tight_layout()

@@ -45,9 +45,9 @@ def synthetic(n: int = 100_000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
 
 
 def errors(df: pd.DataFrame, schema: Schema, sensitive: str, predicates: list[str],
-           gamma: int, seed: int, stopping: str = "paper") -> dict[str, float]:
+           group_size: int, seed: int, stopping: str = "paper") -> dict[str, float]:
     """Mean relative error of each method over the (P, s) counts ≥ 1% of N."""
-    mech = SPLUGen(gamma, sensitive, schema=schema)
+    mech = SPLUGen(group_size, sensitive, schema=schema)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the residue (N mod γ) is counted below
         view = mech.publish(df, seed=seed)
@@ -83,11 +83,11 @@ def run(seeds: range = range(3)) -> pd.DataFrame:
     sets += [(name, df, schema, "s", predicates, 3)
              for name, predicates in (("synthetic-correlated", ["a = 1", "a = 0"]),
                                       ("synthetic-independent", ["b = 1", "b = 0"]))]
-    for name, data, schema, sensitive, predicates, gamma in sets:
+    for name, data, schema, sensitive, predicates, group_size in sets:
         for stopping in ("paper", "count"):
             for seed in seeds:
                 rows.append({"data": name, "stopping": stopping, "seed": seed,
-                             **errors(data, schema, sensitive, predicates, gamma, seed,
+                             **errors(data, schema, sensitive, predicates, group_size, seed,
                                       stopping)})
     return pd.DataFrame(rows)
 

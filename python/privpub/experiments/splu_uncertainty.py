@@ -53,13 +53,13 @@ class ReleaseLaw:
 
     df: pd.DataFrame
     schema: Schema
-    gamma: int
+    group_size: int
     sensitive: str
 
     def __post_init__(self) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            part = SPLUGen(self.gamma, self.sensitive, schema=self.schema).partition(self.df)
+            part = SPLUGen(self.group_size, self.sensitive, schema=self.schema).partition(self.df)
         groups = part.groups[self.sensitive]
         attr = self.schema[self.sensitive]
         self.values = self.schema.digits(self.schema.encode(self.df))[
@@ -78,9 +78,9 @@ class ReleaseLaw:
         flat = self.members.reshape(-1)
         for start in range(0, runs, chunk):
             r = min(chunk, runs - start)
-            pick = rng.integers(0, self.gamma, size=(r, g, self.gamma))
+            pick = rng.integers(0, self.group_size, size=(r, g, self.group_size))
             drawn = np.take_along_axis(
-                np.broadcast_to(self.group_values, (r, g, self.gamma)), pick, axis=2)
+                np.broadcast_to(self.group_values, (r, g, self.group_size)), pick, axis=2)
             out = np.full((r, len(self.values)), -1, dtype=np.int64)
             out[:, flat] = drawn.reshape(r, -1)
             yield out
@@ -126,17 +126,17 @@ class ReleaseLaw:
         return np.concatenate(out).astype(np.float64), truth
 
 
-def adult_law(gamma: int = 5) -> ReleaseLaw:
+def adult_law(group_size: int = 5) -> ReleaseLaw:
     """Adult (train, 30,162 records), occupation sensitive."""
     df, schema = load_adult()
-    return ReleaseLaw(df, schema, gamma, "occupation")
+    return ReleaseLaw(df, schema, group_size, "occupation")
 
 
-def census_law(n: int = 100_000, gamma: int = 5) -> ReleaseLaw:
+def census_law(n: int = 100_000, group_size: int = 5) -> ReleaseLaw:
     """The synthetic census (:func:`privpub.datasets.synthetic_census`), occupation
     sensitive."""
     df, schema = synthetic_census(n, seed=0)
-    return ReleaseLaw(df, schema, gamma, "occupation")
+    return ReleaseLaw(df, schema, group_size, "occupation")
 
 
 #: Predicates of the coverage measurement: equalities on one non-sensitive attribute.
@@ -153,7 +153,7 @@ def coverage(law: ReleaseLaw, predicates: Sequence[str], runs: int = RUNS, seed:
     (and ± 0.8·1.96·stderr) covers the estimate's mean."""
     y, truth = law.states(predicates, runs, seed)
     r, q, k = y.shape
-    batch = from_states(y.reshape(-1, k), law.gamma, method)
+    batch = from_states(y.reshape(-1, k), law.group_size, method)
     value = batch.value.reshape(r, q)
     stderr = batch.stderr.reshape(r, q)
     lower, upper = (a.reshape(r, q) for a in batch.interval(0.95))
@@ -180,7 +180,7 @@ def iterations(data: str = "adult", seed: int = 0, max_iter: int = 10_000) -> di
     run to 10⁻¹² relative)."""
     from privpub.experiments.splu import (
         BANDS,
-        LARGE_GAMMA,
+        LARGE_GROUP_SIZE,
         SENSITIVE,
         datasets,
         query_pool,
@@ -192,22 +192,22 @@ def iterations(data: str = "adult", seed: int = 0, max_iter: int = 10_000) -> di
     df, schema = datasets(False)[data]
     attrs = [a for a in schema.names if a not in (SENSITIVE, "age", "native-country",
                                                   "country")]
-    kept, _ = without_residue(df, schema, LARGE_GAMMA, [SENSITIVE])
+    kept, _ = without_residue(df, schema, LARGE_GROUP_SIZE, [SENSITIVE])
     n = len(kept)
     pool = query_pool(kept, [SENSITIVE], attrs, BANDS[0][0] * n, BANDS[-1][1] * n, 5000,
                       np.random.default_rng(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        view = SPLUGen(LARGE_GAMMA, SENSITIVE, schema=schema).publish(kept, seed=seed)
+        view = SPLUGen(LARGE_GROUP_SIZE, SENSITIVE, schema=schema).publish(kept, seed=seed)
     queries = list(zip(pool["where"], pool["values"], strict=True))
     with warnings.catch_warnings():  # only the EM's states are read here, not the estimates
         warnings.simplefilter("ignore", ReconstructionWarning)
         states = np.stack(reconstruct_many(view, queries, "paper", None, 1, 1, "count").states)
-    fixed, *_ = paper_em(states, LARGE_GAMMA, tol=1e-12, max_iter=200_000, stopping="paper")
+    fixed, *_ = paper_em(states, LARGE_GROUP_SIZE, tol=1e-12, max_iter=200_000, stopping="paper")
     out = {"queries": len(queries)}
     for rule in ("paper", "count"):
         start = time.perf_counter()
-        x, its, conv = paper_em(states, LARGE_GAMMA, max_iter=max_iter, stopping=rule)
+        x, its, conv = paper_em(states, LARGE_GROUP_SIZE, max_iter=max_iter, stopping=rule)
         seconds = time.perf_counter() - start
         gap = np.abs(x[:, -1] - fixed[:, -1])
         out[rule] = {"median": float(np.median(its)), "mean": float(its.mean()),

@@ -168,6 +168,6 @@ def frapp_posterior(priors: np.ndarray, gamma_frapp: float, view_counts: np.ndar
     return post
 
 
-def rho_frapp(k: float, gamma: float, epsilon: float) -> float:
+def rho_frapp(k: float, gamma: float, failure_probability: float) -> float:
     """Sec. 5's bound for FRAPP: ρ = 2k(1−γ)/γ · √ln(2/ε)."""
-    return 2 * k * (1 - gamma) / gamma * math.sqrt(math.log(2 / epsilon))
+    return 2 * k * (1 - gamma) / gamma * math.sqrt(math.log(2 / failure_probability))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
+from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.frapp.accounting import (
     frapp_copies_ratio,
@@ -58,6 +59,12 @@ from privpub.tables.schema import Schema
 class FRAPP:
     """FRAPP over a schema: keep a record with probability ``gamma_frapp``.
 
+    ``n``, ``d`` and ``gamma`` (the posterior bound γ) are the privacy request
+    the parameters were chosen for (set by :meth:`for_privacy`);
+    ``failure_probability`` is the probability that the error bound fails, the
+    paper's ε of (ρ, ε)-usefulness (earlier versions called it ``epsilon``,
+    which now means only a privacy loss).
+
     Examples
     --------
     >>> import privpub
@@ -68,9 +75,13 @@ class FRAPP:
     """
 
     name = "frapp"
+    #: Parameter names that files written by earlier versions store, and their names now.
+    renamed_parameters: ClassVar[dict[str, str]] = {"epsilon": "failure_probability"}
 
+    @renamed_keywords(epsilon="failure_probability")
     def __init__(self, schema: Schema, gamma_frapp: float, *, n: int | None = None,
-                 d: float | None = None, gamma: float | None = None, epsilon: float = 0.05,
+                 d: float | None = None, gamma: float | None = None,
+                 failure_probability: float = 0.05,
                  allow_prior_below_base_rate: bool = False,
                  records: Mapping[str, Any] | None = None):
         if not isinstance(schema, Schema):
@@ -79,7 +90,8 @@ class FRAPP:
             raise ParameterError(f"FRAPP needs 2 ≤ m < 2^128, got m = {schema.size:,}")
         gamma_frapp = validate.probability("gamma_frapp", gamma_frapp, open_low=True,
                                            open_high=True)
-        epsilon = validate.probability("epsilon", epsilon, open_low=True, open_high=True)
+        failure_probability = validate.probability("failure_probability", failure_probability,
+                                                   open_low=True, open_high=True)
         n = validate.optional(validate.count, "n", n, minimum=1)
         d = validate.optional(validate.probability, "d", d, open_low=True, open_high=True)
         gamma = validate.optional(validate.probability, "gamma", gamma, open_low=True,
@@ -90,7 +102,8 @@ class FRAPP:
         self.allow_prior_below_base_rate = validate.prior_at_least_base_rate(
             d, n, schema.size, allow_prior_below_base_rate)
         self.schema, self.gamma_frapp = schema, float(gamma_frapp)
-        self.n, self.d, self.gamma, self.epsilon = n, d, gamma, float(epsilon)
+        self.n, self.d, self.gamma = n, d, gamma
+        self.failure_probability = float(failure_probability)
         self.records = None if records is None else check_record_facts(records, n)
 
     @classmethod
@@ -99,7 +112,7 @@ class FRAPP:
         p = parameters
         mech = cls(schema, validate.field(p, "gamma_frapp"), n=validate.field(p, "n"),
                    d=validate.field(p, "d"), gamma=validate.field(p, "gamma"),
-                   epsilon=validate.field(p, "epsilon"),
+                   failure_probability=validate.field(p, "failure_probability"),
                    allow_prior_below_base_rate=validate.field(
                        p, "allow_prior_below_base_rate"),
                    records=validate.field(p, "records"))
@@ -107,8 +120,9 @@ class FRAPP:
         return mech
 
     @classmethod
+    @renamed_keywords(epsilon="failure_probability")
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
-                    d: float | None = None, epsilon: float = 0.05,
+                    d: float | None = None, failure_probability: float = 0.05,
                     allow_prior_below_base_rate: bool = False) -> FRAPP:
         """γ_frapp meeting the same (d, γ) as αβ: the largest γ_frapp whose
         posterior for a tuple shown once in V is ≤ γ at prior d, for the paper's
@@ -128,7 +142,7 @@ class FRAPP:
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
         validate.prior_at_least_base_rate(d, n, schema.size, allow_prior_below_base_rate)
         return cls(schema, frapp_gamma_for_privacy(d, gamma, schema.size, n), n=int(n),
-                   d=d, gamma=gamma, epsilon=epsilon,
+                   d=d, gamma=gamma, failure_probability=failure_probability,
                    allow_prior_below_base_rate=allow_prior_below_base_rate)
 
     @property
@@ -141,12 +155,12 @@ class FRAPP:
         |n_V − E n_V| < √(n ln(2/ε)/2) w.p. ≥ 1 − ε, divided by γ_f − o."""
         if self.n is None:
             return None
-        spread = math.sqrt(self.n * math.log(2 / self.epsilon) / 2)
+        spread = math.sqrt(self.n * math.log(2 / self.failure_probability) / 2)
         return spread / (self.gamma_frapp - self.off_diagonal)
 
     def parameters(self) -> dict[str, Any]:
         return {"gamma_frapp": self.gamma_frapp, "n": self.n, "d": self.d, "gamma": self.gamma,
-                "epsilon": self.epsilon, "error_bound": self.error_bound(),
+                "failure_probability": self.failure_probability, "error_bound": self.error_bound(),
                 "allow_prior_below_base_rate": self.allow_prior_below_base_rate,
                 "records": self.records}
 
@@ -202,11 +216,11 @@ class FRAPP:
                 f"{post['exclusive']:.6g} at prior d, against γ = {g}.", "Def. 6.2"))
         if self.n is not None:
             text = (f"for each fixed counting query, |Q̃(V) − Q(I)| < {self.error_bound():,.4g} "
-                    f"with probability ≥ {1 - self.epsilon:g} (Hoeffding over the n = "
+                    f"with probability ≥ {1 - self.failure_probability:g} (Hoeffding over the n = "
                     f"{self.n:,} records, divided by γ_f − o = "
                     f"{self.gamma_frapp - self.off_diagonal:.6g}).")
             if self.d is not None and self.gamma is not None:
-                rho = rho_frapp(self.d * m / self.n, self.gamma, self.epsilon)
+                rho = rho_frapp(self.d * m / self.n, self.gamma, self.failure_probability)
                 text += (f"\nSec. 5's bound ρ = 2k(1−γ)/γ·√ln(2/ε) = {rho:.6g} (ρ√n = "
                          f"{rho * math.sqrt(self.n):,.1f}) assumes another parametrisation; "
                          "shown for comparison only.")
@@ -219,7 +233,7 @@ class FRAPP:
         (:class:`~privpub.core.guarantee.Resolution`: the usefulness rule)."""
         if self.n is None:
             return None
-        return Resolution.of("FRAPP", self.error_bound(), self.epsilon, self.n,
+        return Resolution.of("FRAPP", self.error_bound(), self.failure_probability, self.n,
                              counted(self.records), self.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
@@ -294,6 +308,6 @@ class FRAPP:
     def with_records(self, n: int, records: Mapping[str, Any]) -> FRAPP:
         """This mechanism as stated for the ``n`` records published (a release's)."""
         return FRAPP(self.schema, self.gamma_frapp, n=n, d=self.d, gamma=self.gamma,
-                     epsilon=self.epsilon,
+                     failure_probability=self.failure_probability,
                      allow_prior_below_base_rate=self.allow_prior_below_base_rate,
                      records=records)

@@ -220,7 +220,7 @@ class Graph:
         The names a query may call the relation by: ``("R",)`` unless the
         builder's ``relation=`` declared others (``"Friends"``, or aliases
         ``["Friends", "R"]``). A query over any other name is a QueryError
-        wherever it meets the graph (:func:`~privpub.graphs.count.checked_inputs`).
+        wherever it meets the graph (:func:`~privpub.graphs.exact.checked_inputs`).
 
     Examples
     --------

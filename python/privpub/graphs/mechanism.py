@@ -67,8 +67,8 @@ from privpub.graphs.claims import (
     neighbour_claims,
     undirected_edge_claim,
 )
-from privpub.graphs.count import checked_inputs, count
 from privpub.graphs.estimates import answer_estimate
+from privpub.graphs.exact import checked_inputs, count
 from privpub.graphs.graph import Graph
 from privpub.graphs.intervals import (
     DISCRETE_LAPLACE,

@@ -36,7 +36,7 @@ from privpub.graphs.claims import (
     facts_of,
     undirected_edge_claim,
 )
-from privpub.graphs.count import checked_inputs
+from privpub.graphs.exact import checked_inputs
 from privpub.graphs.graph import Graph
 from privpub.graphs.mechanism import RelationshipMechanism
 from privpub.graphs.query import CQ, as_query

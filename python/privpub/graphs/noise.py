@@ -59,14 +59,14 @@ class Bits:
         """True with probability p (a rational in [0, 1])."""
         return self.randbelow(p.denominator) < p.numerator
 
-    def bernoulli_exp(self, gamma: Fraction) -> bool:
-        """True with probability exp(−γ) for a rational γ ≥ 0 (CKS Alg. 1)."""
-        while gamma > 1:
+    def bernoulli_exp(self, exponent: Fraction) -> bool:
+        """True with probability exp(−exponent), a rational exponent ≥ 0 (CKS Alg. 1's γ)."""
+        while exponent > 1:
             if not self.bernoulli_exp(Fraction(1)):
                 return False
-            gamma -= 1
+            exponent -= 1
         k = 1
-        while self.bernoulli(gamma / k):
+        while self.bernoulli(exponent / k):
             k += 1
         return k % 2 == 1
 

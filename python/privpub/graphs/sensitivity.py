@@ -38,7 +38,7 @@ from typing import Any
 
 from privpub import _core
 from privpub.core.errors import QueryError
-from privpub.graphs.count import checked_inputs
+from privpub.graphs.exact import checked_inputs
 from privpub.graphs.graph import Graph
 from privpub.graphs.intervals import QueryRange
 from privpub.graphs.query import CQ, Const, Var

@@ -83,7 +83,7 @@ from privpub.graphs.claims import (
     facts_of,
     graph_claims,
 )
-from privpub.graphs.count import count
+from privpub.graphs.exact import count
 from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.intervals import ROUNDED_LAPLACE, NoiseLaw, QueryRange
 from privpub.graphs.mechanism import GraphAnswer
@@ -135,8 +135,9 @@ class SmoothSensitivity:
     local: int
 
 
-def smooth_sensitivity(graph: Graph, beta: float) -> SmoothSensitivity:
-    """S*_β(G) = max_s e^{−βs} LS^(s)(G) for the triangle count T (sets).
+def smooth_sensitivity(graph: Graph, smoothing: float) -> SmoothSensitivity:
+    """S*_β(G) = max_s e^{−βs} LS^(s)(G) for the triangle count T (sets); ``smoothing``
+    is β.
 
     Examples
     --------
@@ -146,9 +147,9 @@ def smooth_sensitivity(graph: Graph, beta: float) -> SmoothSensitivity:
     >>> s.local, s.at_distance, f"{s.value:.4f}"    # S* = e^{-0.5}·2
     (1, 1, '1.2131')
     """
-    beta = validate.real("beta", beta)
-    if beta <= 0:
-        raise ParameterError(f"beta must be positive, got {beta}")
+    smoothing = validate.real("smoothing", smoothing)
+    if smoothing <= 0:
+        raise ParameterError(f"smoothing must be positive, got {smoothing}")
     frontier = pair_frontier(graph)
     m = graph.m
     if m < 3:
@@ -158,14 +159,14 @@ def smooth_sensitivity(graph: Graph, beta: float) -> SmoothSensitivity:
     while True:
         s = np.arange(start, start + chunk)
         ls = local_sensitivity_at(frontier, m, s)
-        values = np.exp(-beta * s) * ls
+        values = np.exp(-smoothing * s) * ls
         k = int(np.argmax(values))
         if values[k] > best:
             best, at = float(values[k]), int(s[k])
         start += chunk
         # LS^(s) ≤ m − 2 for every s: stop once the cap is reached (values then
         # only fall) or e^{−βs}(m − 2) cannot beat the maximum so far.
-        if ls[-1] >= m - 2 or math.exp(-beta * start) * (m - 2) <= best:
+        if ls[-1] >= m - 2 or math.exp(-smoothing * start) * (m - 2) <= best:
             return SmoothSensitivity(best, at, local)
 
 

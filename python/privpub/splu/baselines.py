@@ -51,7 +51,7 @@ class AnatomyRelease:
 
     schema: Schema
     sensitive: str
-    gamma: int
+    group_size: int
     qit: pd.DataFrame
     st: pd.DataFrame
     residue: int
@@ -66,7 +66,7 @@ class AnatomyRelease:
         group = self.qit["group"].to_numpy()
 
         def per_value(mask: np.ndarray) -> np.ndarray:
-            return np.bincount(group[mask], minlength=groups) @ table / self.gamma
+            return np.bincount(group[mask], minlength=groups) @ table / self.group_size
 
         return _per_predicate(self.schema, self.sensitive, self.qit, queries, per_value)
 
@@ -123,24 +123,24 @@ def _sensitive_digits(data: TableLike | np.ndarray, sensitive: str, schema: Sche
     return digits
 
 
-def anatomy(data: TableLike | np.ndarray, gamma: int, sensitive: str,
+def anatomy(data: TableLike | np.ndarray, group_size: int, sensitive: str,
             schema: Schema) -> AnatomyRelease:
-    """Anatomy's publication of ``data`` with groups of ``gamma`` distinct values."""
-    gamma = validate.count("gamma", gamma, minimum=2)
+    """Anatomy's publication of ``data`` with groups of ``group_size`` distinct values."""
+    group_size = validate.count("group_size", group_size, minimum=2)
     digits = _sensitive_digits(data, sensitive, schema)
     j = schema.names.index(sensitive)
     attr = schema[sensitive]
     labels = getattr(attr, "values", None) or range(attr.offset, attr.offset + attr.size)
-    check_eligible(sensitive, digits[j], labels, gamma)
-    part = decoy_groups(digits[j], attr.size, gamma)
+    check_eligible(sensitive, digits[j], labels, group_size)
+    part = decoy_groups(digits[j], attr.size, group_size)
     rows = part.members.ravel()
-    group = np.repeat(np.arange(len(part.members)), gamma)
+    group = np.repeat(np.arange(len(part.members)), group_size)
     qit = pd.DataFrame({n: digits[k][rows] for k, n in enumerate(schema.names) if k != j})
     qit["group"] = group
     qit = qit.sort_values([*qit.columns[::-1]], kind="stable").reset_index(drop=True)
     st = pd.DataFrame({"group": group, "value": digits[j][rows].astype(np.int64),
                        "count": np.ones(len(rows), dtype=np.int64)})
-    return AnatomyRelease(schema, sensitive, gamma, qit, st, len(part.residue))
+    return AnatomyRelease(schema, sensitive, group_size, qit, st, len(part.residue))
 
 
 def dbr(data: TableLike | np.ndarray, sensitive: str, schema: Schema,
@@ -165,17 +165,17 @@ def draw_from_counts(freq: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.searchsorted(cumulative, ticket, side="right")
 
 
-def laplace_counts(counts: np.ndarray, epsilon: float, seed: SeedLike = None) -> np.ndarray:
-    """``counts`` plus independent discrete Laplace noise of parameter ε (each
+def laplace_counts(true_counts: np.ndarray, epsilon: float, seed: SeedLike = None) -> np.ndarray:
+    """``true_counts`` plus independent discrete Laplace noise of parameter ε (each
     count ε-DP under adding or removing one record; module docstring)."""
     epsilon = validate.real("epsilon", epsilon)
     if epsilon <= 0:
         raise ParameterError(f"epsilon must be positive, got {epsilon}")
-    counts = np.asarray(counts)
-    if counts.dtype.kind not in "iu":
-        raise ParameterError(f"counts must be integers, got dtype {counts.dtype}")
+    true_counts = np.asarray(true_counts)
+    if true_counts.dtype.kind not in "iu":
+        raise ParameterError(f"true_counts must be integers, got dtype {true_counts.dtype}")
     source = resolve_seed(seed).derive("laplace")
-    u = source.uniform(2 * counts.size).reshape(2, -1)
+    u = source.uniform(2 * true_counts.size).reshape(2, -1)
     # Geometric failures with success 1 − e^{−ε}: ⌊ln(1 − U)/(−ε)⌋ (1 − U ∈ (0, 1]).
     g = np.floor(np.log1p(-u) / -epsilon).astype(np.int64)
-    return counts.astype(np.int64) + (g[0] - g[1]).reshape(counts.shape)
+    return true_counts.astype(np.int64) + (g[0] - g[1]).reshape(true_counts.shape)

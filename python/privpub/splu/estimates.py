@@ -25,7 +25,7 @@ What each field means (derivations in :mod:`privpub.splu.uncertainty`):
   on the synthetic census is in :mod:`privpub.splu.reconstruction`.
 - ``details``: ``observed``, the published count of (P ∧ s_1 ∧ …);
   ``states``, the published counts of all 2^{w+1} states the estimate was
-  computed from; ``misfit``; ``gamma``; ``where`` and ``values``, the query.
+  computed from; ``misfit``; ``group_size``; ``where`` and ``values``, the query.
 - ``misfit``: how far (in the release's standard deviations) the published
   counts the estimate implies lie from the observed ones; 0 at an interior
   fixed point, large where the EM was driven to the boundary (a state at 0)
@@ -89,7 +89,7 @@ class DeterminedLaw:
     counts (2^{w+1} of them; queries of different widths are solved apart)."""
 
     states: tuple[np.ndarray, ...]
-    gamma: int
+    group_size: int
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         lower, upper = np.zeros(len(self.states)), np.zeros(len(self.states))
@@ -98,32 +98,32 @@ class DeterminedLaw:
             by_width.setdefault(len(s), []).append(i)
         for rows in by_width.values():
             lower[rows], upper[rows] = guaranteed_interval(
-                np.stack([self.states[i] for i in rows]), self.gamma, level)
+                np.stack([self.states[i] for i in rows]), self.group_size, level)
         return lower, upper
 
     def row(self, i: int) -> DeterminedLaw:
-        return DeterminedLaw((self.states[i],), self.gamma)
+        return DeterminedLaw((self.states[i],), self.group_size)
 
 
 def splu_estimates(value: np.ndarray, stderr: np.ndarray, states: Sequence[np.ndarray],
-          iterations: np.ndarray, converged: np.ndarray, method: str, gamma: int,
+          iterations: np.ndarray, converged: np.ndarray, method: str, group_size: int,
           fit: np.ndarray, queries: tuple[tuple[str | None, dict[str, Any]], ...],
           notes: tuple[tuple[str, ...], ...] = ()) -> Estimates:
     """SPLU estimates as the core batch (:class:`~privpub.core.estimate.Estimates`).
     Its ``details`` per query: ``observed`` (the published count of (P ∧ s_1 ∧ …)),
     ``misfit`` (standard deviations), ``states`` (the published state counts),
-    ``gamma``, ``where`` and ``values`` (the query's parts)."""
+    ``group_size``, ``where`` and ``values`` (the query's parts)."""
     states = tuple(np.asarray(s, dtype=float) for s in states)
     q = len(states)
     return Estimates(
         np.asarray(value, dtype=float), np.asarray(stderr, dtype=float), "records", method,
-        RELEASE_DETERMINED, DeterminedLaw(states, gamma),
+        RELEASE_DETERMINED, DeterminedLaw(states, group_size),
         tuple(describe(w, v) for w, v in queries), converged=np.asarray(converged, dtype=bool),
         iterations=np.asarray(iterations, dtype=np.int64), notes=notes,
         assumption=ASSUMPTIONS[method],
         details={"observed": [float(s[-1]) for s in states],
                  "misfit": np.asarray(fit, dtype=float), "states": [s.tolist() for s in states],
-                 "gamma": [gamma] * q, "where": [w for w, _ in queries],
+                 "group_size": [group_size] * q, "where": [w for w, _ in queries],
                  "values": [dict(v) for _, v in queries]})
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from privpub.core.estimate import Estimate, Estimates, PointLaw
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
+from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.counting.query import Condition
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
@@ -69,12 +70,14 @@ class Partition:
 
 @register_mechanism
 class SPLUGen:
-    """SPLU-Gen over a schema, with decoy groups of ``gamma`` records.
+    """SPLU-Gen over a schema, with decoy groups of ``group_size`` records.
 
     Parameters
     ----------
-    gamma : int
-        γ ≥ 2: group size; each record keeps its value with probability 1/γ.
+    group_size : int
+        The paper's γ ≥ 2: records per decoy group; each record keeps its
+        sensitive value with probability 1/γ. (Earlier versions called it
+        ``gamma``, which now means only a posterior bound, as in αβ and FRAPP.)
     sensitive : str or sequence of str
         The sensitive attribute(s); every other attribute is published as is.
     schema : Schema, optional
@@ -92,11 +95,14 @@ class SPLUGen:
     """
 
     name = "splu"
+    #: Parameter names that files written by earlier versions store, and their names now.
+    renamed_parameters: ClassVar[dict[str, str]] = {"gamma": "group_size"}
 
-    def __init__(self, gamma: int, sensitive: str | Sequence[str], *,
+    @renamed_keywords(gamma="group_size")
+    def __init__(self, group_size: int, sensitive: str | Sequence[str], *,
                  schema: Schema | None = None, n: int | None = None,
                  records_given: int | None = None, residue: int | None = None):
-        self.gamma = validate.count("gamma", gamma, minimum=2)
+        self.group_size = validate.count("group_size", group_size, minimum=2)
         names = [sensitive] if isinstance(sensitive, str) else sensitive
         if not isinstance(names, Sequence) or not names or \
                 not all(isinstance(s, str) for s in names):
@@ -115,9 +121,9 @@ class SPLUGen:
                 self.n + self.residue != self.records_given:
             raise ParameterError(f"n + residue = {self.n} + {self.residue} must equal "
                                  f"records_given = {self.records_given}")
-        if self.n is not None and self.n % self.gamma:
-            raise ParameterError(f"n = {self.n} published rows is not a multiple of gamma = "
-                                 f"{self.gamma}: rows come in whole decoy groups")
+        if self.n is not None and self.n % self.group_size:
+            raise ParameterError(f"n = {self.n} published rows is not a multiple of group_size = "
+                                 f"{self.group_size}: rows come in whole decoy groups")
 
     def _check_schema(self, schema: Schema) -> None:
         if not isinstance(schema, Schema):
@@ -127,24 +133,25 @@ class SPLUGen:
             raise ParameterError(f"sensitive attribute(s) {missing} are not in the schema "
                                  f"(attributes: {list(schema.names)})")
         for s in self.sensitive:
-            if schema[s].size < self.gamma:
+            if schema[s].size < self.group_size:
                 raise ParameterError(f"sensitive attribute {s!r} has {schema[s].size} values; "
-                                     f"a decoy group needs gamma = {self.gamma} distinct ones")
+                                     f"a decoy group needs group_size = {self.group_size} "
+                                     "distinct ones")
 
     @classmethod
     def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> SPLUGen:
         """The mechanism of a release's parameters, checked as by the constructor."""
         p = parameters
-        return cls(validate.field(p, "gamma"), validate.field(p, "sensitive"), schema=schema,
+        return cls(validate.field(p, "group_size"), validate.field(p, "sensitive"), schema=schema,
                    n=validate.field(p, "n"), records_given=validate.field(p, "records_given"),
                    residue=validate.field(p, "residue"))
 
     def parameters(self) -> dict[str, Any]:
-        return {"gamma": self.gamma, "sensitive": list(self.sensitive), "n": self.n,
+        return {"group_size": self.group_size, "sensitive": list(self.sensitive), "n": self.n,
                 "records_given": self.records_given, "residue": self.residue}
 
     def guarantee(self) -> Guarantee:
-        g, eps, alpha = self.gamma, GUARANTEE_EPS, GUARANTEE_ALPHA
+        g, eps, alpha = self.group_size, GUARANTEE_EPS, GUARANTEE_ALPHA
         t_p = privacy_guarantee(g, eps, alpha)
         t_f = utility_threshold_chebyshev(g, eps, GUARANTEE_T_E)
         claims = []
@@ -155,7 +162,8 @@ class SPLUGen:
                 "publishing them reveals which values occur.", "Sec. 3 (domains are public)"))
         claims.append(Claim(
             "small-sum privacy (ε, T_P, α)", True,
-            f"for each sensitive value with 1..{alpha} records, the count an analyst reads off "
+            f"with decoy groups of group_size γ = {g} records, for each sensitive value with "
+            f"1..{alpha} records, the count an analyst reads off "
             f"the release misses it by more than ε = {eps} of itself with probability ≥ T_P = "
             f"{t_p:.4f} (exact binomial; privpub.splu.privacy_guarantee for other ε, α). "
             "This is about counts, not individuals: it is not differential privacy, and it "
@@ -232,7 +240,7 @@ class SPLUGen:
         hold a release, not this package (the attack audits)."""
         from privpub.splu.reconstruction import paper_em
 
-        return paper_em(np.asarray(y, dtype=np.float64), self.gamma)[0][:, -1]
+        return paper_em(np.asarray(y, dtype=np.float64), self.group_size)[0][:, -1]
 
     # ---- publishing -------------------------------------------------------------------
     def _digits(self, data: TableLike | np.ndarray, schema: Schema | None
@@ -268,8 +276,8 @@ class SPLUGen:
                     "attribute were left out")
                 labels = getattr(attr, "values", None) or range(attr.offset,
                                                                 attr.offset + attr.size)
-                check_eligible(s, sensitive[s][rows], labels, self.gamma, note)
-                part = decoy_groups(sensitive[s][rows], attr.size, self.gamma)
+                check_eligible(s, sensitive[s][rows], labels, self.group_size, note)
+                part = decoy_groups(sensitive[s][rows], attr.size, self.group_size)
                 groups[s] = DecoyGroups(rows[part.members], rows[part.residue])
             residue = np.unique(np.concatenate([g.residue for g in groups.values()]))
             # Done when no group holds a record left out by another attribute (always
@@ -303,7 +311,7 @@ class SPLUGen:
             values = np.ascontiguousarray(sensitive[s], dtype=np.uint32)
             members = np.ascontiguousarray(groups.members.reshape(-1), dtype=np.uint32)
             drawn = _core.decoy_draw(source.derive(f"splu:{s}").key, members, values,
-                                     self.gamma)
+                                     self.group_size)
             published[s] = sensitive[s].copy()
             published[s][members] = drawn.astype(published[s].dtype)
         return published, keep, part
@@ -332,7 +340,7 @@ class SPLUGen:
             shown = ", ".join(map(str, part.residue[:20])) + (
                 ", …" if len(part.residue) > 20 else "")
             warnings.warn(f"SPLU-Gen: {len(part.residue)} of {len(keep):,} records are in no "
-                          f"decoy group (N mod γ = {len(keep) % self.gamma}) and are not "
+                          f"decoy group (N mod γ = {len(keep) % self.group_size}) and are not "
                           f"published; row positions: {shown} (SPLUGen.partition lists them)",
                           UserWarning, stacklevel=2)
         rows = {n: published.get(n, d)[keep] for n, d in zip(schema.names, digits, strict=True)}
@@ -344,5 +352,5 @@ class SPLUGen:
     def released(self, schema: Schema, records_given: int, residue: int) -> SPLUGen:
         """This mechanism as stated for a release of ``records_given`` rows less
         the ``residue``."""
-        return SPLUGen(self.gamma, self.sensitive, schema=schema, n=records_given - residue,
+        return SPLUGen(self.group_size, self.sensitive, schema=schema, n=records_given - residue,
                        records_given=records_given, residue=residue)

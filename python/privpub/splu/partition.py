@@ -31,11 +31,11 @@ class DecoyGroups:
     residue: np.ndarray
 
     @property
-    def gamma(self) -> int:
+    def group_size(self) -> int:
         return self.members.shape[1]
 
 
-def check_eligible(name: str, digits: np.ndarray, labels, gamma: int,
+def check_eligible(name: str, digits: np.ndarray, labels, group_size: int,
                    note: str = "") -> np.ndarray:
     """The value frequencies of attribute ``name``; a ParameterError naming the
     most frequent value, its frequency and the largest eligible γ when some
@@ -43,34 +43,35 @@ def check_eligible(name: str, digits: np.ndarray, labels, gamma: int,
     freq = np.bincount(digits, minlength=len(labels))
     n = len(digits)
     top = int(np.argmax(freq)) if n else 0
-    if n and gamma * int(freq[top]) > n:
+    if n and group_size * int(freq[top]) > n:
         best = n // int(freq[top])
         advice = (f"the largest eligible γ is {best}" if best >= 2 else
                   "no γ ≥ 2 is eligible (that value fills more than half the records)")
         raise ParameterError(
-            f"gamma = {gamma} is not eligible for sensitive attribute {name!r}{note}: value "
-            f"{labels[top]!r} has frequency {int(freq[top]):,} > N/γ = {n:,}/{gamma} = "
-            f"{n / gamma:,.2f}; {advice}")
+            f"group_size = {group_size} is not eligible for sensitive attribute {name!r}{note}: "
+            "value "
+            f"{labels[top]!r} has frequency {int(freq[top]):,} > N/γ = {n:,}/{group_size} = "
+            f"{n / group_size:,.2f}; {advice}")
     return freq
 
 
-def decoy_groups(digits: np.ndarray, n_values: int, gamma: int) -> DecoyGroups:
+def decoy_groups(digits: np.ndarray, n_values: int, group_size: int) -> DecoyGroups:
     """The partition of records (positions in ``digits``) into decoy groups (Rust)."""
     if len(digits) >= 2**32:
         raise ParameterError(f"{len(digits):,} records; SPLU-Gen handles fewer than 2^32")
     members, residue = _core.decoy_groups(np.ascontiguousarray(digits, dtype=np.uint32),
-                                          int(n_values), int(gamma))
-    return DecoyGroups(members.reshape(-1, gamma), residue)
+                                          int(n_values), int(group_size))
+    return DecoyGroups(members.reshape(-1, group_size), residue)
 
 
-def cooccurrence(freq: np.ndarray, gamma: int) -> np.ndarray:
+def cooccurrence(freq: np.ndarray, group_size: int) -> np.ndarray:
     """C[s', s]: how many decoy groups hold both s' and s (C[s, s] = groups
     holding s) under the partition of any table with these frequencies (the
     partition depends on nothing else). Built by partitioning a synthetic
     column with these frequencies."""
     freq = np.asarray(freq, dtype=np.int64)
     values = np.repeat(np.arange(len(freq), dtype=np.uint32), freq)
-    groups = decoy_groups(values, len(freq), gamma)
+    groups = decoy_groups(values, len(freq), group_size)
     vals = values[groups.members]  # groups × γ values
     pairs = (vals[:, :, None].astype(np.int64) * len(freq) + vals[:, None, :]).reshape(-1)
     return np.bincount(pairs, minlength=len(freq) ** 2).reshape(len(freq), len(freq))

@@ -142,9 +142,11 @@ distribution within P (correlated synthetic: 0.90–0.98).
 """
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -155,6 +157,9 @@ from privpub.splu.estimates import check_batch, diagnose, splu_estimates, warn
 from privpub.splu.partition import cooccurrence
 from privpub.splu.uncertainty import closed_form, delta_stderr, misfit
 from privpub.tables.published import PublishedView
+
+if TYPE_CHECKING:
+    from privpub.counting.query import Condition
 
 #: The estimators of count(P ∧ s …): see the module docstring.
 METHODS = ("paper", "exact-rate", "partition")
@@ -173,7 +178,7 @@ def _splu_view(view: PublishedView) -> tuple[int, list[str]]:
     if not isinstance(view, PublishedView) or view.mechanism != "splu":
         raise ParameterError(f"expected a SPLU-Gen release (PublishedView of mechanism "
                              f"'splu'), got {view!r}")
-    return int(view.parameters["gamma"]), list(view.parameters["sensitive"])
+    return int(view.parameters["group_size"]), list(view.parameters["sensitive"])
 
 
 def value_index(schema, attribute: str, value: Any) -> int:
@@ -185,27 +190,70 @@ def value_index(schema, attribute: str, value: Any) -> int:
     return index
 
 
-def _histogram(view: PublishedView, where: Any, attrs: list[str]) -> np.ndarray:
-    """Joint counts over (P true/false, each attribute's value): shape (2, V_1, …)."""
-    schema = view.schema
+def _predicate(view: PublishedView, where: Any) -> Condition:
+    """P parsed against the release, refused if it reads a sensitive attribute."""
     cond = view.condition(where)
     overlap = [a for a in cond.attributes if a in view.parameters["sensitive"]]
     if overlap:
         raise QueryError(f"the predicate reads sensitive attribute(s) {overlap}; give their "
                          "values as the query's sensitive values, P must be non-sensitive")
-    sizes = [schema[a].size for a in attrs]
-    cells = 2 * int(np.prod(sizes))
+    return cond
+
+
+def _joint_counts(view: PublishedView, attrs: Sequence[str], mask: Condition | None = None
+                  ) -> np.ndarray:
+    """The release's counts over ``attrs`` (shape (V_1, …)) in one pass; with
+    ``mask`` a leading axis of 2 splits them by P false / true."""
+    sizes = [view.schema[a].size for a in attrs]
+    cells = (1 if mask is None else 2) * math.prod(sizes)
     if cells > MAX_CELLS:
-        raise ParameterError(f"{cells:,} joint cells over {attrs}; the limit is {MAX_CELLS:,}")
+        raise ParameterError(f"{cells:,} joint cells over {list(attrs)}; the limit is "
+                             f"{MAX_CELLS:,}")
     total = np.zeros(cells, dtype=np.int64)
-    for batch in view.rows.batches(sorted(set(cond.attributes) | set(attrs))):
-        rows = len(batch[attrs[0]])
-        index = cond.mask_digits(batch, rows).astype(np.int64)
+    needed = sorted(set(attrs) | (set() if mask is None else set(mask.attributes)))
+    for batch in view.rows.batches(needed):
+        rows = len(batch[needed[0]]) if needed else len(view)
+        index = (np.zeros(rows, dtype=np.int64) if mask is None
+                 else mask.mask_digits(batch, rows).astype(np.int64))
         for a, size in zip(attrs, sizes, strict=True):
             index = index * size + batch[a]
         total += np.bincount(index, minlength=cells)
-    # P false is index 0 along the first axis; the paper's state order puts P first.
-    return total.reshape(2, *sizes)
+    return total.reshape(([] if mask is None else [2]) + sizes)
+
+
+def _histogram(view: PublishedView, where: Any, attrs: list[str]) -> np.ndarray:
+    """Joint counts over (P true/false, each attribute's value): shape (2, V_1, …).
+    P false is index 0 along the first axis; the paper's state order puts P first."""
+    return _joint_counts(view, attrs, _predicate(view, where))
+
+
+def _histograms(view: PublishedView, wheres: Sequence[Any], attrs: list[str]
+                ) -> list[np.ndarray]:
+    """:func:`_histogram` for many predicates: those reading the same attributes
+    share one pass, counting the joint histogram over their attributes and
+    ``attrs`` once and summing it over the tuples of the attributes' domain
+    each predicate holds on (exact: P depends on those attributes alone).
+    Where that joint histogram would pass the cell limit, a pass per predicate."""
+    conds = [_predicate(view, w) for w in wheres]
+    out: list[np.ndarray] = [np.zeros(0)] * len(conds)
+    by_attrs: dict[tuple[str, ...], list[int]] = {}
+    for i, cond in enumerate(conds):
+        by_attrs.setdefault(tuple(cond.attributes), []).append(i)
+    schema, sizes = view.schema, [view.schema[a].size for a in attrs]
+    for pattrs, members in by_attrs.items():
+        domain = math.prod(schema[a].size for a in pattrs)
+        if len(members) == 1 or domain * math.prod(sizes) > MAX_CELLS:
+            for i in members:
+                out[i] = _joint_counts(view, attrs, conds[i])
+            continue
+        joint = _joint_counts(view, [*pattrs, *attrs]).reshape(domain, -1)
+        digits = np.indices([schema[a].size for a in pattrs]).reshape(len(pattrs), -1)
+        tuples = {a: digits[j] for j, a in enumerate(pattrs)}
+        for i in members:
+            holds = conds[i].mask_digits(tuples, domain)
+            out[i] = np.stack([joint[~holds].sum(axis=0), joint[holds].sum(axis=0)]
+                              ).reshape(2, *sizes)
+    return out
 
 
 def sensitive_counts(view: PublishedView, attribute: str) -> Estimates:
@@ -216,11 +264,11 @@ def sensitive_counts(view: PublishedView, attribute: str) -> Estimates:
     every f_s). Method ``"mle"``; one query per domain value, in domain order
     (``to_frame()`` lists them). Raises a ReconstructionWarning naming the
     values whose interval includes 0 (published 0 times)."""
-    gamma, sensitive = _splu_view(view)
+    group_size, sensitive = _splu_view(view)
     if attribute not in sensitive:
         raise ParameterError(f"{attribute!r} is not a sensitive attribute of this release "
                              f"(sensitive: {sensitive}); its counts are published exactly")
-    out = _sensitive_counts(view, attribute, gamma)
+    out = _sensitive_counts(view, attribute, group_size)
     warn(out, stacklevel=2)
     return out
 
@@ -228,26 +276,26 @@ def sensitive_counts(view: PublishedView, attribute: str) -> Estimates:
 def sensitive_count(view: PublishedView, attribute: str, value: Any) -> Estimate:
     """One value's count f_s over all published records: its entry of
     :func:`sensitive_counts` (the warning names it alone, if it needs care)."""
-    gamma, sensitive = _splu_view(view)
+    group_size, sensitive = _splu_view(view)
     if attribute not in sensitive:
         raise ParameterError(f"{attribute!r} is not a sensitive attribute of this release "
                              f"(sensitive: {sensitive}); its counts are published exactly")
     index = value_index(view.schema, attribute, value)
-    found = Estimates.of([_sensitive_counts(view, attribute, gamma)[index]])
+    found = Estimates.of([_sensitive_counts(view, attribute, group_size)[index]])
     warn(found, stacklevel=2)
     return found[0]
 
 
-def _sensitive_counts(view: PublishedView, attribute: str, gamma: int) -> Estimates:
+def _sensitive_counts(view: PublishedView, attribute: str, group_size: int) -> Estimates:
     counts = _histogram(view, None, [attribute]).sum(axis=0).astype(float)
     n = counts.sum()
     states = np.zeros((len(counts), 4))
     states[:, 2], states[:, 3] = n - counts, counts
     labels = view.schema.projection([attribute])[attribute].tolist()
-    stderr = np.sqrt(counts * (1 - 1 / gamma))
+    stderr = np.sqrt(counts * (1 - 1 / group_size))
     q = len(counts)
     return _batch(counts, stderr, [states[i] for i in range(q)], np.zeros(q, dtype=np.int64),
-                  np.ones(q, dtype=bool), "mle", gamma, np.zeros(q),
+                  np.ones(q, dtype=bool), "mle", group_size, np.zeros(q),
                   [(None, {attribute: v}) for v in labels], "count")
 
 
@@ -275,48 +323,53 @@ def _expand(idx: np.ndarray, ndim: int) -> np.ndarray:
     return idx.reshape(shape)
 
 
+@functools.cache
 def _bits(w: int) -> np.ndarray:
-    """(K, w+1) state bits: column 0 is P, column j is s_j."""
+    """(K, w+1) state bits: column 0 is P, column j is s_j (cached: the EM asks
+    for them every iteration; read-only)."""
     k = np.arange(2 ** (w + 1))
-    return np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
+    out = np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
+    out.flags.writeable = False
+    return out
 
 
-def _factors(x: np.ndarray, gamma: int, bits: np.ndarray, exact_rate: bool) -> np.ndarray:
+def _factors(x: np.ndarray, group_size: int, bits: np.ndarray, exact_rate: bool) -> np.ndarray:
     """M_1 … M_w for each row of x: (Q, w, 2, 2), rows original, columns published."""
     q, w = len(x), bits.shape[1] - 1
     n = x.sum(axis=1)
     out = np.empty((q, w, 2, 2))
-    out[:, :, 1, 0], out[:, :, 1, 1] = (gamma - 1) / gamma, 1 / gamma
+    out[:, :, 1, 0], out[:, :, 1, 1] = (group_size - 1) / group_size, 1 / group_size
     for j in range(w):
         fj = x[:, bits[:, j + 1] == 1].sum(axis=1)
         if exact_rate:
-            rate = np.divide(fj * (gamma - 1), gamma * (n - fj), out=np.zeros(q), where=n > fj)
+            rate = np.divide(fj * (group_size - 1), group_size * (n - fj), out=np.zeros(q),
+                             where=n > fj)
         else:
             rate = np.divide(fj, n, out=np.zeros(q), where=n > 0)
         out[:, j, 0, 0], out[:, j, 0, 1] = 1 - rate, rate
     return out
 
 
-def transition_matrix(x: np.ndarray, gamma: int, exact_rate: bool = False) -> np.ndarray:
+def transition_matrix(x: np.ndarray, group_size: int, exact_rate: bool = False) -> np.ndarray:
     """M = I_2 ⊗ M_1 ⊗ … ⊗ M_w for each row of x (Q, K): (Q, K, K), rows the
     original state, columns the published one, M_j = [[1 − f_j/N, f_j/N],
     [(γ−1)/γ, 1/γ]] with f_j = Σ x over the states where s_j holds, N = Σ x.
     With ``exact_rate`` the ¬s_j → s_j entry is the partition's average rate
     f_j(γ−1)/(γ(N − f_j)) instead of the paper's f_j/N (module docstring)."""
     bits = _bits(int(np.log2(x.shape[1])) - 1)
-    factors = _factors(x, gamma, bits, exact_rate)
-    m = np.broadcast_to((bits[:, None, 0] == bits[None, :, 0]).astype(float),
-                        (len(x), len(bits), len(bits))).copy()
+    factors = _factors(x, group_size, bits, exact_rate)
+    m = np.empty((len(x), len(bits), len(bits)))
+    m[:] = bits[:, None, 0] == bits[None, :, 0]
     for j in range(factors.shape[1]):
         m *= factors[:, j][:, bits[:, j + 1][:, None], bits[:, j + 1][None, :]]
     return m
 
 
-def _em_start(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
+def _em_start(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
     """The ``count`` rule's x⁰: the interior fixed point (:func:`closed_form`) with
     negative states raised to a small positive count (so that the EM can still
     move them), or y where it has no fixed point in closed form."""
-    x = closed_form(y, gamma, exact_rate)
+    x = closed_form(y, group_size, exact_rate)
     floor = np.minimum(0.5, y.sum(axis=1, keepdims=True) / (2 * y.shape[1]))
     half = y.shape[1] // 2  # a block of P with no records keeps its states at 0
     empty = np.repeat(y.reshape(len(y), 2, half).sum(axis=2) == 0, half, axis=1)
@@ -324,7 +377,7 @@ def _em_start(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
     return np.where(np.isfinite(x).all(axis=1)[:, None], start, y)
 
 
-def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int = 10_000,
+def paper_em(y: np.ndarray, group_size: int, tol: float | None = None, max_iter: int = 10_000,
              exact_rate: bool = False, stopping: str = "count"
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eq. 13/14 for a batch: y is (Q, K) published state counts; returns x
@@ -356,7 +409,7 @@ def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int 
     y = np.asarray(y, dtype=np.float64)
     q = len(y)
     n = y.sum(axis=1)
-    x = y.copy() if stopping == "paper" else _em_start(y, gamma, exact_rate)
+    x = y.copy() if stopping == "paper" else _em_start(y, group_size, exact_rate)
     iterations = np.zeros(q, dtype=np.int64)
     converged = n == 0
     step = np.full(q, np.nan)   # the requested count's last change
@@ -367,7 +420,7 @@ def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int 
         if len(active) == 0:
             break
         xa, ya = x[active], y[active]
-        m = transition_matrix(xa, gamma, exact_rate)
+        m = transition_matrix(xa, group_size, exact_rate)
         denom = np.einsum("qik,qi->qk", m, xa)
         ratio = np.divide(ya, denom, out=np.zeros_like(denom), where=denom > 0)
         new = xa * np.einsum("qik,qk->qi", m, ratio)
@@ -395,14 +448,22 @@ def paper_em(y: np.ndarray, gamma: int, tol: float | None = None, max_iter: int 
     return x, iterations, converged
 
 
-def _partition_estimates(hist: np.ndarray, freq: np.ndarray, gamma: int, rounds: int
-                         ) -> np.ndarray:
-    """count(P ∧ s) for every value s of one sensitive attribute (module docstring)."""
-    c = cooccurrence(freq, gamma).astype(float)
+def _sharing_rates(freq: np.ndarray, group_size: int) -> np.ndarray:
+    """t[s', s]: the share of the groups holding an s'-record in which it publishes
+    s (from the partition rebuilt from the published frequencies; 0 on the
+    diagonal). It depends on the release alone: built once per attribute."""
+    c = cooccurrence(freq, group_size).astype(float)
     grouped = np.diag(c).copy()
-    t = np.divide(c, gamma * grouped[:, None], out=np.zeros_like(c),
+    t = np.divide(c, group_size * grouped[:, None], out=np.zeros_like(c),
                   where=grouped[:, None] > 0)
     np.fill_diagonal(t, 0.0)
+    return t
+
+
+def _partition_estimates(hist: np.ndarray, t: np.ndarray, group_size: int, rounds: int
+                         ) -> np.ndarray:
+    """count(P ∧ s) for every value s of one sensitive attribute (module docstring),
+    from the sharing rates ``t`` (:func:`_sharing_rates`)."""
     y = hist[1].astype(float)
     n_p = y.sum()
     weights = y.copy()
@@ -410,12 +471,12 @@ def _partition_estimates(hist: np.ndarray, freq: np.ndarray, gamma: int, rounds:
     for _ in range(rounds):
         others = weights.sum() - weights  # Σ_{s' ≠ s} w(s')
         rate = np.divide(weights @ t, others, out=np.zeros_like(y), where=others > 0)
-        x = np.clip((y - rate * n_p) / (1 / gamma - rate), 0.0, n_p)
+        x = np.clip((y - rate * n_p) / (1 / group_size - rate), 0.0, n_p)
         weights = x
     return x
 
 
-def from_states(y: np.ndarray, gamma: int, method: str = "paper", stopping: str = "count",
+def from_states(y: np.ndarray, group_size: int, method: str = "paper", stopping: str = "count",
                 tol: float | None = None, max_iter: int = 10_000,
                 queries: Sequence[tuple[str | None, Mapping[str, Any]]] | None = None
                 ) -> Estimates:
@@ -427,26 +488,26 @@ def from_states(y: np.ndarray, gamma: int, method: str = "paper", stopping: str 
         raise ParameterError(f"from_states runs the EM methods 'paper' and 'exact-rate', "
                              f"got {method!r}")
     y = np.asarray(y, dtype=np.float64)
-    value, stderr, iterations, converged, fit = _em_estimates(y, gamma, method, stopping, tol,
+    value, stderr, iterations, converged, fit = _em_estimates(y, group_size, method, stopping, tol,
                                                               max_iter)
-    return _batch(value, stderr, list(y), iterations, converged, method, gamma, fit, queries,
+    return _batch(value, stderr, list(y), iterations, converged, method, group_size, fit, queries,
                   stopping)
 
 
-def _em_estimates(y: np.ndarray, gamma: int, method: str, stopping: str, tol: float | None,
+def _em_estimates(y: np.ndarray, group_size: int, method: str, stopping: str, tol: float | None,
                   max_iter: int) -> tuple[np.ndarray, ...]:
     exact = method == "exact-rate"
-    x, iterations, converged = paper_em(y, gamma, tol, max_iter, exact, stopping)
-    stderr = delta_stderr(y, gamma, exact)
-    implied = np.einsum("qik,qi->qk", transition_matrix(x, gamma, exact), x)
-    return x[:, -1], stderr, iterations, converged, misfit(y, implied, gamma)
+    x, iterations, converged = paper_em(y, group_size, tol, max_iter, exact, stopping)
+    stderr = delta_stderr(y, group_size, exact)
+    implied = np.einsum("qik,qi->qk", transition_matrix(x, group_size, exact), x)
+    return x[:, -1], stderr, iterations, converged, misfit(y, implied, group_size)
 
 
-def _batch(value, stderr, states, iterations, converged, method, gamma, fit, queries, stopping
+def _batch(value, stderr, states, iterations, converged, method, group_size, fit, queries, stopping
            ) -> Estimates:
     q = len(value)
     queries = tuple((None, {}) for _ in range(q)) if queries is None else check_batch(queries)
-    found = splu_estimates(value, stderr, states, iterations, converged, method, gamma, fit,
+    found = splu_estimates(value, stderr, states, iterations, converged, method, group_size, fit,
                            queries)
     lower, upper = found.interval(0.95)
     notes = diagnose(found.value, found.stderr, lower, upper, np.asarray(fit, dtype=float),
@@ -456,7 +517,7 @@ def _batch(value, stderr, states, iterations, converged, method, gamma, fit, que
 
 def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], method: str,
          tol: float | None, max_iter: int, rounds: int, stopping: str) -> Estimates:
-    gamma, sensitive = _splu_view(view)
+    group_size, sensitive = _splu_view(view)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
     if stopping not in STOPPING:
@@ -495,10 +556,16 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
     states: list[np.ndarray] = [np.zeros(0)] * q
     value, stderr, fit = np.zeros(q), np.full(q, np.nan), np.zeros(q)
     iterations, converged = np.zeros(q, dtype=np.int64), np.ones(q, dtype=bool)
-    freq_cache: dict[str, np.ndarray] = {}
+    rates: dict[str, np.ndarray] = {}  # the partition method's t, per attribute
     pending: dict[int, list[int]] = {}  # w → the queries to run in one vectorised EM
+    keys = list(groups)
+    hists: dict[tuple, np.ndarray] = {}
+    for attrs in {a for _, a in keys}:
+        wheres = [w for w, a in keys if a == attrs]
+        hists |= {(w, attrs): h for w, h in
+                  zip(wheres, _histograms(view, wheres, list(attrs)), strict=True)}
     for (where, attrs), members in groups.items():
-        hist = _histogram(view, where, list(attrs))
+        hist = hists[(where, attrs)]
         index = np.array([parsed[i] for i in members], dtype=np.int64)
         for i, row in zip(members, _states(hist, index), strict=True):
             states[i] = row
@@ -506,16 +573,16 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
             pending.setdefault(len(attrs), []).extend(members)
             continue
         a = attrs[0]
-        if a not in freq_cache:
-            freq_cache[a] = _histogram(view, None, [a]).sum(axis=0)
-        x = _partition_estimates(hist, freq_cache[a], gamma, rounds)
+        if a not in rates:
+            rates[a] = _sharing_rates(_joint_counts(view, [a]), group_size)
+        x = _partition_estimates(hist, rates[a], group_size, rounds)
         value[members] = x[index[:, 0]]
         iterations[members] = rounds
     for members in pending.values():
         y = np.stack([states[i] for i in members])
         value[members], stderr[members], iterations[members], converged[members], \
-            fit[members] = _em_estimates(y, gamma, method, stopping, tol, max_iter)
-    return _batch(value, stderr, states, iterations, converged, method, gamma, fit, labels,
+            fit[members] = _em_estimates(y, group_size, method, stopping, tol, max_iter)
+    return _batch(value, stderr, states, iterations, converged, method, group_size, fit, labels,
                   stopping)
 
 

@@ -83,21 +83,21 @@ def _bit_of(k: int, w: int) -> np.ndarray:
     return ((states >> (w - k)) & 1).astype(bool)
 
 
-def block_design(gamma: int, w: int) -> np.ndarray:
+def block_design(group_size: int, w: int) -> np.ndarray:
     """A = A_1 ⊗ … ⊗ A_1 (2^w × 2^w): published pattern given the groups' pattern."""
-    a1 = np.array([[1.0, 1 - 1 / gamma], [0.0, 1 / gamma]])
+    a1 = np.array([[1.0, 1 - 1 / group_size], [0.0, 1 / group_size]])
     out = np.ones((1, 1))
     for _ in range(w):
         out = np.kron(out, a1)
     return out
 
 
-def state_covariance(y: np.ndarray, gamma: int) -> np.ndarray:
+def state_covariance(y: np.ndarray, group_size: int) -> np.ndarray:
     """Cov(y) under the release's exact law with n̂ = A⁻¹y clipped at 0 (module
     docstring): (Q, K, K), block-diagonal in P."""
     q, k = y.shape
     w = int(np.log2(k)) - 1
-    a = block_design(gamma, w)
+    a = block_design(group_size, w)
     inv = np.linalg.inv(a)
     cov = np.zeros((q, k, k))
     half = k // 2
@@ -112,7 +112,7 @@ def state_covariance(y: np.ndarray, gamma: int) -> np.ndarray:
     return cov
 
 
-def _fitted_counts(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
+def _fitted_counts(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
     """f̂_j for each sensitive attribute: (Q, w); NaN where the paper's equation
     has no real root."""
     q, k = y.shape
@@ -125,41 +125,41 @@ def _fitted_counts(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
             out[:, j] = published
             continue
         # f'_j = f/γ + (f/N)(N − f)  ⇔  f²/N − (1 + 1/γ) f + f'_j = 0: the smaller root.
-        b = 1 + 1 / gamma
+        b = 1 + 1 / group_size
         with np.errstate(invalid="ignore", divide="ignore"):
             disc = b * b - 4 * published / n
             out[:, j] = np.where(disc >= 0, n * (b - np.sqrt(np.maximum(disc, 0))) / 2, np.nan)
     return out
 
 
-def closed_form(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
+def closed_form(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
     """The interior fixed point of Eq. 13/14 (module docstring): x̂ = M(f̂)⁻ᵀ y, (Q, K).
     It may hold negative counts (the EM then stops on the boundary instead) and
     is NaN where the paper's marginal equation has no root."""
     q, k = y.shape
     w = int(np.log2(k)) - 1
     n = y.sum(axis=1)
-    f = _fitted_counts(y, gamma, exact_rate)
+    f = _fitted_counts(y, group_size, exact_rate)
     factors = [np.broadcast_to(np.eye(2), (q, 2, 2))]
     with np.errstate(invalid="ignore", divide="ignore"):
         for j in range(w):
-            rate = f[:, j] * (gamma - 1) / (gamma * (n - f[:, j])) if exact_rate else \
+            rate = f[:, j] * (group_size - 1) / (group_size * (n - f[:, j])) if exact_rate else \
                 f[:, j] / n
             m = np.empty((q, 2, 2))
             m[:, 0, 0], m[:, 0, 1] = 1 - rate, rate
-            m[:, 1, 0], m[:, 1, 1] = (gamma - 1) / gamma, 1 / gamma
+            m[:, 1, 0], m[:, 1, 1] = (group_size - 1) / group_size, 1 / group_size
             factors.append(m)
     m = _kron(factors)
     x = np.full((q, k), np.nan)
     # det M_j = (1 − γ·rate_j)/γ: singular where a rate reaches 1/γ.
     ok = np.isfinite(m).all(axis=(1, 2)) & np.all(
-        [np.abs(1 - gamma * f[:, 0, 1]) > 1e-9 for f in factors[1:]], axis=0)
+        [np.abs(1 - group_size * f[:, 0, 1]) > 1e-9 for f in factors[1:]], axis=0)
     if ok.any():
         x[ok] = np.linalg.solve(np.swapaxes(m[ok], 1, 2), y[ok][:, :, None])[:, :, 0]
     return x
 
 
-def delta_stderr(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
+def delta_stderr(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
     """Standard error of the requested count of :func:`closed_form` over the
     release's randomisation (delta method with :func:`state_covariance`), (Q,)."""
     y = np.asarray(y, dtype=np.float64)
@@ -171,9 +171,9 @@ def delta_stderr(y: np.ndarray, gamma: int, exact_rate: bool) -> np.ndarray:
         up, down = y.copy(), y.copy()
         up[:, i] += h
         down[:, i] -= h
-        grad[:, i] = (closed_form(up, gamma, exact_rate)[:, -1]
-                      - closed_form(down, gamma, exact_rate)[:, -1]) / (2 * h)
-    cov = state_covariance(y, gamma)
+        grad[:, i] = (closed_form(up, group_size, exact_rate)[:, -1]
+                      - closed_form(down, group_size, exact_rate)[:, -1]) / (2 * h)
+    cov = state_covariance(y, group_size)
     var = np.einsum("qi,qij,qj->q", grad, cov, grad)
     return np.sqrt(np.maximum(var, 0.0))
 
@@ -222,7 +222,7 @@ def trials_limits(y: np.ndarray, p: float, cap: np.ndarray, alpha_low: np.ndarra
     return lower, np.maximum(upper, lower)
 
 
-def guaranteed_interval(y: np.ndarray, gamma: int, level: float
+def guaranteed_interval(y: np.ndarray, group_size: int, level: float
                         ) -> tuple[np.ndarray, np.ndarray]:
     """The interval of the module docstring for the requested count of each row
     of y: covers the true count with probability ≥ ``level`` for every data set."""
@@ -237,32 +237,32 @@ def guaranteed_interval(y: np.ndarray, gamma: int, level: float
         b_obs = y[:, 1]
         known = n_not == 0  # P holds every record: b = 0, the interval is f_s's
         share = np.where(known, alpha / 2, alpha / 3)
-        a_lo, a_hi = trials_limits(a_obs, 1 / gamma, n_p, share, share)
-        _, b_hi = trials_limits(b_obs, 1 / gamma, n_not, np.zeros(q),
+        a_lo, a_hi = trials_limits(a_obs, 1 / group_size, n_p, share, share)
+        _, b_hi = trials_limits(b_obs, 1 / group_size, n_not, np.zeros(q),
                                 np.where(known, 0.0, alpha / 3))
         b_hi = np.where(known, 0, b_hi)
-        lower = np.maximum(0, -((-(a_lo - (gamma - 1) * b_hi)) // gamma))  # ceil
-        upper = np.minimum.reduce([a_hi, (a_hi + b_hi) // gamma, n_p])
+        lower = np.maximum(0, -((-(a_lo - (group_size - 1) * b_hi)) // group_size))  # ceil
+        upper = np.minimum.reduce([a_hi, (a_hi + b_hi) // group_size, n_p])
         return lower.astype(float), np.maximum(upper, lower).astype(float)
     share = alpha / (2 + w)
-    a_lo, a_hi = trials_limits(a_obs, float(gamma) ** -w, n_p, np.full(q, share),
+    a_lo, a_hi = trials_limits(a_obs, float(group_size) ** -w, n_p, np.full(q, share),
                                np.full(q, share))
     n = n_p + n_not
     f_hi = np.empty((q, w), dtype=np.int64)
     for j in range(w):
         published = y[:, _bit_of(j + 1, w)].sum(axis=1)
-        _, trials_hi = trials_limits(published, 1 / gamma, gamma * n, np.zeros(q),
+        _, trials_hi = trials_limits(published, 1 / group_size, group_size * n, np.zeros(q),
                                      np.full(q, share))
-        f_hi[:, j] = np.minimum(trials_hi // gamma, n)
-    lower = np.maximum(0, a_lo - (gamma - 1) * f_hi.sum(axis=1))
+        f_hi[:, j] = np.minimum(trials_hi // group_size, n)
+    lower = np.maximum(0, a_lo - (group_size - 1) * f_hi.sum(axis=1))
     upper = np.minimum.reduce([a_hi, n_p, f_hi.min(axis=1)])
     return lower.astype(float), np.maximum(upper, lower).astype(float)
 
 
-def misfit(y: np.ndarray, implied: np.ndarray, gamma: int) -> np.ndarray:
+def misfit(y: np.ndarray, implied: np.ndarray, group_size: int) -> np.ndarray:
     """max_k |y_k − ŷ_k| / sd(y_k), (Q,): how far the published counts the
     estimate implies (ŷ = Mᵀx̂) lie from the published ones, in the release's
     own standard deviations (at least 1 record)."""
-    cov = state_covariance(np.asarray(y, dtype=np.float64), gamma)
+    cov = state_covariance(np.asarray(y, dtype=np.float64), group_size)
     sd = np.sqrt(np.maximum(np.diagonal(cov, axis1=1, axis2=2), 1.0))
     return np.max(np.abs(y - implied) / sd, axis=1)

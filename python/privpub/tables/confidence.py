@@ -79,11 +79,11 @@ normal-approximation start.
 from __future__ import annotations
 
 from collections.abc import Callable
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
 
 from privpub.core.errors import ParameterError
 
@@ -121,6 +121,8 @@ def log_binom_pmf(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
     gammaln); −inf outside 0 ≤ x ≤ n."""
     x, n, p = np.broadcast_arrays(np.asarray(x, float), np.asarray(n, float),
                                   np.asarray(p, float))
+    from scipy import special  # on use: scipy costs `import privpub` ~0.3 s
+
     inside = (x >= 0) & (x <= n)
     xs, ns = np.where(inside, x, 0.0), np.where(inside, n, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -134,6 +136,8 @@ def binom_ge(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
     (accurate for huge n)."""
     x, n, p = np.broadcast_arrays(np.asarray(x, float), np.asarray(n, float),
                                   np.asarray(p, float))
+    from scipy import special
+
     inside = (x >= 1) & (x <= n)
     with np.errstate(invalid="ignore"):
         out = special.betainc(np.where(inside, x, 1.0), np.where(inside, n - x + 1, 1.0), p)
@@ -144,6 +148,8 @@ def binom_le(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
     """P(Bin(n, p) ≤ x) = 1 − I_p(x + 1, n − x), the complement computed as such."""
     x, n, p = np.broadcast_arrays(np.asarray(x, float), np.asarray(n, float),
                                   np.asarray(p, float))
+    from scipy import special
+
     inside = (x >= 0) & (x < n)
     with np.errstate(invalid="ignore"):
         out = special.betaincc(np.where(inside, x + 1, 1.0), np.where(inside, n - x, 1.0), p)
@@ -374,7 +380,7 @@ class CountLaw:
 
     def _solve(self, tail: float) -> tuple[np.ndarray, np.ndarray]:
         every = np.arange(len(self.k))
-        guess_lo, guess_hi = self._guesses(every, stats.norm.isf(tail))
+        guess_lo, guess_hi = self._guesses(every, -NormalDist().inv_cdf(tail))
         step = np.maximum(np.ceil(1 / self._line(every)[1]), 1)
 
         def accepts_up(c: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -292,7 +292,7 @@ class PublishedView(Release):
         ``bound_confidence`` = 1 − ε for each fixed query), ``counts``
         ``"records"`` or ``"distinct tuples"`` (``duplicates="set"``: a record
         repeated in the data counts once), and ``details`` ``n_view`` = Q(V),
-        ``n_domain`` = Q(D) (exact) and ``epsilon``. ``interval(level)`` holds
+        ``n_domain`` = Q(D) (exact) and ``failure_probability`` (ε). ``interval(level)`` holds
         Q(I) with probability ≥ ``level`` whatever Q(I) is; ``interval_method``
         (:mod:`privpub.tables.confidence` has the proofs): ``"exact"`` (αβ under
         ``duplicates="set"`` or without repeats, FRAPP), ``"conservative:
@@ -335,14 +335,14 @@ class PublishedView(Release):
         mech = self.mechanism_object()
         value, variance = mech.estimate(counts)
         law = mech.interval_law(counts)
-        epsilon = self.parameters.get("epsilon")
+        failure = self.parameters.get("failure_probability")
         return Estimate(float(value), math.sqrt(max(float(variance), 0.0)), self.counts,
                         "unbiased estimator (plug-in stderr)", law.method, law,
                         query=cond.source if isinstance(cond.source, str) else cond.sql,
                         bound=self.parameters.get("error_bound"),
-                        bound_confidence=None if epsilon is None else 1 - epsilon,
+                        bound_confidence=None if failure is None else 1 - failure,
                         details={"n_view": int(n_view), "n_domain": n_domain,
-                                 "epsilon": epsilon})
+                                 "failure_probability": failure})
 
     def estimate_marginals(self, attributes: Sequence[str],
                            level: float | None = LEVEL) -> pd.DataFrame:

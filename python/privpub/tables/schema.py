@@ -596,14 +596,14 @@ class Schema:
         return cls(attributes, derived)
 
     @classmethod
-    def from_dict(cls, d: dict) -> Schema:
+    def from_dict(cls, document: dict) -> Schema:
         """Inverse of :meth:`to_dict`."""
-        if not isinstance(d, dict) or not isinstance(d.get("attributes"), list):
+        if not isinstance(document, dict) or not isinstance(document.get("attributes"), list):
             raise SchemaError("a schema dict needs an 'attributes' list")
-        derived = d.get("derived_from_data", [])
+        derived = document.get("derived_from_data", [])
         if not isinstance(derived, list):
             raise SchemaError(f"'derived_from_data' must be a list of names, got {derived!r}")
-        return cls([_attribute_from_dict(a) for a in d["attributes"]], derived)
+        return cls([_attribute_from_dict(a) for a in document["attributes"]], derived)
 
     def to_dict(self) -> dict:
         """A JSON-ready description (for artifact metadata)."""

@@ -125,9 +125,10 @@ pub(crate) fn beta_step_layout(py: Python<'_>, m: u128, beta: f64) -> PyResult<(
 
 /// β-step: codes in [0, m) outside the sorted distinct `excluded`, each with
 /// probability `beta`; with `segments = (a, b)` only those in [a·L, b·L) for
-/// the segment length L (`beta_step_layout`).
+/// the segment length L (`beta_step_layout`). `kept`: sorted excluded codes
+/// in that range (the α-step's records) written in order among the selected.
 #[pyfunction]
-#[pyo3(signature = (key, m, beta, excluded, segments = None))]
+#[pyo3(signature = (key, m, beta, excluded, segments = None, kept = None))]
 pub(crate) fn beta_step<'py>(
     py: Python<'py>,
     key: &Bound<'py, PyBytes>,
@@ -135,18 +136,31 @@ pub(crate) fn beta_step<'py>(
     beta: f64,
     excluded: PyReadonlyArray2<'py, u64>,
     segments: Option<(u64, u64)>,
+    kept: Option<PyReadonlyArray2<'py, u64>>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let key = key_from(key)?;
     let (words, limbs) = code_rows(py, &excluded)?;
+    let kept_words = match &kept {
+        Some(k) => {
+            let (w, l) = code_rows(py, k)?;
+            if l != limbs {
+                return Err(shape_err(
+                    py,
+                    format!("beta_step: kept codes of {l} limbs, excluded of {limbs}"),
+                ));
+            }
+            w
+        }
+        None => &[],
+    };
     let out = py
         .detach(|| {
             let excluded = sample::to_u128(words, limbs)?;
+            let kept = sample::to_u128(kept_words, limbs)?;
             check_m_fits(m, limbs)?;
             let step = sample::BetaStep::new(&key, m, beta, &excluded)?;
-            match segments {
-                Some((first, stop)) => step.run_segments(limbs, first, stop),
-                None => step.run(limbs),
-            }
+            let (first, stop) = segments.unwrap_or((0, u64::MAX));
+            step.run_segments_with(limbs, first, stop, &kept)
         })
         .map_err(|e| to_py(py, e))?;
     let n = out.len() / limbs;

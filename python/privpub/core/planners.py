@@ -1,0 +1,56 @@
+"""Each mechanism family's planning knowledge, registered under the mechanism's name.
+
+:func:`privpub.plan` holds the grid, the search and the explanations; what a
+family knows about itself — which requests its constructor accepts, how many
+rows and bytes its view holds, the rows it adds to a plan — sits in the
+family's own ``planning`` module behind the small interface below, registered
+with :func:`register_planner` as mechanisms are with
+:func:`~privpub.core.release.register_mechanism`. The plan looks a family up
+by name (:func:`planner`) and never switches on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+
+class Planner(Protocol):
+    """What a family tells the plan.
+
+    ``name`` is the mechanism's name, ``label`` how the explanation names it,
+    ``explanation`` which of the plan's explanations fits its rows.
+    ``plan_rows`` returns the family's rows and regions of the plan for the
+    table's facts and the request (``search`` is the plan's grid and search,
+    which a family with a (k, γ) grid hands its build step to). When
+    ``needs_table`` is None, ``expected_rows`` and ``view_bytes`` size a view of
+    a mechanism built for n records before it is published; otherwise it says
+    why the view's size needs the table.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    explanation: ClassVar[str]
+    needs_table: ClassVar[str | None]
+
+    def plan_rows(self, facts: Any, request: Any, search: Any
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]: ...
+
+    def expected_rows(self, mech: Any, n: int, distinct: int) -> tuple[float, float]: ...
+
+    def view_bytes(self, mech: Any, rows: float, cache: dict | None = None) -> int: ...
+
+
+_PLANNERS: dict[str, Any] = {}
+
+
+def register_planner(cls: type) -> type:
+    """Class decorator: the plan asks an instance of ``cls`` about ``cls.name``."""
+    if cls.name in _PLANNERS and type(_PLANNERS[cls.name]) is not cls:
+        raise ValueError(f"a planner for {cls.name!r} is registered twice")
+    _PLANNERS[cls.name] = cls()
+    return cls
+
+
+def planner(name: Any) -> Any:
+    """The registered planner of mechanism ``name`` (None when none is)."""
+    return _PLANNERS.get(name)
