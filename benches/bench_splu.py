@@ -136,7 +136,7 @@ def test_reconstruct_privpub(benchmark, view):
     qs = queries(500 if len(view) > 20_000 else 100)
     r = benchmark.pedantic(lambda: reconstruct_many(view, qs, stopping="paper"), rounds=1,
                            warmup_rounds=1)
-    assert np.allclose(r.estimate[:50], numpy_reconstruct(view.frame, qs[:50], GROUP_SIZE))
+    assert np.allclose(r.value[:50], numpy_reconstruct(view.frame, qs[:50], GROUP_SIZE))
 
 
 @pytest.mark.benchmark(group="SPLU reconstruction: 500 queries")

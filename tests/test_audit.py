@@ -257,7 +257,7 @@ def test_splu_subset_sums_are_the_releases_own_reconstruction(splu_table):
     answers, variance = _splu_subset_sums(release, [0, 1], 3, 0, tuple_digits, Q)
     sql = [" or ".join(f"(a = {df.a[i]} and b = {df.b[i]})" for i in np.flatnonzero(q))
            for q in Q]
-    expected = reconstruct_many(release, [(w, {"s": "v0"}) for w in sql]).estimate
+    expected = reconstruct_many(release, [(w, {"s": "v0"}) for w in sql]).value
     assert np.allclose(answers, expected) and np.all(variance > 0)
 
 

@@ -107,11 +107,11 @@ def test_publish_inspect_estimate_round_trip(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["query"] for r in rows] == queries
     expected = same.estimate("age > 50")
-    assert rows[0]["estimate"] == round(expected.value, 2)
+    assert rows[0]["value"] == expected.value and rows[0]["lo"] == expected.lo
     assert rows[0]["n_view"] == expected.n_view
     assert cli.main(["estimate", str(view), *queries, "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("query,estimate,counts,stderr") and len(lines) == 3
+    assert lines[0].startswith("value,stderr,counts,method") and len(lines) == 3
     assert cli.main(["estimate", str(view), "age > 50"]) == 0
     assert "age > 50" in capsys.readouterr().out
     assert cli.main(["estimate", str(view), "agee > 3"]) == 1

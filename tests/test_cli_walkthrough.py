@@ -54,11 +54,11 @@ def test_walkthrough_runs_end_to_end(tmp_path):
     assert view.schema["tailnum"].missing == "NONE"
     assert view.schema["tailnum"].size == flights["tailnum"].nunique() + 1
     # The CSV the walk-through printed is the API's estimate of the same file.
-    printed = done.stdout[done.stdout.index("\nquery,estimate") + 1:].splitlines()[:4]
+    printed = done.stdout[done.stdout.index("\nvalue,stderr") + 1:].splitlines()[:4]
     rows = list(pd.read_csv(io.StringIO("\n".join(printed))).itertuples())
     assert len(rows) == 3
     for row in rows:
-        assert row.estimate == pytest.approx(round(view.estimate(row.query).value, 2))
+        assert row.value == pytest.approx(view.estimate(row.query).value, rel=1e-12)
     assert privpub.PublishedView.open(work / "frapp.parquet").mechanism == "frapp"
     assert privpub.PublishedView.open(work / "splu.parquet").mechanism == "splu"
     assert shutil.which("privpub", path=env["PATH"]) == str(bindir / "privpub")

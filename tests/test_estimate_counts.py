@@ -37,11 +37,11 @@ def test_the_estimate_is_the_count_of_what_it_says_it_counts():
 
 def test_str_repr_and_dict_say_it():
     est = exact_view("set").estimate(QUERY)
-    assert str(est).startswith("3.0 distinct tuples ± ")
+    assert str(est).startswith(f"{QUERY} ≈ 3.0 distinct tuples ± ")
     assert "counts='distinct tuples'" in repr(est)
     assert est.to_dict()["counts"] == "distinct tuples"
     assert json.loads(json.dumps(est.to_dict()))["value"] == 3.0
-    assert str(exact_view("records").estimate(QUERY)).startswith("5.0 records ± ")
+    assert str(exact_view("records").estimate(QUERY)).startswith(f"{QUERY} ≈ 5.0 records ± ")
 
 
 def test_data_without_repeats_count_records():
@@ -82,7 +82,7 @@ def test_cli_estimate_says_it_in_every_format(tmp_path, capsys, duplicates, coun
     exact_view(duplicates).to_parquet(path)
     assert cli.main(["estimate", str(path), QUERY, "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
-    assert row["counts"] == counts and row["estimate"] == (DISTINCT if duplicates == "set"
+    assert row["counts"] == counts and row["value"] == (DISTINCT if duplicates == "set"
                                                            else RECORDS)
     assert cli.main(["estimate", str(path), QUERY, "--format", "csv"]) == 0
     header, line = capsys.readouterr().out.splitlines()

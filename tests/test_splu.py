@@ -228,7 +228,7 @@ def test_paper_estimator_is_biased_even_on_uncorrelated_data():
     truth = np.array([((df.a == 1) & (df.s == v)).sum() for v in range(6)])
     bias = {}
     for method in ("paper", "exact-rate"):
-        est = np.array([reconstruct_many(v, queries, method=method).estimate for v in views])
+        est = np.array([reconstruct_many(v, queries, method=method).value for v in views])
         se = est.std(axis=0, ddof=1) / math.sqrt(len(est))
         bias[method] = np.abs(est.mean(axis=0) - truth)
         if method == "paper":
@@ -243,7 +243,7 @@ def test_paper_estimator_is_biased_where_p_correlates_with_s():
     451, 250 SE; s = 3 and 5 are within 2 SE)."""
     df, schema = table(3000, 6, n_values=6, skew=0.8)
     queries = [("a = 1", {"s": v}) for v in (1, 3, 5)]
-    est = np.array([reconstruct_many(publish(df, schema, 3, seed=t), queries).estimate
+    est = np.array([reconstruct_many(publish(df, schema, 3, seed=t), queries).value
                     for t in range(20)])
     truth = np.array([((df.a == 1) & (df.s == v)).sum() for v in (1, 3, 5)])
     se = est.std(axis=0, ddof=1) / math.sqrt(len(est))
@@ -262,9 +262,9 @@ def test_two_sensitive_attributes_and_batch_equals_single_queries():
     queries = [("a = 1", {"s": 2, "t": 1}), ("a = 0", {"s": 0}), ("a = 1", {"t": 3, "s": 4})]
     batch = reconstruct_many(view, queries)
     single = [reconstruct(view, w, v).value for w, v in queries]
-    assert np.allclose(batch.estimate, single)
+    assert np.allclose(batch.value, single)
     truth = ((df.a == 1) & (df.s == 2) & (df.t == 1)).sum()
-    assert abs(batch.estimate[0] - truth) < 0.5 * truth
+    assert abs(batch.value[0] - truth) < 0.5 * truth
 
 
 def test_release_reopens_from_parquet_and_estimates_the_same(tmp_path):
@@ -278,12 +278,14 @@ def test_release_reopens_from_parquet_and_estimates_the_same(tmp_path):
         assert sensitive_counts(again, "s").to_frame().equals(
             sensitive_counts(view, "s").to_frame())
     assert "small-sum privacy" in str(view.guarantee())
-    with pytest.raises(QueryError, match="does not apply to a SPLU-Gen release"):
-        view.estimate("a = 1")
+    # A count over non-sensitive columns is published exactly.
+    exact = view.estimate("a = 1")
+    assert exact.value == view.count("a = 1") == int((view.frame["a"] == 1).sum()) > 0
+    assert exact.stderr == 0 and exact.interval(0.99) == (exact.value, exact.value)
     # SQL text, a col() expression and a mapping name the same predicate.
     same = reconstruct_many(view, [("b = 2", {"s": 1}), (privpub.col("b") == 2, {"s": 1}),
                                    ({"b": 2}, {"s": 1})])
-    assert len(set(same.estimate)) == 1
+    assert len(set(same.value)) == 1
 
 
 # ---- bad input -----------------------------------------------------------------------------
@@ -404,7 +406,7 @@ def test_error_falls_with_n_for_the_exact_rate_but_not_for_the_paper_matrix():
         truth = np.array([((df.a == 1) & (df.s == v)).sum() for v in range(6)])
         views = [publish(df, schema, 3, seed=t) for t in range(10)]
         for method in ("paper", "exact-rate"):
-            est = np.array([reconstruct_many(v, queries, method=method).estimate
+            est = np.array([reconstruct_many(v, queries, method=method).value
                             for v in views])
             errors[method, n] = np.mean(np.abs(est - truth) / truth)
     assert errors["exact-rate", 30_000] < 0.5 * errors["exact-rate", 3000]

@@ -29,7 +29,6 @@ from scipy import stats
 import privpub
 from privpub.splu import (
     ReconstructionWarning,
-    SPLUEstimate,
     SPLUGen,
     reconstruct,
     reconstruct_many,
@@ -77,7 +76,7 @@ def test_reconstruct_returns_an_estimate_with_stderr_interval_flag_and_method(fa
     view, = fair_views(fair, [3])
     for v, true in zip(VALUES, truth, strict=True):
         est, _ = quietly(reconstruct, view, WHERE, {"occupation": v})
-        assert isinstance(est, SPLUEstimate)
+        assert isinstance(est, privpub.Estimate)
         assert est.method == "paper" and est.counts == "records"
         assert isinstance(est.converged, bool) and est.converged and est.iterations >= 1
         assert np.isfinite(est.stderr) and est.stderr > 0
@@ -209,9 +208,9 @@ def test_cli_estimate_writes_table_json_and_csv(fair, tmp_path, capsys):
     base = ["splu", "estimate", str(out), "--where", WHERE, "--value", "occupation=5"]
     assert main([*base, "--format", "json"]) == 0
     row, = json.loads(capsys.readouterr().out)
-    assert {"value", "stderr", "lower", "upper", "model_lower", "model_upper", "observed",
+    assert {"value", "stderr", "lo", "hi", "model_lo", "model_hi", "observed",
             "method", "converged", "iterations", "notes", "assumption"} <= set(row)
-    assert row["lower"] <= truth[4] <= row["upper"] and row["method"] == "paper"
+    assert row["lo"] <= truth[4] <= row["hi"] and row["method"] == "paper"
     assert main([*base, "--format", "csv", "--level", "0.9"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 1 and rows[0]["level"] == "0.9"
@@ -224,6 +223,6 @@ def test_cli_estimate_writes_table_json_and_csv(fair, tmp_path, capsys):
     assert main(["splu", "estimate", str(out), "--value", "occupation=5",
                  "--format", "json"]) == 0
     row, = json.loads(capsys.readouterr().out)
-    assert row["method"] == "mle" and row["lower"] <= 740 <= row["upper"]
+    assert row["method"] == "mle" and row["lo"] <= 740 <= row["hi"]
     frame = pd.DataFrame([row])
     assert frame.loc[0, "value"] == row["observed"]

@@ -33,9 +33,9 @@ import pandas as pd
 import pytest
 
 import privpub
+from privpub.core.estimate import Estimates
 from privpub.experiments.splu_uncertainty import ReleaseLaw, census_law
 from privpub.splu import SPLUGen, reconstruct_many
-from privpub.splu.estimates import Reconstruction
 from privpub.splu.reconstruction import from_states
 from privpub.splu.uncertainty import guaranteed_interval
 
@@ -214,7 +214,7 @@ def test_two_sensitive_attributes_end_to_end():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for seed in range(150):
-            batch: Reconstruction = reconstruct_many(mech.publish(df, seed=seed), queries,
+            batch: Estimates = reconstruct_many(mech.publish(df, seed=seed), queries,
                                                      max_iter=1)
             lo, hi = batch.interval(0.95)
             hits += (lo <= truth) & (truth <= hi)

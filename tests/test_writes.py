@@ -329,8 +329,8 @@ def test_the_command_line_refuses_a_wrong_suffix_and_an_existing_output(adult_fi
         assert cli.main(["publish", kind, *base, "--output", str(out)]) == 1
         err = capsys.readouterr().err
         assert err == f"privpub: error: --output '{out}' exists; --force replaces it\n"
-    assert cli.main(["demo", "--out", str(out)]) == 1
-    assert f"--out '{out}' exists; --force replaces it" in capsys.readouterr().err
+    assert cli.main(["demo", "--out", str(out)]) == 1  # the old spelling of --output
+    assert f"--output '{out}' exists; --force replaces it" in capsys.readouterr().err
     assert digest(out) == before
     assert cli.main(["publish", "frapp", *base, "--output", str(out), "--force"]) == 0
     assert "published 19,502 rows" in capsys.readouterr().out
@@ -338,8 +338,8 @@ def test_the_command_line_refuses_a_wrong_suffix_and_an_existing_output(adult_fi
 
     table = tmp_path / "bench.md"
     table.write_text("an earlier table")
-    assert cli.main(["bench", "--quick", "--only", "cond", "--out", str(table)]) == 1
-    assert f"--out '{table}' exists; --force replaces it" in capsys.readouterr().err
+    assert cli.main(["bench", "--quick", "--only", "cond", "--output", str(table)]) == 1
+    assert f"--output '{table}' exists; --force replaces it" in capsys.readouterr().err
     assert cli.main(["bench", "--quick", "--only", "cond", "--out", str(tmp_path / "b.txt")]) \
         == 1
     assert "must end in '.md'" in capsys.readouterr().err

@@ -35,6 +35,7 @@ from privpub.core.errors import (
     SchemaError,
     UsefulnessWarning,
 )
+from privpub.core.estimate import Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee, Resolution
 from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
@@ -52,7 +53,7 @@ from privpub.graphs import (
 from privpub.planning import Plan, expected_view_size, plan
 from privpub.splu import SPLUGen
 from privpub.tables.artifact import Artifact
-from privpub.tables.published import Counts, Estimate, PublishedView
+from privpub.tables.published import Counts, PublishedView
 from privpub.tables.schema import Categorical, IntRange, Schema
 from privpub.tables.view import FileView, MemoryView, TableView
 
@@ -68,6 +69,7 @@ __all__ = [
     "DataTypeError",
     "DomainError",
     "Estimate",
+    "Estimates",
     "FRAPP",
     "FileView",
     "Graph",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, add_csv_arguments, csv_options
+from privpub.cli.common import ExampleFormatter, add_csv_arguments, csv_options, read_table_arg
 
 
 def _attack(args: argparse.Namespace) -> int:
@@ -15,14 +15,10 @@ def _attack(args: argparse.Namespace) -> int:
     from privpub import PublishedView
     from privpub.attacks import audit, audit_presence
     from privpub.core.errors import ParameterError
-    from privpub.core.inputs import read_table_file
 
     view = PublishedView.open(args.view)
-    try:
-        data = read_table_file(args.data, column_types=view.schema.csv_types(),
-                               **csv_options(args))
-    except ParameterError as exc:
-        raise ParameterError(f"--data {exc}") from None
+    data = read_table_arg(args.data, "--data", column_types=view.schema.csv_types(),
+                          **csv_options(args))
     if args.presence:
         result = audit_presence(view, data, prior=args.prior, n_candidates=args.targets,
                                 rounds=args.rounds, n_queries=args.queries,
@@ -74,7 +70,7 @@ def add_parser(sub: Any) -> None:
                     "view's own estimator and decoded. With --secret (attribute inference): "
                     "targets are records whose other attributes (the quasi-identifier) no "
                     "other record shares; prints the fraction of their secret bits "
-                    "recovered with a 95%% interval and the majority-guess baseline. With "
+                    "recovered with a 95% interval and the majority-guess baseline. With "
                     "--presence (the αβ paper's Theorem 2.6): candidate tuples each in the "
                     "data with prior d (the view's, or --prior); prints the posterior of "
                     "the tuples the decoder names present, beside the view's promised γ and "
@@ -94,8 +90,8 @@ def add_parser(sub: Any) -> None:
         formatter_class=ExampleFormatter)
     att.add_argument("view", help="the view's Parquet file")
     att.add_argument("--data", required=True, metavar="PATH",
-                     help="the original table (.csv, .csv.gz or .parquet), to pick targets "
-                          "and score the attack")
+                     help="the original table (.csv, .csv.gz or .parquet; '-' reads CSV "
+                          "from standard input), to pick targets and score the attack")
     add_csv_arguments(att)
     what = att.add_mutually_exclusive_group(required=True)
     what.add_argument("--secret", help="a column of the view (attribute inference): binary, "

@@ -20,9 +20,9 @@ from privpub.cli.common import ExampleFormatter, add_force_argument, check_outpu
 
 EXAMPLES = """examples:
   privpub bench --quick                      # small sizes, a minute or two: a smoke run
-  privpub bench --out bench.md               # full sizes (10^8 noise tuples, 10M rows …)
-  privpub bench --quick --out bench.md --force  # replace an existing table
-  privpub bench --only beta_step,encode --out bench.md
+  privpub bench --output bench.md               # full sizes (10^8 noise tuples, 10M rows …)
+  privpub bench --quick --output bench.md --force  # replace an existing table
+  privpub bench --only beta_step,encode --output bench.md
 """
 
 
@@ -38,9 +38,9 @@ def add_parser(sub: Any) -> None:
         formatter_class=ExampleFormatter)
     bench.add_argument("--quick", action="store_true",
                        help="the small problem sizes the test suite uses, few rounds")
-    bench.add_argument("--out", metavar="FILE.md", default="bench.md",
+    bench.add_argument("--output", "--out", dest="output", metavar="FILE.md", default="bench.md",
                        help="where to write the table (default bench.md; new unless --force)")
-    add_force_argument(bench, "--out")
+    add_force_argument(bench)
     bench.add_argument("--only", metavar="NAME[,NAME]",
                        help="suites to run, by the part of their file name after bench_ "
                             "(default: all)")
@@ -81,8 +81,8 @@ def _bench(args: argparse.Namespace) -> int:
             raise ParameterError(f"--only names {unknown}, not suites in {benches} "
                                  f"(suites: {known})")
         files = [benches / f"bench_{w}.py" for w in wanted]
-    check_output(args.out, args.force, suffix=".md", option="--out")
-    out = Path(args.out).resolve()
+    check_output(args.output, args.force, suffix=".md", option="--output")
+    out = Path(args.output).resolve()
     # The suites' conftest writes the table (through privpub.core.files, as --force says).
     env = dict(os.environ, PRIVPUB_BENCH_REPORT=str(out),
                PRIVPUB_BENCH_OVERWRITE="1" if args.force else "")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
+import shutil
 import sys
 import warnings
 from collections.abc import Sequence
@@ -22,7 +24,8 @@ class ExampleFormatter(argparse.RawDescriptionHelpFormatter):
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """--input and the CSV reading options."""
     parser.add_argument("--input", required=True, metavar="FILE",
-                        help="the table: .csv, .tsv (optionally .gz) or .parquet")
+                        help="the table: .csv, .tsv (optionally .gz) or .parquet; '-' reads "
+                             "CSV from standard input")
     add_csv_arguments(parser)
     parser.add_argument("--columns", metavar="A,B,…",
                         help="comma-separated columns to publish (default: all)")
@@ -99,17 +102,39 @@ def add_seed_argument(parser: argparse.ArgumentParser) -> None:
                              "randomness)")
 
 
+#: What --input, --data and --table name for standard input (CSV text).
+STDIN = "-"
+
+
+def read_table_arg(path: str, option: str, **options: Any) -> Any:
+    """The table a table option names (an Arrow table): a file, or, for '-',
+    CSV text from standard input (read whole; --sep and the other CSV options
+    apply). A failure names ``option``."""
+    import tempfile
+
+    from privpub.core.errors import ParameterError
+    from privpub.core.inputs import read_table_file
+
+    try:
+        if path != STDIN:
+            return read_table_file(path, **options)
+        # The CSV reader takes a path: the text goes to a private file first.
+        with tempfile.TemporaryDirectory() as folder:
+            staged = os.path.join(folder, "stdin.csv")
+            with open(staged, "wb") as fh:
+                shutil.copyfileobj(sys.stdin.buffer, fh)
+            return read_table_file(staged, **options)
+    except ParameterError as exc:
+        raise ParameterError(f"{option} {exc}") from None
+
+
 def read_input(args: argparse.Namespace) -> Any:
     """The --input table (Arrow), restricted to --columns; with --schema, each
     CSV column is read as its attribute's kind (a text domain keeps '02134')."""
-    from privpub.core.errors import ParameterError, SchemaError
-    from privpub.core.inputs import read_table_file
+    from privpub.core.errors import SchemaError
 
     types = read_schema(args.schema).csv_types() if args.schema else None
-    try:
-        table = read_table_file(args.input, column_types=types, **csv_options(args))
-    except ParameterError as exc:
-        raise ParameterError(f"--input {exc}") from None
+    table = read_table_arg(args.input, "--input", column_types=types, **csv_options(args))
     if args.columns:
         wanted = args.columns.split(",")
         missing = [c for c in wanted if c not in table.column_names]
@@ -328,19 +353,64 @@ def warn_if_seeded(seed: int | None) -> None:
               "only, not for real releases", file=sys.stderr)
 
 
+#: What --output names for standard output.
+STDOUT = "-"
+
+
+def add_output_options(parser: argparse.ArgumentParser, what: str,
+                       formats: Sequence[str] = FORMATS) -> None:
+    """--format, --output (``-``: standard output, the default) and --force, as
+    every subcommand that prints rows takes them."""
+    parser.add_argument("--format", choices=formats, default="table",
+                        help=f"{what} as an aligned table (default), "
+                             + ", ".join(f.upper() for f in formats if f != "table"))
+    parser.add_argument("--output", "-o", default=STDOUT, metavar="FILE",
+                        help=f"write {what} to FILE (new unless --force; '-', the default, is "
+                             "standard output)")
+    add_force_argument(parser)
+
+
+def _cell(value: Any) -> Any:
+    """A CSV or table cell: lists and objects as JSON text, the rest as is."""
+    return json.dumps(value, default=str) if isinstance(value, (list, dict)) else value
+
+
+def render(rows: Sequence[dict[str, Any]], fmt: str) -> str:
+    """Rows as an aligned table, JSON (a list of objects) or CSV text."""
+    import io
+
+    if fmt == "json":
+        return json.dumps(list(rows), indent=2, default=str) + "\n"
+    if fmt == "csv":
+        out = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+        return out.getvalue()
+    import pandas as pd
+
+    return pd.DataFrame([{k: _cell(v) for k, v in row.items()} for row in rows]
+                        ).to_string(index=False) + "\n"
+
+
 def emit(rows: Sequence[dict[str, Any]], fmt: str) -> None:
     """Rows to stdout as an aligned table, JSON (a list of objects) or CSV."""
-    if fmt == "json":
-        print(json.dumps(list(rows), indent=2, default=str))
-    elif fmt == "csv":
-        if rows:
-            writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-    else:
-        import pandas as pd
+    sys.stdout.write(render(rows, fmt))
 
-        print(pd.DataFrame(list(rows)).to_string(index=False))
+
+def emit_to(args: argparse.Namespace, rows: Sequence[dict[str, Any]], fmt: str) -> None:
+    """Rows in ``fmt`` to --output: standard output for '-', else a new file (or,
+    with --force, a replaced one), written whole or not at all."""
+    text = render(rows, fmt)
+    if args.output == STDOUT:
+        sys.stdout.write(text)
+        return
+    from privpub.core.files import atomic_output
+
+    with atomic_output(args.output, overwrite=args.force) as temp, \
+            open(temp, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 @contextmanager

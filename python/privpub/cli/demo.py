@@ -32,8 +32,8 @@ def _demo(args: argparse.Namespace) -> int:
     from privpub import AlphaBeta
     from privpub.datasets import load_adult
 
-    if args.out:
-        check_output(args.out, args.force, option="--out")
+    if args.output:
+        check_output(args.output, args.force, option="--output")
     with tqdm(total=3, desc="demo", unit="step", disable=None) as bar:
         df, schema = load_adult(args.split)
         bar.update()
@@ -81,9 +81,9 @@ def _demo(args: argparse.Namespace) -> int:
               "; the records column is what df.query(...) counts, which a set release "
               "does not estimate:" if distinct else ":"))
     print(pd.DataFrame(rows).to_string(index=False))
-    if args.out:
-        view.to_parquet(args.out, overwrite=args.force)
-        print(f"\nview written to {args.out}")
+    if args.output:
+        view.to_parquet(args.output, overwrite=args.force)
+        print(f"\nview written to {args.output}")
     return 0
 
 
@@ -94,7 +94,7 @@ def add_parser(sub: Any) -> None:
                     "m = 648,023,040) with the αβ algorithm at (k·n/m, γ)-privacy, print the "
                     "guarantee, the view's size and a few estimated counts next to the truth."
                     "\n\nexamples:\n  privpub demo\n  privpub demo --seed 1 --duplicates records"
-                    "\n  privpub demo --gamma 0.5 --k 5 --out adult-view.parquet",
+                    "\n  privpub demo --gamma 0.5 --k 5 --output adult-view.parquet",
         formatter_class=ExampleFormatter)
     demo.add_argument("--split", choices=["train", "test"], default="train",
                       help="which Adult file to use (default: train = adult.data)")
@@ -106,7 +106,7 @@ def add_parser(sub: Any) -> None:
                       help="Adult repeats tuples: 'set' publishes distinct tuples with the "
                            "full guarantee (default), 'records' keeps every record (the "
                            "guarantee then leaves the repeated tuples out)")
-    demo.add_argument("--out", metavar="FILE.parquet", default=None,
+    demo.add_argument("--output", "--out", dest="output", metavar="FILE.parquet", default=None,
                       help="also write the view to this Parquet file (new unless --force)")
-    add_force_argument(demo, "--out")
+    add_force_argument(demo)
     demo.set_defaults(run=_demo)

@@ -1,4 +1,4 @@
-"""``privpub experiments NAME --out DIR``: the papers' figures and tables."""
+"""``privpub experiments NAME --output DIR``: the papers' figures and tables."""
 
 from __future__ import annotations
 
@@ -38,33 +38,33 @@ def _experiments(args: argparse.Namespace) -> int:
     if args.name == "relationship":
         from privpub.experiments import relationship as module
 
-        summary = module.run(args.out, seed=args.seed, epsilon=args.privacy_epsilon,
+        summary = module.run(args.output, seed=args.seed, epsilon=args.privacy_epsilon,
                              gamma=args.gamma, runs=args.runs,
                              graphs=tuple(args.graphs.split(",")), overwrite=force)
         print(module.markdown(summary))
     elif args.name == "audit":
         from privpub.experiments import audit as module
 
-        summary = module.run(args.out, seed=args.seed, quick=args.quick, overwrite=force)
+        summary = module.run(args.output, seed=args.seed, quick=args.quick, overwrite=force)
         print(module.markdown(summary))
     elif args.name == "reconstruction":
         from privpub.experiments import reconstruction as module
 
-        summary = module.run(args.out, seed=args.seed, quick=args.quick, overwrite=force)
+        summary = module.run(args.output, seed=args.seed, quick=args.quick, overwrite=force)
         print(json.dumps({"threshold (largest E/sqrt(n) with >= 90% recovered, lstsq)":
                           summary["threshold"]}, indent=2))
     elif args.name == "splu":
         from privpub.experiments import splu as module
 
-        summary = module.run(args.out, seed=args.seed, quick=args.quick, overwrite=force)
+        summary = module.run(args.output, seed=args.seed, quick=args.quick, overwrite=force)
         print(module.markdown(summary))
     else:
         from privpub.experiments import adult_alphabeta as module
 
-        summary = module.run(args.out, seed=args.seed, k=args.k, gamma=args.gamma,
+        summary = module.run(args.output, seed=args.seed, k=args.k, gamma=args.gamma,
                              failure_probability=args.failure_probability, overwrite=force)
         print(json.dumps(summary, indent=2))
-    print("wrote " + ", ".join(f"{args.out}/{name}" for name in module.OUTPUTS))
+    print("wrote " + ", ".join(f"{args.output}/{name}" for name in module.OUTPUTS))
     return 0
 
 
@@ -73,15 +73,15 @@ def add_parser(sub: Any) -> None:
         "experiments", help="reproduce a paper's figures and tables",
         description="Reproduce a paper's experiment and write its figures and a summary.\n\n"
                     + "\n".join(f"  {k}: {v}" for k, v in EXPERIMENTS.items())
-                    + "\n\nexamples:\n  privpub experiments relationship --out rel --seed 1\n"
-                      "  privpub experiments relationship --out rel --graphs ca-grqc --runs 200 "
+                    + "\n\nexamples:\n  privpub experiments relationship --output rel --seed 1\n"
+                      "  privpub experiments relationship --output rel --graphs ca-grqc --runs 200 "
                       "--privacy-epsilon 0.5 --gamma 0.1\n"
-                      "  privpub experiments splu --out splu --seed 1 --quick\n"
-                      "  privpub experiments splu --out splu --seed 2 --quick --force\n"
-                      "  privpub experiments audit --out audit --seed 1",
+                      "  privpub experiments splu --output splu --seed 1 --quick\n"
+                      "  privpub experiments splu --output splu --seed 2 --quick --force\n"
+                      "  privpub experiments audit --output audit --seed 1",
         formatter_class=ExampleFormatter)
     exp.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment")
-    exp.add_argument("--out", metavar="DIR", required=True,
+    exp.add_argument("--output", "--out", dest="output", metavar="DIR", required=True,
                      help="directory for the outputs (created if needed; files already there "
                           "are refused before the run unless --force)")
     add_force_argument(exp, "the output files")

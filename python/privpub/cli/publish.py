@@ -41,15 +41,29 @@ WRITES = ("The release is written beside --output under a hidden temporary name,
 #: Views expected past this many rows are written only after a yes.
 CONFIRM_ROWS = 10_000_000
 
-EXAMPLES = """examples:
+ALPHABETA_EXAMPLES = """examples:
   privpub publish alphabeta --input adult.csv --output view.parquet --duplicates records
   privpub publish alphabeta --input adult.parquet --output view.parquet --k 10 --gamma 0.2 \\
       --schema adult-schema.yaml --duplicates set
-  privpub publish frapp --input adult.csv --output frapp.parquet --duplicates records
-  privpub publish splu --input adult.csv --output splu.parquet --group-size 5 --sensitive occupation
   privpub publish alphabeta --input people.tsv --sep '\\t' --columns age,sex,zip --output v.parquet
   privpub publish alphabeta --input adult.csv --output view.parquet --duplicates set --force
+  cat adult.csv | privpub publish alphabeta --input - --output view.parquet --duplicates set
 """
+FRAPP_EXAMPLES = """examples:
+  privpub publish frapp --input adult.csv --output frapp.parquet --duplicates records
+  privpub publish frapp --input adult.parquet --output frapp.parquet --k 5 --gamma 0.5 \\
+      --duplicates set --seed 1
+  privpub estimate frapp.parquet "age > 50" --format json
+"""
+SPLU_EXAMPLES = """examples:
+  privpub publish splu --input adult.csv --output splu.parquet --group-size 5 \\
+      --sensitive occupation
+  privpub publish splu --input adult.csv --output splu.parquet --group-size 3 \\
+      --sensitive occupation,salary --force
+  privpub estimate splu.parquet "sex = 'Male' AND occupation = 'Sales'" --format json
+"""
+EXAMPLES = "\n".join((ALPHABETA_EXAMPLES, FRAPP_EXAMPLES.replace("examples:\n", ""),
+                      SPLU_EXAMPLES.replace("examples:\n", "")))
 
 
 def add_parser(sub: Any) -> None:
@@ -68,7 +82,7 @@ def add_parser(sub: Any) -> None:
                     "d = k·n/m. The view is drawn and written in bounded memory, with a "
                     "progress bar on a terminal. Views expected past "
                     f"{CONFIRM_ROWS:,} rows are written only after a yes (--yes). "
-                    + WRITES + "\n\n" + EXAMPLES, formatter_class=ExampleFormatter)
+                    + WRITES + "\n\n" + ALPHABETA_EXAMPLES, formatter_class=ExampleFormatter)
     _common(ab, privacy=True)
     ab.add_argument("--calibration", choices=CALIBRATIONS, default="exclusive",
                     help=CALIBRATION_HELP)
@@ -80,7 +94,7 @@ def add_parser(sub: Any) -> None:
         "frapp", help="the FRAPP baseline at the same (k·n/m, γ)-privacy",
         description="Publish with FRAPP (gamma-diagonal perturbation), calibrated at "
                     "Definition 2.3's posterior for the same (d, γ) as αβ. " + WRITES
-                    + "\n\n" + EXAMPLES,
+                    + "\n\n" + FRAPP_EXAMPLES,
         formatter_class=ExampleFormatter)
     _common(fr, privacy=True)
     fr.set_defaults(run=_frapp)
@@ -88,10 +102,9 @@ def add_parser(sub: Any) -> None:
     sp = kinds.add_parser(
         "splu", help="SPLU-Gen: sensitive values randomised over decoy groups",
         description="Publish with SPLU-Gen (small-sum privacy, large-sum utility): each "
-                    "record's sensitive value is redrawn over its decoy group of γ values "
-                    "(--group-size). "
-                    "Estimate from it with `privpub splu estimate`. " + WRITES + "\n\n"
-                    + EXAMPLES,
+                    "record's sensitive value is redrawn over its decoy group of γ values. "
+                    "Estimate from it with `privpub estimate`. " + WRITES + "\n\n"
+                    + SPLU_EXAMPLES,
         formatter_class=ExampleFormatter)
     _common(sp)
     sp.add_argument("--group-size", type=int, required=True,

@@ -8,12 +8,18 @@ import os
 from dataclasses import asdict
 from typing import Any
 
-from privpub.cli.common import FORMATS, ExampleFormatter, emit
+from privpub.cli.common import ExampleFormatter, add_output_options, emit_to, read_table_arg
+
+#: The columns of `privpub estimate --format table` (json and csv give every field).
+SHOWN = ("query", "value", "stderr", "lo", "hi", "level", "counts", "method", "interval_method")
 
 ESTIMATE_EXAMPLES = """examples:
   privpub estimate view.parquet "age > 50" "sex = 'Female' and salary = '>50K'"
   privpub estimate view.parquet "\\"marital-status\\" = 'Divorced'" --format json
   privpub estimate view.parquet "age > 50" --level 0.99
+  privpub estimate splu.parquet "sex = 'Male' AND occupation = 'Sales'" --format json
+  privpub estimate dask-release/ "age > 50" --format csv --output estimates.csv
+  privpub estimate triangles.json --format json       # a graph answer (answer.to_dict())
   privpub estimate view.parquet "zip IN (SELECT zip FROM regions)" --table regions=regions.csv \\
       --format csv > estimates.csv
 """
@@ -25,25 +31,30 @@ INSPECT_EXAMPLES = """examples:
 
 def add_parsers(sub: Any) -> None:
     est = sub.add_parser(
-        "estimate", help="estimate counting queries from a published view",
-        description="Estimate select count(*) from I where C from a release written by "
-                    "`privpub publish alphabeta|frapp` (or PublishedView.to_parquet). The file "
-                    "is re-validated and streamed row group by row group, so views larger than "
-                    "memory work. Quote attribute names with hyphens: "
-                    "\"marital-status\" = 'Divorced'. Each row has the estimate, its "
-                    "plug-in stderr, and lo, hi: a confidence interval at --level that holds "
-                    "for every true count (interval_method: exact, or conservative where only "
-                    "a conservative one is known). For SPLU-Gen releases use "
-                    "`privpub splu estimate`.\n\n" + ESTIMATE_EXAMPLES,
-        formatter_class=ExampleFormatter)
-    est.add_argument("release", metavar="RELEASE", help="the release's Parquet file")
-    est.add_argument("query", nargs="+", help="SQL WHERE conditions, e.g. \"age > 50\"")
+        "estimate", help="estimate counts from any release: table views, SPLU-Gen, Dask, graphs",
+        description="Estimate select count(*) from I where C from a release, with the numbers "
+                    "release.estimate_many gives: a view file of `privpub publish "
+                    "alphabeta|frapp|splu` (or PublishedView.to_parquet), a Dask release's "
+                    "directory, or a graph answer saved as JSON (answer.to_dict(); it answers "
+                    "its own query, so give no condition). A file is re-validated and "
+                    "streamed row group by row group, so views larger than memory work. "
+                    "Quote attribute names with hyphens: \"marital-status\" = 'Divorced'. "
+                    "On a SPLU-Gen release a condition on non-sensitive attributes is counted "
+                    "exactly, and P AND s = 'value' (s sensitive) is reconstructed. Each row "
+                    "has the estimate (value), its stderr, lo, hi: an interval at --level that "
+                    "holds for every true count (interval_method says how), what it counts, "
+                    "the method and any notes; JSON and CSV add the family's details.\n\n"
+                    + ESTIMATE_EXAMPLES, formatter_class=ExampleFormatter)
+    est.add_argument("release", metavar="RELEASE",
+                     help="the release: a Parquet file, a Dask release's directory, or a graph "
+                          "answer's JSON file")
+    est.add_argument("query", nargs="*", help="SQL WHERE conditions, e.g. \"age > 50\"")
     est.add_argument("--table", action="append", metavar="NAME=PATH",
-                     help="register an auxiliary table for IN-subqueries (repeatable)")
+                     help="register an auxiliary table for IN-subqueries (repeatable; PATH "
+                          "'-' reads CSV from standard input)")
     est.add_argument("--level", type=float, default=0.95, metavar="L",
                      help="confidence level of the interval columns lo, hi (default 0.95)")
-    est.add_argument("--format", choices=FORMATS, default="table",
-                     help="output: an aligned table (default), JSON or CSV")
+    add_output_options(est, "the estimates")
     est.set_defaults(run=_estimate)
 
     ins = sub.add_parser(
@@ -64,34 +75,69 @@ def _open(path: str) -> Any:
     return PublishedView.open(path)  # streams the file: views larger than memory
 
 
-def _estimate(args: argparse.Namespace) -> int:
+def _open_any(path: str) -> Any:
+    """A release of any kind: a graph answer's JSON file, else a view file or directory."""
+    if not path.endswith(".json"):
+        return _open(path)
+    from privpub.core.artifacts import load_json
+    from privpub.core.errors import ArtifactError
+    from privpub.graphs import GraphAnswer, GraphAnswers
+
+    with open(path, "rb") as fh:
+        document = load_json(fh.read(), repr(path))
+    kinds = {GraphAnswer.kind: GraphAnswer, GraphAnswers.kind: GraphAnswers}
+    kind = document.get("kind") if isinstance(document, dict) else None
+    if kind not in kinds:
+        raise ArtifactError(f"{path!r} is not a graph answer (field 'kind' must be one of "
+                            f"{sorted(kinds)})")
+    return kinds[kind].from_dict(document)
+
+
+def _estimates(release: Any, queries: list[str], tables: dict) -> Any:
     from privpub.core.errors import ParameterError
-    from privpub.core.inputs import read_table_file
-    from privpub.tables.confidence import check_level
+    from privpub.graphs import GraphAnswer, GraphAnswers
+
+    if isinstance(release, (GraphAnswer, GraphAnswers)):
+        if queries:
+            raise ParameterError("a graph answer answers its own query; give no condition "
+                                 f"(got {queries!r})")
+        return release.estimate_many()
+    if not queries:
+        raise ParameterError("give at least one condition (\"TRUE\" counts every record)")
+    return release.estimate_many(queries, tables=tables)
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    import sys
+    import warnings
+
+    from privpub.core.errors import ParameterError, UsefulnessWarning
+    from privpub.core.estimate import check_level
 
     level = check_level(args.level)
-    view = _open(args.release)
-    if view.mechanism == "splu":
-        raise ParameterError(f"{args.release!r} is a SPLU-Gen release: estimate its counts "
-                             "with `privpub splu estimate`")
+    release = _open_any(args.release)
     tables = {}
     for spec in args.table or []:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             raise ParameterError(f"--table takes NAME=PATH (the name the subquery uses), "
                                  f"got {spec!r}")
-        tables[name] = read_table_file(path)
-    rows = []
-    for query in args.query:
-        est = view.estimate(query, tables=tables)
-        lo, hi = est.interval(level)
-        rows.append({"query": query, "estimate": round(est.value, 2), "counts": est.counts,
-                     "stderr": round(est.stderr, 2), "lo": lo, "hi": hi, "level": level,
-                     "interval_method": est.interval_method, "n_view": est.n_view,
-                     "n_domain": est.n_domain,
-                     "bound": None if est.bound is None else round(est.bound, 1),
-                     "failure_probability": est.failure_probability})
-    emit(rows, args.format)
+        tables[name] = read_table_arg(path, f"--table {name}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UsefulnessWarning)
+        rows = _estimates(release, args.query, tables).to_records(level)
+    for w in caught:  # each estimate's notes say it in full, in every format
+        if issubclass(w.category, UsefulnessWarning):
+            print("privpub: warning: an estimate needs care (see its notes)", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if args.format == "table":
+        emit_to(args, [{k: row[k] for k in SHOWN} for row in rows], "table")
+        for i, row in enumerate(rows):
+            for note in row["notes"]:
+                print(f"note: #{i} {row['query']}: {note}")
+        return 0
+    emit_to(args, rows, args.format)
     return 0
 
 

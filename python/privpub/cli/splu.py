@@ -1,4 +1,8 @@
-"""``privpub splu estimate``: counts from a SPLU-Gen release, with their uncertainty."""
+"""``privpub splu estimate``: counts from a SPLU-Gen release, with their uncertainty.
+
+Deprecated: ``privpub estimate`` serves every release kind (on SPLU-Gen, a
+condition ``P AND s = 'value'``); this alias stays for its reconstruction
+options (``--method``, ``--stopping``) and prints a one-line notice."""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ def _splu_estimate(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.splu import ReconstructionWarning
 
+    print("privpub: note: `privpub splu estimate` is deprecated; use `privpub estimate RELEASE "
+          "\"P AND s = 'value'\"` (the same estimates, every release kind)", file=sys.stderr)
     level = validate.probability("--level", args.level, open_low=True, open_high=True)
     view = PublishedView.open(args.view)
     values = {}
@@ -42,12 +48,12 @@ def _splu_estimate(args: argparse.Namespace) -> int:
     if args.format == "table":
         for row in rows:
             print(f"{row['query']} ≈ {_show(row['value'])} ± {_show(row['stderr'])} (stderr, "
-                  f"{row['method']}); {level:.0%} interval [{row['lower']:,.0f}, "
-                  f"{row['upper']:,.0f}] (what the release determines, for any data); "
+                  f"{row['method']}); {level:.0%} interval [{row['lo']:,.0f}, "
+                  f"{row['hi']:,.0f}] (what the release determines, for any data); "
                   f"published {row['observed']:,.0f}")
             if row["method"] != "mle":
-                print(f"  value ± z·stderr = [{_show(row['model_lower'])}, "
-                      f"{_show(row['model_upper'])}] holds only if {row['assumption']}")
+                print(f"  value ± z·stderr = [{_show(row['model_lo'])}, "
+                      f"{_show(row['model_hi'])}] holds only if {row['assumption']}")
                 state = "converged" if row["converged"] else "stopped at the cap"
                 print(f"  EM: {state} after {row['iterations']:,} iterations "
                       f"(--stopping {args.stopping})")
@@ -67,8 +73,8 @@ def _rows(view: Any, args: argparse.Namespace, values: dict, level: float) -> li
     if args.where is None and len(values) == 1 and args.method is None:
         (name, value), = values.items()
         batch = sensitive_counts(view, name)
-        rows = [r for r, (_, v) in zip(batch.to_records(level), batch.queries, strict=True)
-                if v[name] == value]
+        rows = [r for r, v in zip(batch.to_records(level), batch.details["values"],
+                                  strict=True) if v[name] == value]
         if not rows:
             raise ParameterError(f"value {value!r} is not in the domain of {name!r}")
     else:
@@ -93,7 +99,7 @@ EXAMPLES = """examples:
 
 def add_parser(sub: Any) -> None:
     splu = sub.add_parser(
-        "splu", help="estimate counts from a SPLU-Gen release",
+        "splu", help="(deprecated: use `privpub estimate`) SPLU-Gen reconstruction options",
         description="Counts from a SPLU-Gen release (small-sum privacy, large-sum utility); "
                     "publish one with `privpub publish splu`.\n\n" + EXAMPLES,
         formatter_class=ExampleFormatter)

@@ -1,10 +1,11 @@
 """The release contract every mechanism family implements.
 
-A *mechanism* has a ``name``, its ``parameters()`` (JSON-ready), a
-``guarantee()``, and ``publish(data, *, seed=None)`` (or ``answer(...)`` for
-query-answering mechanisms). It is rebuilt from a release's parameters by
-``from_parameters(schema, parameters)``, which runs the same checks as its
-constructor: a release file is untrusted input.
+A *mechanism* (:class:`Mechanism`) has a ``name``, its ``parameters()``
+(JSON-ready), a ``guarantee()``, and ``publish(data, seed=None)``
+(:class:`Publisher`) or ``answer(data, seed=None)`` (:class:`Answerer`). It
+is rebuilt from a release's parameters by ``from_parameters(schema,
+parameters)``, which runs the same checks as its constructor: a release file
+is untrusted input.
 
 A *release* carries the mechanism's name and parameters, the seed policy and
 the library version beside its payload, and reopens from its file alone.
@@ -27,16 +28,50 @@ from privpub.core.version import LIBRARY_VERSION
 
 @runtime_checkable
 class Mechanism(Protocol):
-    """What every mechanism offers (publish/answer depend on the family)."""
+    """What every mechanism offers. A mechanism also either publishes data
+    (:class:`Publisher`: the table families) or answers queries on it
+    (:class:`Answerer`: the graph families); each returns a :class:`Release`."""
 
+    #: The name releases store; :func:`register_mechanism` maps it back to the class.
     name: ClassVar[str]
 
-    def parameters(self) -> dict[str, Any]: ...
+    def parameters(self) -> dict[str, Any]:
+        """Everything that rebuilds this mechanism, JSON-ready (stored in every release)."""
+        ...
 
-    def guarantee(self) -> Guarantee: ...
+    def guarantee(self) -> Guarantee:
+        """Each claim with the theorem it comes from, whether it holds for these
+        parameters (and, on a release, for the data published) and for whom not."""
+        ...
 
     @classmethod
-    def from_parameters(cls, schema: Any, parameters: Mapping[str, Any]) -> Mechanism: ...
+    def from_parameters(cls, schema: Any, parameters: Mapping[str, Any]) -> Mechanism:
+        """The mechanism of a release's stored parameters, through the same checks
+        as the constructor (a release file is untrusted input)."""
+        ...
+
+
+@runtime_checkable
+class Publisher(Mechanism, Protocol):
+    """A mechanism that publishes a table (αβ, FRAPP, SPLU-Gen)."""
+
+    def publish(self, data: Any, seed: Any = None) -> Release:
+        """The release of ``data`` (a frame, Arrow table, path, code array or a
+        dask DataFrame): a release with ``estimate(where)`` and
+        ``estimate_many(wheres)`` (:mod:`privpub.core.estimate`). ``seed`` None
+        draws from the OS CSPRNG (real releases); an int or Generator reproduces."""
+        ...
+
+
+@runtime_checkable
+class Answerer(Mechanism, Protocol):
+    """A mechanism that answers a query on private data (the graph mechanisms)."""
+
+    def answer(self, data: Any, seed: Any = None) -> Release:
+        """The noisy answer (a release) to the mechanism's query on ``data``: a
+        release with ``estimate()``, the estimate of the query's true answer
+        (:mod:`privpub.core.estimate`). ``seed`` as for :meth:`Publisher.publish`."""
+        ...
 
 
 _MECHANISMS: dict[str, type] = {}
@@ -81,7 +116,11 @@ class Release:
 
     Subclasses hold the payload (a table view, a query answer, …) and set
     ``kind``; ``mechanism_object()`` is the mechanism rebuilt (and so
-    re-validated) from the stored parameters.
+    re-validated) from the stored parameters. Every release also estimates,
+    with one contract (:mod:`privpub.core.estimate`): ``estimate(...)`` returns
+    an :class:`~privpub.core.estimate.Estimate`, ``estimate_many(...)`` an
+    :class:`~privpub.core.estimate.Estimates` batch (a table release takes
+    WHERE conditions; a graph answer estimates its own query's true answer).
     """
 
     kind: ClassVar[str]

@@ -44,12 +44,13 @@ tuples; the guarantees say what that means for a friendship.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
+from privpub.core.estimate import Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
@@ -66,6 +67,7 @@ from privpub.graphs.claims import (
     neighbour_claims,
     undirected_edge_claim,
 )
+from privpub.graphs.estimates import answer_estimate
 from privpub.graphs.exact import checked_inputs, count
 from privpub.graphs.graph import Graph
 from privpub.graphs.intervals import (
@@ -504,6 +506,20 @@ class GraphAnswer(Release):
         mechanism's randomness, for every graph (:mod:`privpub.graphs.intervals`);
         its ``statement`` says what it covers and why."""
         return interval(self.value, self.noise, self.range, level, clamped=self.is_clamped)
+
+    def estimate(self, where: None = None) -> Estimate:
+        """The estimate of the query's true answer q(I) this answer gives: value,
+        the noise's stderr, :meth:`interval`, method (:mod:`privpub.graphs.estimates`).
+        An answer answers its one query: ``where`` must be None."""
+        if where is not None:
+            raise QueryError(f"a graph answer answers its one query ({self.parameters['query']}"
+                             f"); estimate() takes no condition, got {where!r}")
+        return answer_estimate(self.value, self.noise, self.interval,
+                               str(self.parameters["query"]), self.is_clamped)
+
+    def estimate_many(self, wheres: Sequence[None] = (None,)) -> Estimates:
+        """:meth:`estimate` as a batch of one per ``None`` in ``wheres``."""
+        return Estimates.of([self.estimate(w) for w in wheres])
 
     def clamped(self) -> GraphAnswer:
         """This answer clamped to the query's range [0, max]: post-processing of the

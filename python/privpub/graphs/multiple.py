@@ -30,6 +30,7 @@ from typing import Any
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
+from privpub.core.estimate import Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
@@ -45,6 +46,7 @@ from privpub.graphs.claims import (
     graph_claims,
     undirected_edge_claim,
 )
+from privpub.graphs.estimates import answer_estimate
 from privpub.graphs.exact import checked_inputs, count
 from privpub.graphs.graph import Graph
 from privpub.graphs.intervals import (
@@ -274,6 +276,25 @@ class GraphAnswers(Release):
         for every graph (each on its own, not simultaneously)."""
         return [interval(v, law, span, level, clamped=self.is_clamped)
                 for v, law, span in zip(self.values, self.noise, self.ranges, strict=True)]
+
+    def estimate(self, index: int) -> Estimate:
+        """The estimate of query ``index``'s true answer (as
+        :meth:`GraphAnswer.estimate <privpub.graphs.GraphAnswer.estimate>`)."""
+        if isinstance(index, bool) or not isinstance(index, int) or \
+                not 0 <= index < len(self.values):
+            raise QueryError(f"index must be a query's position, 0 to {len(self.values) - 1}, "
+                             f"got {index!r}")
+        law, span = self.noise[index], self.ranges[index]
+        return answer_estimate(
+            self.values[index], law,
+            lambda level: interval(self.values[index], law, span, level,
+                                   clamped=self.is_clamped),
+            str(self.parameters["queries"][index]), self.is_clamped)
+
+    def estimate_many(self, indices: Sequence[int] | None = None) -> Estimates:
+        """:meth:`estimate` for each query position (default: every query)."""
+        chosen = range(len(self.values)) if indices is None else indices
+        return Estimates.of([self.estimate(i) for i in chosen])
 
     def clamped(self) -> GraphAnswers:
         """Each answer clamped to its query's range: post-processing, no privacy cost."""

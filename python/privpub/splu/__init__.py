@@ -14,12 +14,12 @@ from privpub.splu.calculators import (
     utility_threshold,
     utility_threshold_chebyshev,
 )
-from privpub.splu.estimates import Reconstruction, ReconstructionWarning, SPLUEstimate
+from privpub.splu.estimates import ReconstructionWarning
 from privpub.splu.mechanism import Partition, SPLUGen
 from privpub.splu.reconstruction import reconstruct, reconstruct_many, sensitive_counts
 
-__all__ = ["AnatomyRelease", "DBRRelease", "Partition", "Reconstruction",
-           "ReconstructionWarning", "SPLUEstimate", "SPLUGen", "anatomy", "dbr",
+__all__ = ["AnatomyRelease", "DBRRelease", "Partition",
+           "ReconstructionWarning", "SPLUGen", "anatomy", "dbr",
            "laplace_counts", "privacy_guarantee", "reconstruct", "reconstruct_many",
            "relative_error_probability", "sensitive_counts", "utility_threshold",
            "utility_threshold_chebyshev"]

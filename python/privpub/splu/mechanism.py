@@ -34,20 +34,25 @@ import numpy as np
 
 from privpub import _core
 from privpub.core import validate
-from privpub.core.errors import ParameterError, QueryError
+from privpub.core.errors import ParameterError
+from privpub.core.estimate import Estimate, Estimates, PointLaw
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.counting.query import Condition
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
+from privpub.splu.predicates import split
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.published import Counts, PublishedView
+from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
 from privpub.tables.schema import Schema
 from privpub.tables.view import codes_of
 
+#: How an estimate of a count the release publishes unchanged is made, and its interval's kind.
+EXACT, POINT = "exact: published unchanged", "point"
 #: Relative error and small-count bound the guarantee states T_P for.
 GUARANTEE_EPS, GUARANTEE_ALPHA = 0.3, 3
 #: Error probability the guarantee states the utility threshold for.
@@ -196,11 +201,37 @@ class SPLUGen:
         return Guarantee(f"SPLU-Gen (γ = {g}, sensitive: {', '.join(self.sensitive)})",
                          tuple(claims))
 
-    def estimate(self, c: Counts) -> tuple[Any, Any]:
-        """A generic count over a SPLU-Gen release is not Q(V): the sensitive
-        values are randomised. The estimators live in :mod:`privpub.splu.reconstruction`."""
-        raise QueryError("estimate() does not apply to a SPLU-Gen release; use "
-                         "privpub.splu.sensitive_counts or privpub.splu.reconstruction")
+    def estimate_release_many(self, view: PublishedView,
+                              conditions: Sequence[Condition]) -> Estimates:
+        """Each condition's count from a release of this mechanism
+        (:meth:`PublishedView.estimate_many <privpub.PublishedView.estimate_many>`
+        calls this): a condition on non-sensitive attributes alone is published
+        exactly (an exact estimate: stderr 0, interval the point); one with
+        sensitive equalities, ``P AND s = 'v' AND …``, is count(P ∧ s …) by
+        :func:`~privpub.splu.reconstruction.reconstruct_many` (the paper's
+        method, the count stopping rule), and ``s = 'v'`` alone the value's
+        published count, the MLE
+        (:func:`~privpub.splu.reconstruction.sensitive_count`). What none of these
+        answers is a QueryError naming the part (:mod:`privpub.splu.predicates`)."""
+        from privpub.splu.reconstruction import reconstruct_many, sensitive_count
+
+        asked = [split(c, self.sensitive) for c in conditions]
+        # One value over all records: its published count, the MLE (Theorem 2).
+        alone = {i: sensitive_count(view, *next(iter(values.items())))
+                 for i, (where, values) in enumerate(asked) if where is None and len(values) == 1}
+        sensitive = [i for i, (_, values) in enumerate(asked) if values and i not in alone]
+        found = alone | dict(zip(sensitive, reconstruct_many(view, [asked[i] for i in sensitive])
+                                 if sensitive else [], strict=True))
+        return Estimates.of([found[i] if i in found else self._exact(view, c)
+                             for i, c in enumerate(conditions)])
+
+    def _exact(self, view: PublishedView, cond: Condition) -> Estimate:
+        """A count the release publishes unchanged (non-sensitive attributes)."""
+        n = view.count(cond)
+        notes = (f"{self.residue} record(s) in no decoy group are not in the release; this "
+                 "counts the published ones",) if self.residue else ()
+        return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.sql,
+                        notes=notes)
 
     def count_from_states(self, y: np.ndarray) -> np.ndarray:
         """count(P ∧ s) for a batch of published state counts y (Q, 4) of one sensitive

@@ -152,13 +152,8 @@ import numpy as np
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
-from privpub.splu.estimates import (
-    Reconstruction,
-    SPLUEstimate,
-    check_batch,
-    diagnose,
-    warn,
-)
+from privpub.core.estimate import Estimate, Estimates
+from privpub.splu.estimates import check_batch, diagnose, splu_estimates, warn
 from privpub.splu.partition import cooccurrence
 from privpub.splu.uncertainty import closed_form, delta_stderr, misfit
 from privpub.tables.published import PublishedView
@@ -261,7 +256,7 @@ def _histograms(view: PublishedView, wheres: Sequence[Any], attrs: list[str]
     return out
 
 
-def sensitive_counts(view: PublishedView, attribute: str) -> Reconstruction:
+def sensitive_counts(view: PublishedView, attribute: str) -> Estimates:
     """Every value's count f_s over all published records, with its uncertainty:
     the estimate f'_s (its published count; Theorem 2's MLE, unbiased), stderr
     √(f'_s(1 − 1/γ)), and ``interval(level)`` the exact binomial interval of
@@ -278,7 +273,20 @@ def sensitive_counts(view: PublishedView, attribute: str) -> Reconstruction:
     return out
 
 
-def _sensitive_counts(view: PublishedView, attribute: str, group_size: int) -> Reconstruction:
+def sensitive_count(view: PublishedView, attribute: str, value: Any) -> Estimate:
+    """One value's count f_s over all published records: its entry of
+    :func:`sensitive_counts` (the warning names it alone, if it needs care)."""
+    group_size, sensitive = _splu_view(view)
+    if attribute not in sensitive:
+        raise ParameterError(f"{attribute!r} is not a sensitive attribute of this release "
+                             f"(sensitive: {sensitive}); its counts are published exactly")
+    index = value_index(view.schema, attribute, value)
+    found = Estimates.of([_sensitive_counts(view, attribute, group_size)[index]])
+    warn(found, stacklevel=2)
+    return found[0]
+
+
+def _sensitive_counts(view: PublishedView, attribute: str, group_size: int) -> Estimates:
     counts = _histogram(view, None, [attribute]).sum(axis=0).astype(float)
     n = counts.sum()
     states = np.zeros((len(counts), 4))
@@ -471,7 +479,7 @@ def _partition_estimates(hist: np.ndarray, t: np.ndarray, group_size: int, round
 def from_states(y: np.ndarray, group_size: int, method: str = "paper", stopping: str = "count",
                 tol: float | None = None, max_iter: int = 10_000,
                 queries: Sequence[tuple[str | None, Mapping[str, Any]]] | None = None
-                ) -> Reconstruction:
+                ) -> Estimates:
     """The ``paper`` / ``exact-rate`` estimates with their uncertainty from published
     state counts y (Q, K) alone, as :func:`reconstruct_many` computes them (it
     calls this): the EM, the delta-method stderr, the misfit and the notes. No
@@ -496,22 +504,19 @@ def _em_estimates(y: np.ndarray, group_size: int, method: str, stopping: str, to
 
 
 def _batch(value, stderr, states, iterations, converged, method, group_size, fit, queries, stopping
-           ) -> Reconstruction:
+           ) -> Estimates:
     q = len(value)
     queries = tuple((None, {}) for _ in range(q)) if queries is None else check_batch(queries)
-    value, stderr = np.asarray(value, dtype=float), np.asarray(stderr, dtype=float)
-    batch = Reconstruction(value, stderr, np.array([s[-1] for s in states], dtype=float),
-                           np.asarray(iterations), np.asarray(converged), method, group_size,
-                           tuple(np.asarray(s, dtype=float) for s in states),
-                           np.asarray(fit, dtype=float), queries)
-    lower, upper = batch.interval(0.95)
-    notes = diagnose(value, stderr, lower, upper, batch.misfit, batch.converged,
-                     batch.iterations, method, stopping)
-    return replace(batch, notes=notes)
+    found = splu_estimates(value, stderr, states, iterations, converged, method, group_size, fit,
+                           queries)
+    lower, upper = found.interval(0.95)
+    notes = diagnose(found.value, found.stderr, lower, upper, np.asarray(fit, dtype=float),
+                     found.converged, found.iterations, method, stopping)
+    return replace(found, notes=notes)
 
 
 def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], method: str,
-         tol: float | None, max_iter: int, rounds: int, stopping: str) -> Reconstruction:
+         tol: float | None, max_iter: int, rounds: int, stopping: str) -> Estimates:
     group_size, sensitive = _splu_view(view)
     if method not in METHODS:
         raise ParameterError(f"method must be one of {list(METHODS)}, got {method!r}")
@@ -583,9 +588,9 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
 
 def reconstruct_many(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]],
                      method: str = "paper", tol: float | None = None, max_iter: int = 10_000,
-                     rounds: int = 1, stopping: str = "count") -> Reconstruction:
+                     rounds: int = 1, stopping: str = "count") -> Estimates:
     """Estimate count(P ∧ s_1 ∧ …) for each (where, {sensitive attribute: value})
-    query, with its uncertainty (:class:`~privpub.splu.estimates.Reconstruction`:
+    query, with its uncertainty (:class:`~privpub.core.estimate.Estimates`:
     value, stderr, interval(level), model_interval(level), converged,
     iterations, method; ``batch[i]`` is query i's estimate). Queries with the
     same predicate and attributes share one pass over the release; the
@@ -604,9 +609,9 @@ def reconstruct_many(view: PublishedView, queries: Sequence[tuple[Any, Mapping[s
 
 def reconstruct(view: PublishedView, where: Any, values: Mapping[str, Any],
                 method: str = "paper", tol: float | None = None, max_iter: int = 10_000,
-                rounds: int = 1, stopping: str = "count") -> SPLUEstimate:
+                rounds: int = 1, stopping: str = "count") -> Estimate:
     """Estimate count(P ∧ s_1 ∧ …) for one query, with its uncertainty
-    (:class:`~privpub.splu.estimates.SPLUEstimate`; options and warning as for
+    (:class:`~privpub.core.estimate.Estimate`; options and warning as for
     :func:`reconstruct_many`)."""
     out = _run(view, [(where, values)], method, tol, max_iter, rounds, stopping)
     warn(out, stacklevel=2)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,11 +37,15 @@ import pyarrow.parquet as pq
 
 from privpub.core.artifacts import encode_metadata
 from privpub.core.errors import ArtifactError, ParameterError
+from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.guarantee import Guarantee
 from privpub.core.limbs import ints_from_limbs, limbs_from_ints
-from privpub.core.release import mechanism_class
-from privpub.tables.published import PublishedView
+from privpub.core.release import Release
+from privpub.core.version import LIBRARY_VERSION
+from privpub.counting.query import QueryLike
+from privpub.tables.partsview import PartsView
+from privpub.tables.published import KIND, PublishedView
 from privpub.tables.records import (
     as_schema_codes,
     check_duplicates,
@@ -301,22 +305,63 @@ def _decoded(schema: Schema, rows: np.ndarray) -> pd.DataFrame:
     return schema.decode(as_schema_codes(schema, aligned(rows)))
 
 
-class DaskRelease:
+class DaskRelease(Release):
     """A table release computed by Dask: the view's rows as sorted ranges of
     code space (``rows``, Dask Delayed (n_i, limbs) arrays in code order) and
-    its parameters (Delayed: some, such as how many tuples the view shows
-    twice, are known only once the rows are). Nothing runs until
-    :meth:`to_parquet`, :meth:`compute` or :meth:`guarantee`.
+    its parameters (``lazy_parameters``, Delayed: some, such as how many tuples
+    the view shows twice, are known only once the rows are). Nothing runs until
+    :meth:`to_parquet`, :meth:`compute`, or a use of the release itself
+    (:meth:`guarantee`, :meth:`estimate`, :meth:`estimate_many`,
+    :attr:`parameters`), which persists the parts where Dask keeps them and
+    rebuilds the mechanism from the computed parameters, as any release is.
+    Counts then run one Dask task per part (:class:`~privpub.tables.partsview.PartsView`).
     """
+
+    kind = KIND
 
     def __init__(self, schema: Schema, mechanism: str, rows: Sequence[Any], parameters: Any,
                  seed_policy: str):
+        # Release.__init__ runs once the parameters are computed (view()).
         self.schema, self.mechanism = schema, mechanism
-        self.rows, self.parameters, self.seed_policy = list(rows), parameters, seed_policy
+        self.rows, self.lazy_parameters, self.seed_policy = list(rows), parameters, seed_policy
+        self.library_version = LIBRARY_VERSION
+        self._view: PublishedView | None = None
 
     def __repr__(self) -> str:
         return (f"DaskRelease({self.mechanism}: {len(self.rows)} ranges over m = "
                 f"{self.schema.size:,}; randomness: {self.seed_policy})")
+
+    def view(self) -> PublishedView:
+        """The release as a :class:`~privpub.tables.published.PublishedView` over
+        its persisted parts (computed on first use, then kept)."""
+        if self._view is None:
+            import dask
+
+            rows, parameters = dask.persist(self.rows, self.lazy_parameters)
+            (parameters,) = dask.compute(parameters)
+            self._view = PublishedView(PartsView(self.schema, rows), self.schema,
+                                       self.mechanism, parameters, self.seed_policy)
+        return self._view
+
+    @property
+    def parameters(self) -> dict[str, Any]:  # type: ignore[override]
+        """The release's parameters (computed: see :meth:`view`)."""
+        return self.view().parameters
+
+    def mechanism_object(self) -> Any:
+        return self.view().mechanism_object()
+
+    def estimate(self, where: QueryLike = None,
+                 tables: Mapping[str, Any] | None = None) -> Estimate:
+        """:meth:`PublishedView.estimate <privpub.PublishedView.estimate>`, counted
+        over the parts."""
+        return self.view().estimate(where, tables)
+
+    def estimate_many(self, queries: Sequence[QueryLike],
+                      tables: Mapping[str, Any] | None = None) -> Estimates:
+        """:meth:`PublishedView.estimate_many <privpub.PublishedView.estimate_many>`,
+        counted over the parts."""
+        return self.view().estimate_many(queries, tables)
 
     def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> PublishedView:
         """Compute the release and write it as a directory: one part file per
@@ -335,7 +380,7 @@ class DaskRelease:
             files = [os.path.join(temp, f"part.{i}.parquet") for i in range(len(self.rows))]
             written = [dask.delayed(_write_part)(self.schema, r, f)
                        for r, f in zip(self.rows, files, strict=True)]
-            parts, parameters = dask.compute(written, self.parameters)
+            parts, parameters = dask.compute(written, self.lazy_parameters)
             rows = FileView(self.schema, temp, sum(p.rows for p in parts), parts)
             view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
             with pq.ParquetWriter(os.path.join(temp, METADATA_FILE), rows.arrow_schema()) as w:
@@ -348,7 +393,7 @@ class DaskRelease:
         """The release in memory (the ranges concatenated: they are in code order)."""
         import dask
 
-        rows, parameters = dask.compute(self.rows, self.parameters)
+        rows, parameters = dask.compute(self.rows, self.lazy_parameters)
         codes = np.concatenate([aligned(r) for r in rows])
         return PublishedView(as_schema_codes(self.schema, codes), self.schema, self.mechanism,
                              parameters, self.seed_policy)
@@ -366,11 +411,7 @@ class DaskRelease:
 
     def guarantee(self) -> Guarantee:
         """The release's guarantee (computes its parameters, and so its rows)."""
-        import dask
-
-        (parameters,) = dask.compute(self.parameters)
-        return mechanism_class(self.mechanism).from_parameters(self.schema,
-                                                               parameters).guarantee()
+        return self.view().guarantee()
 
 
 # ---- reading a view with Dask -----------------------------------------------------------------

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from privpub import _core
 from privpub.core.artifacts import encode_metadata, read_metadata, shown
 from privpub.core.errors import ArtifactError, ParameterError
+from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.release import Release
 from privpub.core.validate import field
@@ -82,103 +83,6 @@ RETIRED_FORMATS = {
     2: "a view file whose check (per-column sums) cannot tell reordered values apart, "
        "so its rows cannot be trusted unseen; re-publish the table with this version",
 }
-
-
-@dataclass(frozen=True, eq=False)
-class Estimate:
-    """An estimate of Q(I) = select count(*) from I where C, with a confidence interval.
-
-    ``value`` is the unbiased estimate, ``n_view`` = Q(V), ``n_domain`` = Q(D)
-    (exact). :meth:`interval` (and :attr:`lo`, :attr:`hi`) bound Q(I) at
-    confidence ``level`` (0.95 by default): lo ≤ Q(I) ≤ hi with probability at
-    least ``level`` over the mechanism's randomness *whatever Q(I) is*, from 0
-    to n; it is computed when first asked (a few milliseconds).
-    ``interval_method`` says how it was obtained
-    (:mod:`privpub.tables.confidence` has the derivations and proofs):
-
-    - ``"exact"``: the test of each count inverted under the exact law of Q(V)
-      (αβ under ``duplicates="set"`` or data without repeats: Bin(c, α+β) +
-      Bin(n_D − c, β); FRAPP under any semantics: Bin(c, p_in) + Bin(n − c,
-      p_out)); equal-tailed, like Clopper–Pearson's, so its coverage is at
-      least the level (more for some counts: Q(V) is discrete);
-    - ``"conservative: records"``: αβ under ``duplicates="records"`` with repeated
-      tuples, where Q(V) depends also on how many distinct tuples the records
-      are: the largest tail over every split the release allows;
-    - ``"conservative: source"``: αβ with a source distribution (Hoeffding's
-      binomial bound);
-    - ``"conservative: views"``: a later view of several (Algorithm 7): two
-      parts, each at half the error probability (Bonferroni).
-
-    Conservative intervals have coverage at least the level, and may be wider
-    than needed. ``stderr`` is a *plug-in* standard error: the binomial
-    variances with the estimate put in for the unknown Q(I) (and, under
-    ``duplicates="records"``, its distinct tuples taken in the table's
-    proportion). It describes the spread, is not a guarantee and is far off at
-    small counts; read the interval. ``bound`` is the mechanism's (ρ, ε) error
-    bound ρ√n, which holds with probability ≥ 1−ε for each fixed query.
-    ``counts`` says what Q(I) counts: ``"records"``, or ``"distinct tuples"``
-    when the release published the distinct tuples (``duplicates="set"``), in
-    which case a record repeated in the data counts once (compare with
-    ``len(df.drop_duplicates().query(...))``, not ``len(df.query(...))``).
-    """
-
-    value: float
-    n_view: int
-    n_domain: int
-    stderr: float
-    bound: float | None
-    failure_probability: float | None
-    counts: str
-    interval_method: str
-    #: The law of Q(V) the interval inverts (privpub.tables.confidence).
-    law: Any = dataclass_field(default=None, repr=False)
-    #: The level of :attr:`lo`, :attr:`hi` and :meth:`to_dict`'s interval.
-    level: float = LEVEL
-
-    def interval(self, level: float | None = None) -> tuple[int, int]:
-        """(lo, hi) with lo ≤ Q(I) ≤ hi with probability ≥ ``level`` (default
-        :attr:`level`, 0.95) for every true count; see the class docstring for
-        the method. Computed when first asked, then kept."""
-        level = self.level if level is None else check_level(level)
-        cache = self.__dict__.setdefault("_intervals", {})
-        if level not in cache:
-            if self.law is None:
-                raise ParameterError("this Estimate carries no law to compute an interval from")
-            lo, hi = self.law.interval(level)
-            cache[level] = (int(lo), int(hi))
-        return cache[level]
-
-    @property
-    def lo(self) -> int:
-        """The lower end of the interval at :attr:`level`."""
-        return self.interval()[0]
-
-    @property
-    def hi(self) -> int:
-        """The upper end of the interval at :attr:`level`."""
-        return self.interval()[1]
-
-    def __str__(self) -> str:
-        text = (f"{self.value:,.1f} {self.counts} ± {self.stderr:,.1f} (plug-in stderr); "
-                f"{self.level:.0%} interval [{self.lo:,}, {self.hi:,}] ({self.interval_method})")
-        if self.bound is not None:
-            text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {1 - self.failure_probability:g}"
-        return text
-
-    def to_dict(self) -> dict[str, Any]:
-        """The fields as JSON-ready Python values, with ``lo`` and ``hi`` at
-        :attr:`level` (all but ``law``)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "law"}
-        out["lo"], out["hi"] = self.interval()
-        return out
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Estimate):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    def __hash__(self) -> int:
-        return hash(tuple(self.to_dict().items()))
 
 
 @dataclass(frozen=True)
@@ -378,11 +282,46 @@ class PublishedView(Release):
         names with hyphens: ``"marital-status"``), a ``privpub.col``
         expression, or {attribute: value}; ``None`` counts all records.
         ``tables`` registers auxiliary tables for IN-subqueries. On a
-        file-backed view (:meth:`open`) Q(V) streams the file. The
-        :class:`Estimate` carries a 95% confidence interval that holds for
-        every true count (``est.interval()``; ``est.interval(0.99)``).
+        file-backed view (:meth:`open`) Q(V) streams the file.
+
+        Returns the core :class:`~privpub.core.estimate.Estimate`: ``value``
+        unbiased, ``stderr`` a *plug-in* standard error (the binomial variances
+        with the estimate put in for the unknown Q(I); it describes the spread,
+        is not a guarantee, and is far off at small counts), ``bound`` the
+        mechanism's (ρ, ε) error bound ρ√n (holds with probability ≥
+        ``bound_confidence`` = 1 − ε for each fixed query), ``counts``
+        ``"records"`` or ``"distinct tuples"`` (``duplicates="set"``: a record
+        repeated in the data counts once), and ``details`` ``n_view`` = Q(V),
+        ``n_domain`` = Q(D) (exact) and ``failure_probability`` (ε). ``interval(level)`` holds
+        Q(I) with probability ≥ ``level`` whatever Q(I) is; ``interval_method``
+        (:mod:`privpub.tables.confidence` has the proofs): ``"exact"`` (αβ under
+        ``duplicates="set"`` or without repeats, FRAPP), ``"conservative:
+        records"`` (αβ under ``duplicates="records"`` with repeats),
+        ``"conservative: source"`` (a source distribution; Hoeffding) or
+        ``"conservative: views"`` (a later view of several; Bonferroni).
         """
-        cond = self.condition(where, tables)
+        return self.estimate_many([where], tables)[0]
+
+    def estimate_many(self, queries: Sequence[QueryLike],
+                      tables: Mapping[str, Any] | None = None) -> Estimates:
+        """:meth:`estimate` for each query, as one batch
+        (:class:`~privpub.core.estimate.Estimates`; ``batch[i]`` is query i's).
+
+        A mechanism whose releases are not estimated from Q(V) alone (SPLU-Gen:
+        its sensitive values are randomised over decoy groups) estimates them
+        itself: it offers ``estimate_release_many(view, conditions)``."""
+        conditions = [self.condition(q, tables) for q in queries]
+        mech = self.mechanism_object()
+        if hasattr(mech, "estimate_release_many"):
+            return mech.estimate_release_many(self, conditions)
+        return Estimates.of([self._estimate(cond) for cond in conditions])
+
+    def count(self, where: QueryLike = None, tables: Mapping[str, Any] | None = None) -> int:
+        """Q(V): the rows of this view that satisfy ``where``, counted exactly
+        (on file, streamed)."""
+        return self._count(self.condition(where, tables))
+
+    def _estimate(self, cond: Condition) -> Estimate:
         n_domain = count(self.schema, cond).value
         n_view = self._count(cond)
 
@@ -396,17 +335,14 @@ class PublishedView(Release):
         mech = self.mechanism_object()
         value, variance = mech.estimate(counts)
         law = mech.interval_law(counts)
-        return Estimate(value=float(value), n_view=int(n_view), n_domain=n_domain,
-                        stderr=math.sqrt(max(float(variance), 0.0)),
+        failure = self.parameters.get("failure_probability")
+        return Estimate(float(value), math.sqrt(max(float(variance), 0.0)), self.counts,
+                        "unbiased estimator (plug-in stderr)", law.method, law,
+                        query=cond.source if isinstance(cond.source, str) else cond.sql,
                         bound=self.parameters.get("error_bound"),
-                        failure_probability=self.parameters.get("failure_probability"),
-                        counts=self.counts,
-                        interval_method=law.method, law=law)
-
-    def estimate_many(self, queries: Sequence[QueryLike],
-                      tables: Mapping[str, Any] | None = None) -> list[Estimate]:
-        """:meth:`estimate` for each query."""
-        return [self.estimate(q, tables) for q in queries]
+                        bound_confidence=None if failure is None else 1 - failure,
+                        details={"n_view": int(n_view), "n_domain": n_domain,
+                                 "failure_probability": failure})
 
     def estimate_marginals(self, attributes: Sequence[str],
                            level: float | None = LEVEL) -> pd.DataFrame:

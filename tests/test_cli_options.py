@@ -1,0 +1,76 @@
+"""The CLI's shared options mean the same on every subcommand (issue 23): --output
+(with --out kept as the old spelling), --format, --force, '-' for standard input or
+output, and each subcommand's --help shows its own examples."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+import privpub
+from privpub import cli
+
+
+def _help(capsys, *words: str) -> str:
+    with pytest.raises(SystemExit):
+        cli.main([*words, "--help"])
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mechanism", ["alphabeta", "frapp", "splu"])
+def test_each_publish_help_shows_its_own_examples(capsys, mechanism):
+    text = _help(capsys, "publish", mechanism)
+    examples = text[text.index("examples:"):text.index("options:")]
+    others = {"alphabeta", "frapp", "splu"} - {mechanism}
+    assert f"privpub publish {mechanism} " in examples
+    assert not any(f"privpub publish {o} " in examples for o in others), examples
+
+
+def test_attack_help_prints_a_percent_sign_once(capsys):
+    text = _help(capsys, "attack")
+    assert "95% interval" in " ".join(text.split()) and "%%" not in text
+
+
+@pytest.mark.parametrize("words", [["experiments", "audit"], ["bench"], ["demo"],
+                                   ["estimate"]])
+def test_output_is_spelled_alike(capsys, words):
+    assert "--output" in _help(capsys, *words)
+
+
+def test_stdin_feeds_publish_and_estimate_reads_it_back(tmp_path, monkeypatch, capsys):
+    """`--input -` reads CSV from standard input: the same release as from the file."""
+    df, schema = privpub.datasets.load_adult()
+    small = df.head(2000)
+    text = small.to_csv(index=False)
+    (tmp_path / "t.csv").write_text(text)
+    base = ["publish", "splu", "--group-size", "5", "--sensitive", "occupation", "--seed", "1"]
+    assert cli.main([*base, "--input", str(tmp_path / "t.csv"), "--output",
+                     str(tmp_path / "file.parquet")]) == 0
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert cli.main([*base, "--input", "-", "--output", str(tmp_path / "stdin.parquet")]) == 0
+    capsys.readouterr()
+    for name in ("file", "stdin"):
+        assert cli.main(["estimate", str(tmp_path / f"{name}.parquet"), "age > 50",
+                         "--format", "json", "--output", "-"]) == 0
+    first, second = capsys.readouterr().out.split("]\n[")
+    assert json.loads(first + "]") == json.loads("[" + second)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert cli.main([*base, "--input", "-", "--output", str(tmp_path / "x.parquet")]) == 1
+    assert "--input" in capsys.readouterr().err
+
+
+def test_splu_estimate_is_a_deprecated_alias_with_a_notice(tmp_path, capsys):
+    df, schema = privpub.datasets.load_adult()
+    path = tmp_path / "splu.parquet"
+    privpub.splu.SPLUGen(5, "occupation", schema=schema).publish(df.head(1000), seed=1
+                                                               ).to_parquet(path)
+    assert cli.main(["splu", "estimate", str(path), "--value", "occupation=Sales",
+                     "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "`privpub splu estimate` is deprecated; use `privpub estimate" in captured.err
+    (row,) = json.loads(captured.out)
+    assert cli.main(["estimate", str(path), "occupation = 'Sales'", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [row]
