@@ -151,3 +151,12 @@ def test_the_check_sees_a_cycle(tmp_path):
 
 def test_typed_package():
     assert (ROOT / "py.typed").exists()
+
+
+def test_tests_mirror_the_package():
+    """tests/<part>/ holds the tests of privpub/<part> (planning.py included);
+    tests/ itself, what spans the package."""
+    tests = Path(__file__).parent
+    parts = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()} | {"planning"}
+    dirs = {d.name for d in tests.iterdir() if d.is_dir() and any(d.glob("test_*.py"))}
+    assert dirs and dirs <= parts, sorted(dirs - parts)

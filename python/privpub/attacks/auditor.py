@@ -362,7 +362,7 @@ class SelfAuditor:
     Gaussian linear model of :class:`_GaussianPosterior` (prior and noise
     replaced by Gaussians of the same variances; β in closed form), for
     ``CoinNoise`` and ``BinomialNoise`` only. Against the exact method at
-    n = 12 under CoinNoise(24) (tests/test_auditor.py): log-odds within 0.25
+    n = 12 under CoinNoise(24) (tests/attacks/test_auditor.py): log-odds within 0.25
     and the decision β ≤ 0.05 the same on ≥ 95% of queries; run as the
     auditor, the attacker's exact posterior reached δ′ in a share of trials
     within the breach budget (measured, not proved).

@@ -5,7 +5,7 @@ decoy groups (the same partition :meth:`privpub.splu.SPLUGen.publish` uses)
 and, per run, each grouped record's published value drawn uniformly from its
 group (what the Rust kernel ``decoy_draw`` does). It returns the published
 state counts y of each query (the input of every SPLU estimator), so
-thousands of releases cost seconds; ``tests/test_splu_uncertainty.py`` ties
+thousands of releases cost seconds; ``tests/splu/test_splu_uncertainty.py`` ties
 it to real releases.
 
 :func:`coverage` measures, over seeded runs of the law, for counts

@@ -48,7 +48,7 @@ KINDS = ("string", "integer", "float", "boolean")
 LOOKUP_LIMIT = 1 << 16
 #: Largest projection of D that :meth:`Schema.projection` builds: at least the
 #: largest truth table the domain count asks for (privpub.counting.domaincount.TABLE_LIMIT,
-#: checked by tests/test_domaincount.py), which cannot be imported here without the
+#: checked by tests/counting/test_domaincount.py), which cannot be imported here without the
 #: schema loading the counting engine.
 PROJECTION_BUDGET = 1 << 24
 

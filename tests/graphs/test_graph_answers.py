@@ -56,7 +56,7 @@ from privpub.graphs.claims import INDISTINGUISHABILITY as IND
 from privpub.graphs.sensitivity import query_range
 from privpub.graphs.smooth import DP_ADD_REMOVE, DP_REPLACE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- sensitivities the caller gives ------------------------------------------------------

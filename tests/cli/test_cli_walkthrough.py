@@ -20,7 +20,7 @@ import pytest
 
 import privpub
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 900  # a hang guard, not a speed assertion (the walk-through takes about 40 s)
 
 

@@ -141,7 +141,7 @@ def test_presence_audit_breaks_a_release_made_too_accurate(table):
     """Theorem 2.6's other side: as β → 0 the posterior of a named candidate climbs from
     γ towards 1, and at β = 0 every candidate named is in the table: above 2/3, at the
     prior d = 10·n/m, outside the theorem's range (so not called its breach; the breach at
-    a prior ≤ n/m is tests/test_attack_inputs.py's)."""
+    a prior ≤ n/m is tests/attacks/test_attack_inputs.py's)."""
     from privpub.attacks import audit_presence
 
     schema, df = table

@@ -14,7 +14,7 @@ import pytest
 
 import privpub
 
-PINNED = Path(__file__).parent / "data" / "plans.json"
+PINNED = Path(__file__).resolve().parents[1] / "data" / "plans.json"
 
 
 def adult() -> privpub.Plan:
