@@ -17,6 +17,7 @@ cutting sorted adjacency lists to a range of degree ranks.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 from privpub.graphs.graph import Graph
 from privpub.graphs.query import CQ, Const, Term, Var, term_key
@@ -99,13 +100,14 @@ def _subgoals(graph: Graph, query: CQ) -> set[tuple[Term, Term]]:
     return pairs
 
 
-def _automorphism(xs: list[Var], atoms: set[tuple[Term, Term]], neq: frozenset,
-                  symmetric: bool, fixed: dict[Var, Var]) -> bool:
-    """Whether a permutation of ``xs`` extending ``fixed`` maps the subgoals
-    onto themselves and keeps each variable's disequalities with constants
-    (constants fixed; on a symmetric relation, pairs unordered). Disequalities
-    between variables are every pair (see :func:`injective`), which any
-    permutation keeps."""
+def _automorphism_test(xs: list[Var], atoms: set[tuple[Term, Term]], neq: frozenset,
+                       symmetric: bool) -> Callable[[dict[Var, Var]], bool]:
+    """A test of whether a permutation of ``xs`` extending a partial map
+    ``fixed`` maps the subgoals onto themselves and keeps each variable's
+    disequalities with constants (constants fixed; on a symmetric relation,
+    pairs unordered). Disequalities between variables are every pair (see
+    :func:`injective`), which any permutation keeps. What the test needs of the
+    pattern is computed once here, not for each map tried."""
     def key(p: tuple[Term, Term]):
         return frozenset(p) if symmetric else p
     goals = {key(p) for p in atoms}
@@ -124,31 +126,38 @@ def _automorphism(xs: list[Var], atoms: set[tuple[Term, Term]], neq: frozenset,
         return tuple(sorted(marks)), tuple(consts)
 
     sig = {x: signature(x) for x in xs}
-    image = dict(fixed)
+    incident = {x: [p for p in atoms if x in p] for x in xs}
 
-    def mapped(t: Term) -> Term:
-        return image.get(t, t) if isinstance(t, Var) else t
+    def exists(fixed: dict[Var, Var]) -> bool:
+        image = dict(fixed)
 
-    def consistent() -> bool:
-        return all(key((mapped(a), mapped(b))) in goals for a, b in atoms
-                   if all(not isinstance(t, Var) or t in image for t in (a, b)))
+        def mapped(t: Term) -> Term:
+            return image.get(t, t) if isinstance(t, Var) else t
 
-    def search(rest: list[Var]) -> bool:
-        if not rest:
-            return True
-        x, used = rest[0], set(image.values())
-        for y in xs:
-            if y in used or sig[y] != sig[x]:
-                continue
-            image[x] = y
-            if consistent() and search(rest[1:]):
+        def consistent(pairs) -> bool:
+            return all(key((mapped(a), mapped(b))) in goals for a, b in pairs
+                       if all(not isinstance(t, Var) or t in image for t in (a, b)))
+
+        def search(rest: list[Var]) -> bool:
+            if not rest:
                 return True
-            del image[x]
-        return False
+            x, used = rest[0], set(image.values())
+            for y in xs:
+                if y in used or sig[y] != sig[x]:
+                    continue
+                image[x] = y
+                # Only x's subgoals can break with x mapped (the rest were
+                # checked): a step costs x's degree, not the pattern's size.
+                if consistent(incident[x]) and search(rest[1:]):
+                    return True
+                del image[x]
+            return False
 
-    if any(sig[x] != sig[y] for x, y in fixed.items()) or not consistent():
-        return False
-    return search([x for x in xs if x not in image])
+        if any(sig[x] != sig[y] for x, y in fixed.items()) or not consistent(atoms):
+            return False
+        return search([x for x in xs if x not in image])
+
+    return exists
 
 
 def symmetry_breaking(graph: Graph, query: CQ,
@@ -168,9 +177,9 @@ def symmetry_breaking(graph: Graph, query: CQ,
     xs = sorted(query.variables, key=lambda x: (-links[x], x))
     less: list[tuple[Var, Var]] = []
     size, fixed = 1, {}
+    extends = _automorphism_test(xs, atoms, query.neq, graph.symmetric)
     for v in xs:
-        orbit = [w for w in xs if w not in fixed
-                 and _automorphism(xs, atoms, query.neq, graph.symmetric, {**fixed, v: w})]
+        orbit = [w for w in xs if w not in fixed and extends({**fixed, v: w})]
         less += [(v, w) for w in orbit if w != v]
         size *= len(orbit)
         fixed[v] = v
