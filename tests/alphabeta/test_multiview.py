@@ -48,6 +48,7 @@ def test_every_view_estimates_without_bias(runs):
     assert abs(e.mean() - (truths[1] + 1)) > 4 * e.std(ddof=1) / math.sqrt(TRIALS)
 
 
+@pytest.mark.slow
 def test_real_tuples_appear_with_alpha_plus_beta_in_every_view(runs):
     _, records, _, hits, _, _ = runs
     single = 0  # code 0 has one record
@@ -57,6 +58,7 @@ def test_real_tuples_appear_with_alpha_plus_beta_in_every_view(runs):
         assert abs(f - p) < 4 * math.sqrt(p * (1 - p) / TRIALS), (i, f)
 
 
+@pytest.mark.slow
 def test_view_sizes_stay_below_the_section_4_4_1_bound(runs):
     schema, records, sizes, _, _, _ = runs
     pub = MultiViewPublisher(AlphaBeta(schema, ALPHA, BETA), max_views=V)
