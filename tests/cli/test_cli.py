@@ -200,7 +200,7 @@ def test_bench_writes_the_table(tmp_path, capsys):
 
 def test_plan_explains_a_dense_table_from_the_command_line(tmp_path, capsys):
     """The issue's case: 98,000 rows over 6 small columns (n/m = 0.35)."""
-    from test_planning import dense_table
+    from dense import dense_table
 
     dense = dense_table()
     csv = tmp_path / "dense.csv"

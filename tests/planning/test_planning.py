@@ -9,25 +9,16 @@ import json
 import math
 import os
 
-import numpy as np
 import pandas as pd
 import pytest
+from dense import dense_table
 
 import privpub
 from privpub import planning
 from privpub.splu import SPLUGen
 
-#: Six small categorical columns: m = 280,000, so 98,000 rows give n/m = 0.35.
-SIZES = (10, 10, 10, 7, 5, 8)
 #: The issue's k values (10 and 1 refused, 0.2 tried next) and a few more.
 DENSE_KS = (0.2, 0.5, 1, 1.5, 2, 10)
-
-
-def dense_table(n: int = 98_000, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame({f"c{i}": pd.Categorical.from_codes(
-        rng.integers(0, size, n), categories=[f"v{j}" for j in range(size)])
-        for i, size in enumerate(SIZES)})
 
 
 @pytest.fixture(scope="module")

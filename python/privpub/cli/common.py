@@ -414,6 +414,21 @@ def emit_to(args: argparse.Namespace, rows: Sequence[dict[str, Any]], fmt: str) 
 
 
 @contextmanager
+def notes_in_rows(category: type[Warning]) -> Any:
+    """Run an estimate with its ``category`` warnings caught: each estimate's
+    notes say them in full in every output format, so stderr gets one line;
+    other warnings pass through as raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", category)
+        yield
+    for w in caught:
+        if issubclass(w.category, category):
+            print("privpub: warning: an estimate needs care (see its notes)", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+@contextmanager
 def progress(desc: str, unit: str) -> Any:
     """A tqdm bar on stderr (silent when stderr is not a terminal), as a
     ``(done, total)`` callback."""

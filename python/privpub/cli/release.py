@@ -8,7 +8,13 @@ import os
 from dataclasses import asdict
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, add_output_options, emit_to, read_table_arg
+from privpub.cli.common import (
+    ExampleFormatter,
+    add_output_options,
+    emit_to,
+    notes_in_rows,
+    read_table_arg,
+)
 
 #: The columns of `privpub estimate --format table` (json and csv give every field).
 SHOWN = ("query", "value", "stderr", "lo", "hi", "level", "counts", "method", "interval_method")
@@ -108,8 +114,6 @@ def _estimates(release: Any, queries: list[str], tables: dict) -> Any:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    import sys
-    import warnings
 
     from privpub.core.errors import ParameterError, UsefulnessWarning
     from privpub.core.estimate import check_level
@@ -123,14 +127,8 @@ def _estimate(args: argparse.Namespace) -> int:
             raise ParameterError(f"--table takes NAME=PATH (the name the subquery uses), "
                                  f"got {spec!r}")
         tables[name] = read_table_arg(path, f"--table {name}")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UsefulnessWarning)
+    with notes_in_rows(UsefulnessWarning):
         rows = _estimates(release, args.query, tables).to_records(level)
-    for w in caught:  # each estimate's notes say it in full, in every format
-        if issubclass(w.category, UsefulnessWarning):
-            print("privpub: warning: an estimate needs care (see its notes)", file=sys.stderr)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if args.format == "table":
         emit_to(args, [{k: row[k] for k in SHOWN} for row in rows], "table")
         for i, row in enumerate(rows):

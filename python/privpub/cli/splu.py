@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privpub.cli.common import FORMATS, ExampleFormatter, emit
+from privpub.cli.common import FORMATS, ExampleFormatter, emit, notes_in_rows
 
 
 def _splu_estimate(args: argparse.Namespace) -> int:
     import sys
-    import warnings
 
     from privpub import PublishedView
     from privpub.core import validate
@@ -37,14 +36,8 @@ def _splu_estimate(args: argparse.Namespace) -> int:
         values[name] = next((v for v in domain if str(v) == value), value)
     if not values:
         raise ParameterError("give at least one --value ATTRIBUTE=VALUE (a sensitive value)")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ReconstructionWarning)
+    with notes_in_rows(ReconstructionWarning):
         rows = _rows(view, args, values, level)
-    for w in caught:  # each estimate's notes say it in full, in every format
-        if issubclass(w.category, ReconstructionWarning):
-            print("privpub: warning: an estimate needs care (see its notes)", file=sys.stderr)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if args.format == "table":
         for row in rows:
             print(f"{row['query']} ≈ {_show(row['value'])} ± {_show(row['stderr'])} (stderr, "
