@@ -13,9 +13,9 @@ import privpub
 from privpub.splu import SPLUGen, reconstruct_many
 from privpub.splu import reconstruction as rec
 
-WHERES = [None, "a = 1", "a = 2", "a IN (0, 3) OR a > 4", "NOT a = 1", "a = 1 AND b < 3",
-          "b = 2 AND a = 1", "a + b > 5", "b BETWEEN 1 AND 4 OR a = 0", "a = 99 - 99",
-          "c = 'x'", "c <> 'y' AND b = 0"]
+WHERES = [None, "TRUE", "FALSE", "a = 1", "a = 2", "a IN (0, 3) OR a > 4", "NOT a = 1",
+          "a = 1 AND b < 3", "b = 2 AND a = 1", "a + b > 5", "b BETWEEN 1 AND 4 OR a = 0",
+          "a = 99 - 99", "c = 'x'", "c <> 'y' AND b = 0"]
 
 
 @pytest.fixture(scope="module")

@@ -247,7 +247,7 @@ def _histograms(view: PublishedView, wheres: Sequence[Any], attrs: list[str]
                 out[i] = _joint_counts(view, attrs, conds[i])
             continue
         joint = _joint_counts(view, [*pattrs, *attrs]).reshape(domain, -1)
-        digits = np.indices([schema[a].size for a in pattrs]).reshape(len(pattrs), -1)
+        digits = np.indices([schema[a].size for a in pattrs]).reshape(len(pattrs), domain)
         tuples = {a: digits[j] for j, a in enumerate(pattrs)}
         for i in members:
             holds = conds[i].mask_digits(tuples, domain)
