@@ -73,6 +73,7 @@ def test_lp_recovers_below_sqrt_n(solver):
     assert np.max(np.abs(q.astype(float) @ r.fractional - a)) <= E + 1e-3
 
 
+@pytest.mark.slow
 def test_first_order_finds_an_lp_feasible_point_and_recovers():
     """At E = √n (uniform noise) least squares misses bits the LP recovers
     (seeded: 0.992 against 1.0); the first-order method returns a point of

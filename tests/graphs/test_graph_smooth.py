@@ -156,6 +156,7 @@ def small_graph(m: int = 12) -> Graph:
                             directed=False, m=m)
 
 
+@pytest.mark.slow
 def test_answers_have_the_smooth_sensitivity_noise():
     g = small_graph()
     mech = SmoothTriangleMechanism.for_graph(2.0, 1e-3, g)

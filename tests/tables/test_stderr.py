@@ -71,6 +71,7 @@ def _check(est, var, wrong=1.2):
     assert wrong is not None or any(rejected)
 
 
+@pytest.mark.slow
 def test_alphabeta_set_semantics():
     mech = privpub.AlphaBeta(SCHEMA, 0.3, 0.15, n=len(DISTINCT))
     _check(*_sample(lambda s: mech.publish(DISTINCT, seed=s), QUERIES, DISTINCT))
