@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from privpub.attacks.audit import attribute_value
+from privpub.core.errors import PrivpubError
 from privpub.core.estimate import LEVEL
 from privpub.report import html, plots
 
@@ -48,7 +49,9 @@ def sample_queries(schema: Any, digits: list[np.ndarray] | None, sensitive: list
             index = {a: int(digits[names.index(a)][row]) for a in chosen}
         else:
             index = {a: int(rng.integers(schema[a].size)) for a in chosen}
-        queries.append({a: attribute_value(schema, a, i) for a, i in index.items()})
+        values = {a: attribute_value(schema, a, i) for a, i in index.items()}
+        queries.append({a: v.item() if isinstance(v, np.generic) else v
+                        for a, v in values.items()})
     return queries
 
 
@@ -91,7 +94,31 @@ def accuracy_plot(x: np.ndarray, rows: list[dict[str, Any]], bound: float | None
         uri = plots.svg_uri(fig)
     return html.figure(uri, "interval half-width, stderr and error bound against count",
                        "Each point is one sampled query (its interval's half-width, and its "
-                       "standard error); the line is the bound the guarantee states.")
+                       "standard error)" + ("; the line is the bound the guarantee states."
+                                            if bound is not None else
+                                            "; the release states no error bound."))
+
+
+def estimates(release: Any, queries: list[dict[str, Any]]
+              ) -> tuple[list[dict[str, Any] | None], str]:
+    """Each query's estimate record (None where the release refuses the query),
+    and a warning block quoting each refusal: a card shows what the release
+    does, including a query it cannot answer, rather than failing whole."""
+    try:
+        return release.estimate_many(queries).to_records(LEVEL), ""
+    except PrivpubError:
+        pass  # one query refused: estimate them one by one to say which
+    rows: list[dict[str, Any] | None] = []
+    refusals = []
+    for query in queries:
+        try:
+            rows.append(release.estimate_many([query]).to_records(LEVEL)[0])
+        except PrivpubError as exc:
+            rows.append(None)
+            refusals.append(f"{query!r}: {type(exc).__name__}: {exc}")
+    return rows, html.block("warning", f"{len(refusals)} of {len(queries)} sampled queries "
+                            "were refused by the release's estimator:", "<ul>" + "".join(
+                                f"<li>{html.text(r)}</li>" for r in refusals) + "</ul>")
 
 
 def resolution_warnings(release: Any) -> str:
@@ -109,11 +136,15 @@ def table_section(release: Any, data: Any, n_queries: int, seed: Any) -> str:
         digits = schema.digits(codes)
     sensitive = list(release.parameters.get("sensitive") or [])
     queries = sample_queries(schema, digits, sensitive, n_queries, seed)
-    rows = release.estimate_many(queries).to_records(LEVEL)
+    rows, refused = estimates(release, queries)
+    queries = [q for q, r in zip(queries, rows, strict=True) if r is not None]
+    rows = [r for r in rows if r is not None]
+    if not rows:
+        return html.section("accuracy", "How accurate", refused)
     truth = (None if data is None else
              true_counts(schema, codes, digits, queries, rows[0]["counts"]))
     bound = release.parameters.get("error_bound")
-    body = resolution_warnings(release)
+    body = resolution_warnings(release) + refused
     stated = ("none stated" if bound is None else
               html.headline("error-bound", bound, f"±{bound:,.1f}")
               + f" for each fixed query, with probability ≥ "

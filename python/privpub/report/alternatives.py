@@ -101,8 +101,11 @@ def section(release: Any, data: Any) -> str:
     k = release_k(release)
     grid_k = PAPER_K if k is None else k
     p = release.parameters
-    mechanisms = ["alphabeta", "frapp"] + (["splu"] if data is not None else [])
+    # SPLU-Gen needs the value frequencies (the data) and protects named sensitive
+    # attributes: planned for a SPLU-Gen release's own ones (every attribute alone
+    # would be a grid of its own).
     sensitive = p.get("sensitive") or None
+    mechanisms = ["alphabeta", "frapp"] + (["splu"] if data is not None and sensitive else [])
     found = plan(data if data is not None else release.schema, schema=release.schema,
                  n=None if data is not None else records_of(release), mechanisms=mechanisms,
                  ks=[grid_k],
