@@ -11,7 +11,6 @@ CI's script installs chromium (.ci/run); without it these tests fail under CI
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import warnings
@@ -27,7 +26,8 @@ pytestmark = pytest.mark.slow
 #: A4's width at 96 px per inch (210 mm); the card must fit it.
 A4_WIDTH, A4_HEIGHT = 794, 1123
 CHROMIUM = os.environ.get("PRIVPUB_CHROMIUM", "/usr/bin/chromium")
-INSTALL = "install it with `apt-get install -y chromium` (.ci/run does) and `pip install playwright`"
+INSTALL = ("install it with `apt-get install -y chromium` (.ci/run does) and "
+           "`pip install playwright`")
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +92,6 @@ def check(found: dict, png: Path, images: int) -> None:
     assert found["scrollWidth"] <= A4_WIDTH and found["printWidth"] <= A4_WIDTH
     assert found["widest"] <= A4_WIDTH
     assert png.stat().st_size > 10_000
-
-
-def same(value: str, expected: float) -> bool:
-    return math.isclose(float(value), expected, rel_tol=0, abs_tol=0) or float(value) == expected
 
 
 def table_headlines(found: dict, release) -> None:
