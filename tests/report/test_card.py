@@ -16,6 +16,7 @@ import privpub
 from privpub.alphabeta.accounting import alphabeta_posterior
 from privpub.graphs import Graph, LaplaceMechanism, triangle
 from privpub.report.accuracy import sample_queries, true_counts
+from privpub.report.protected import claims_table
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -82,6 +83,15 @@ def test_headline_figures_are_the_apis(small, card):
 
 
 def test_verdicts_follow_the_guarantee(small, card):
+    """Each claim's verdict is its own: a made-up guarantee with one claim of each
+    kind, and the release's (all of whose claims hold)."""
+    made = privpub.Guarantee("m", (
+        privpub.Claim("a", True, "fine", "Thm 1"), privpub.Claim("b", False, "<i>no</i>", "Thm 2"),
+        privpub.Claim("c", True, "weakly", "Thm 3", weak=True)))
+    page = claims_table(made)
+    assert page.count('class="fails">does NOT hold') == 1
+    assert page.count('class="weak">holds only weakly') == 1
+    assert page.count('class="holds">holds') == 1 and "&lt;i&gt;no&lt;/i&gt;" in page
     claims = small[1].guarantee().claims
     assert card.count('class="fails">does NOT hold') == sum(not c.holds for c in claims)
     assert card.count('class="holds">holds') == sum(c.holds and not c.weak for c in claims)
