@@ -15,7 +15,7 @@ import pytest
 import privpub
 from privpub.alphabeta.accounting import alphabeta_posterior
 from privpub.graphs import Graph, LaplaceMechanism, triangle
-from privpub.report.accuracy import sample_queries, true_counts
+from privpub.report.accuracy import resolution_warnings, sample_queries, true_counts
 from privpub.report.protected import claims_table
 
 HOSTILE = "<script>alert(1)</script>"
@@ -153,3 +153,19 @@ def test_a_graph_answer_has_a_card():
     assert "<td>6</td>" in page  # the true answer, q(I) = 6 (one triangle, 6 assignments)
     with pytest.raises(privpub.ParameterError, match="Graph"):
         answer.report(pd.DataFrame({"a": [1]}))
+
+
+def test_a_weak_usefulness_claim_is_a_warning_block(card):
+    """The warning block appears exactly for claims that hold only weakly (the
+    guarantee's Resolution rule); the small release's bound resolves its counts."""
+    weak = privpub.Claim("(ρ, ε)-usefulness", True, "bound ≥ typical count", "Thm 4.3",
+                         weak=True)
+
+    class Stub:
+        def guarantee(self):
+            return privpub.Guarantee("stub", (weak, privpub.Claim("x", True, "ok", "Thm")))
+
+    block = resolution_warnings(Stub())
+    assert block.count('class="warning"') == 1
+    assert "cannot tell typical counts from zero" in block and "bound ≥ typical count" in block
+    assert "cannot tell typical counts from zero" not in card
