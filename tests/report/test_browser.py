@@ -173,16 +173,20 @@ def test_multiview_second_view(browser, shots, adult, tmp_path):
     table_headlines(found, view)
 
 
-def test_dask_directory(browser, shots, adult, tmp_path):
+def test_dask_release_and_its_directory(browser, shots, adult, tmp_path):
     dd = pytest.importorskip("dask.dataframe")
     df, schema = adult
     release = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(
         dd.from_pandas(df, npartitions=2), seed=1, duplicates="set")
+    lazy = render(browser, card_of(release, tmp_path / "lazy.html"), shots / "adult-dask.png")
+    check(lazy, shots / "adult-dask.png", images=3)
+    table_headlines(lazy, release.view())
     opened = release.to_parquet(tmp_path / "release")
     png = shots / "adult-dask-directory.png"
     found = render(browser, card_of(opened, tmp_path / "dask.html"), png)
     check(found, png, images=3)
     table_headlines(found, opened)
+    assert found["headlines"] == lazy["headlines"]  # the same release, computed or reopened
 
 
 def test_graph_answer(browser, shots, tmp_path):

@@ -106,7 +106,9 @@ def posterior_plot(mech: Any) -> tuple[str, float | None] | None:
         uri = plots.svg_uri(fig)
     caption = ("Markers: each adversary at this release's prior bound d. Curves from "
                "privpub's accounting functions (exact posteriors); a curve above the γ line at "
-               "priors ≤ d is a leak the guarantee's claims report.")
+               "priors ≤ d is a leak the guarantee's claims report. Right of the dashed line "
+               "are adversaries who already believe more than d: outside the class the "
+               "guarantee covers, and the curves show what they reach.")
     return html.figure(uri, "posterior against prior for each named adversary", caption), at_d
 
 
