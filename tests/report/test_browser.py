@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import privpub
-from privpub.graphs import Graph, LaplaceMechanism, triangle
+from privpub.graphs import Graph, LaplaceMechanism, MultipleQueryMechanism, triangle, two_path
 
 pytestmark = pytest.mark.slow
 #: A4's width at 96 px per inch (210 mm); the card must fit it.
@@ -189,14 +189,27 @@ def test_dask_release_and_its_directory(browser, shots, adult, tmp_path):
     assert found["headlines"] == lazy["headlines"]  # the same release, computed or reopened
 
 
-def test_graph_answer(browser, shots, tmp_path):
-    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0], [2, 3]]), m=10)
+EDGES = np.array([[0, 1], [1, 2], [2, 0], [2, 3]])
+
+
+def test_graph_answers(browser, shots, tmp_path):
+    g = Graph.from_edges(EDGES, m=10)
     answer = LaplaceMechanism.for_graph(1.0, triangle(), g).answer(g, seed=6)
     png = shots / "graph-answer.png"
     found = render(browser, card_of(answer, tmp_path / "graph.html", data=g), png)
     check(found, png, images=0)
     assert float(found["headlines"]["stderr"]) == answer.estimate().stderr
     assert int(found["headlines"]["rows"]) == 1
+    wide = Graph.from_edges(EDGES, m=100)  # the uniform branch needs Σ g_i/m ≤ γ
+    answers = MultipleQueryMechanism.for_graph(1.0, 0.1, [triangle(), two_path()],
+                                               wide).answer(wide, seed=3)
+    png = shots / "graph-answers.png"
+    found = render(browser, card_of(answers, tmp_path / "graphs.html"), png)
+    check(found, png, images=0)
+    assert float(found["headlines"]["stderr"]) == answers.estimate(0).stderr
+    assert int(found["headlines"]["rows"]) == 2
+    assert int(found["headlines"]["claims-hold"]) == sum(
+        c.holds for c in answers.guarantee().claims)
 
 
 def test_penguins(browser, shots, tmp_path):

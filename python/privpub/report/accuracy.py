@@ -12,7 +12,8 @@ The sampling rule: query i takes r ∈ {1, 2, 3} attributes drawn uniformly
 without replacement (on a SPLU-Gen release one of them sensitive, as only
 those are estimated rather than counted exactly) and the values of one
 record drawn uniformly from the data, or of a domain tuple drawn uniformly
-without the data; the generator is seeded by the card's ``seed``.
+without the data; a query drawn twice is drawn again; the generator is
+seeded by the card's ``seed``.
 """
 
 from __future__ import annotations
@@ -28,16 +29,23 @@ from privpub.report import html, plots
 
 #: Most attributes in a sampled query.
 MOST_ATTRIBUTES = 3
+#: Draws per query before giving up on finding distinct ones (a tiny domain may
+#: hold fewer distinct queries than asked for; the card then shows fewer).
+DRAWS_PER_QUERY = 20
 
 
 def sample_queries(schema: Any, digits: list[np.ndarray] | None, sensitive: list[str],
                    n_queries: int, seed: Any) -> list[dict[str, Any]]:
-    """The module docstring's rule: ``n_queries`` dicts {attribute: value}."""
+    """The module docstring's rule: ``n_queries`` distinct dicts {attribute: value}
+    (fewer if that many distinct ones are not found in 20 draws each)."""
     rng = np.random.default_rng(int.from_bytes(seed.derive("card-queries").key, "little"))
     names = list(schema.names)
     plain = [a for a in names if a not in sensitive]
-    queries = []
-    for _ in range(n_queries):
+    queries: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for _ in range(n_queries * DRAWS_PER_QUERY):
+        if len(queries) == n_queries:
+            break
         r = int(rng.integers(1, min(MOST_ATTRIBUTES, len(names)) + 1))
         if sensitive:
             chosen = [str(rng.choice(sensitive))]
@@ -49,6 +57,10 @@ def sample_queries(schema: Any, digits: list[np.ndarray] | None, sensitive: list
             index = {a: int(digits[names.index(a)][row]) for a in chosen}
         else:
             index = {a: int(rng.integers(schema[a].size)) for a in chosen}
+        key = repr(sorted(index.items()))
+        if key in seen:  # a query asked twice tells the reader nothing new
+            continue
+        seen.add(key)
         values = {a: attribute_value(schema, a, i) for a, i in index.items()}
         queries.append({a: v.item() if isinstance(v, np.generic) else v
                         for a, v in values.items()})
