@@ -89,6 +89,13 @@ def count_subsets(digits: npt.NDArray[np.uint16], radices: list[int],
     """Histogram of the rows of (k, n) digits over each subset's value combinations
     (first attribute slowest); parallel over subsets."""
 
+def scan_int_list(text: str, start: int) -> tuple[npt.NDArray[np.int64], int, int, int] | None:
+    """The integer IN list after byte ``start`` of ASCII ``text`` (the language of
+    querytext._INT_LIST): values, the list's inside as a byte range, the match's end."""
+
+def int_list_text(values: npt.NDArray[np.int64]) -> str:
+    """int64 values as an SQL list body, "1, 2, 3"."""
+
 def graph_build(src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], m: int,
                 symmetric: bool) -> tuple[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                                 npt.NDArray[np.uint64], npt.NDArray[np.uint32]],

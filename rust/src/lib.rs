@@ -12,6 +12,7 @@ pub mod encode;
 pub mod error;
 pub mod frapp;
 pub mod graph;
+pub mod intlist;
 pub mod marginals;
 pub mod rng;
 pub mod sample;
@@ -41,6 +42,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sampling::frapp_perturb, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::thin_product, m)?)?;
     m.add_function(wrap_pyfunction!(counting::count_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(counting::scan_int_list, m)?)?;
+    m.add_function(wrap_pyfunction!(counting::int_list_text, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_build, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_count, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_cliques, m)?)?;
