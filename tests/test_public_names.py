@@ -159,6 +159,8 @@ NAMES = {
     "library_version": "the library version",
     "path": "a file path",
     "overwrite": "replace an existing file",
+    "audit": "whether a release's card runs the attribute and presence audits",
+    "html": "an HTML page",
     "progress": "show progress (bool or callable)",
     "npartitions": "Dask partitions",
     "chunk_rows": "rows per chunk",
