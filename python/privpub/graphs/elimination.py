@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privpub import _core
 from privpub.graphs.graph import Graph
 
 LIMIT = 2**63  # int64 entries must stay below this
@@ -139,6 +140,8 @@ class Eliminator:
 
     def _compute_mat(self, key: tuple) -> Mat:
         kind = key[0]
+        if kind == "masked":
+            return self._masked(key)
         if kind == "T":
             inner = self.mat(key[1])
             return Mat(inner.csr.T.tocsr(), inner.top)
@@ -154,7 +157,7 @@ class Eliminator:
         if u is not None:
             m2 = self._scale_rows(m2, u)
         flops = int(np.dot(m1.cols().astype(np.float64), m2.rows().astype(np.float64)))
-        self._charge(flops)
+        self.charge(flops)
         _check(int(m1.rows().max(initial=0)) * m1.top * m2.top)
         product = (m1.csr @ m2.csr).tocsr()
         product.eliminate_zeros()
@@ -197,7 +200,7 @@ class Eliminator:
         scaled.eliminate_zeros()
         return Mat(scaled, mat.top * u.top)
 
-    def _charge(self, flops: int) -> None:
+    def charge(self, flops: int) -> None:
         self.spent += flops
         if self.budget is not None and self.spent > self.budget:
             raise TooCostly(f"products past {self.budget:.3g} multiplications")
@@ -230,11 +233,13 @@ class Eliminator:
                 unary.setdefault(t, []).append(("out", -s - 1))
             elif t < 0:
                 unary.setdefault(s, []).append(("in", -t - 1))
-            else:
-                pair, key = ((s, t), ("R",)) if s < t else ((t, s), ("R'",))
+            else:  # on a symmetric relation R'(= Aᵀ) is R: one key, one memo entry
+                flipped = ("R",) if self.symmetric else ("R'",)
+                pair, key = ((s, t), ("R",)) if s < t else ((t, s), flipped)
                 binary.setdefault(pair, []).append(key)
-        units = {x: _product(unary.get(x, [])) for x in variables}
-        pairs = {p: _product(ks) for p, ks in binary.items()}
+        # Subgoals are 0/1 factors: a repeat (R(x, y) twice on a symmetric R) is one.
+        units = {x: _product(list(set(unary.get(x, [])))) for x in variables}
+        pairs = {p: _product(list(set(ks))) for p, ks in binary.items()}
         return self._eliminate(variables, units, pairs)
 
     def _oriented(self, pairs: dict, x: int, y: int) -> tuple:
@@ -284,33 +289,60 @@ class Eliminator:
         return (2, self.flops(self._oriented(pairs, x, v), units[v], self._oriented(pairs, v, y)))
 
     def _triangle(self, xs: list[int], units: dict, pairs: dict) -> int:
-        """Σ over three variables, each pair with a factor: tr(T₁D₂T₂D₃T₃) with
-        the unaries' diagonals, from the cheapest product of two factors
-        (unary between them) and the elementwise product with the third."""
-        best = None
+        """Σ over three variables, each pair with a factor: u_xᵀ W u_z with
+        W = T_xz ∘ (T_xy · diag(u_y) · T_yz) for the rotation whose W is
+        memoised or cheapest. W has the pattern of one factor: it is the
+        memoised product times the third elementwise, or the product masked
+        by the third as it is summed (Rust, ``graph_masked_product``: no
+        product formed), and memoised, so that the triangles the merged
+        patterns leave (the same three factors, other unaries) are two
+        matrix–vector steps each."""
+        rotations = []
         for x, y, z in ((xs[0], xs[1], xs[2]), (xs[1], xs[2], xs[0]), (xs[2], xs[0], xs[1])):
             left, right = self._oriented(pairs, x, y), self._oriented(pairs, y, z)
-            cost = self.flops(left, units[y], right)
-            if best is None or cost < best[0]:
-                best = (cost, x, y, z, left, right)
-        _, x, y, z, left, right = best
-        product = self.mat(("@", left, units[y], right))  # on (x, z)
-        third = self.mat(self._oriented(pairs, x, z))
-        _check(product.top * third.top)
-        both = Mat(product.csr.multiply(third.csr).tocsr(), product.top * third.top)
-        ux, uz = self.vec(units[x]), self.vec(units[z])
+            third = self._oriented(pairs, x, z)
+            product = ("@", left, units[y], right)
+            key = _product([product, third]) if product in self.memo else \
+                ("masked", left, units[y], right, third)
+            rotations.append((key not in self.memo and key[0] == "masked",
+                              self.flops(left, units[y], right), x, z, key))
+        *_, x, z, key = min(rotations, key=lambda r: r[:2])
+        weights, ux, uz = self.mat(key), self.vec(units[x]), self.vec(units[z])
         if uz is not None:
-            both = self._scale_cols(both, uz)
-        if ux is not None:
-            both = self._scale_rows(both, ux)
-        _check(max(both.csr.nnz, 1) * both.top)
-        return exact_sum(both.csr.data)
+            weights = self._scale_cols(weights, uz)
+        if ux is None:
+            return exact_sum(weights.csr.data)
+        _check(int(weights.rows().max(initial=0)) * weights.top * ux.top)
+        rows = np.asarray(weights.csr.sum(axis=1)).ravel().astype(np.int64)
+        return exact_sum(rows * ux.arr)
+
+    def _masked(self, key: tuple) -> Mat:
+        """third ∘ (left · diag(mid) · right), with the pattern of third."""
+        _, left, mid, right, third = key
+        m1, u, m2, mask = self.mat(left), self.vec(mid), self.mat(right), self.mat(third)
+        if u is not None:
+            m2 = self._scale_rows(m2, u)
+        self.charge(int(np.dot(m1.cols().astype(np.float64), m2.rows().astype(np.float64))))
+        top = int(m1.rows().max(initial=0)) * m1.top * m2.top  # so the kernel never overflows
+        _check(top * mask.top)
+        values = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(mask))
+        out = mask.csr.copy()
+        out.data = out.data * values
+        out.eliminate_zeros()
+        return Mat(out, top * mask.top)
 
     def _scale_cols(self, mat: Mat, u: Vec) -> Mat:
         _check(mat.top * u.top)
         scaled = mat.csr.copy()
         scaled.data = scaled.data * u.arr[scaled.indices]
         return Mat(scaled, mat.top * u.top)
+
+
+def _arrays(mat: Mat) -> tuple:
+    """A matrix as ``graph_masked_trace`` takes it: int64 CSR arrays, columns."""
+    c = mat.csr
+    return (np.asarray(c.indptr, dtype=np.int64), np.asarray(c.indices, dtype=np.int64),
+            np.asarray(c.data, dtype=np.int64), c.shape[1])
 
 
 def _product(keys: list[tuple]) -> tuple:

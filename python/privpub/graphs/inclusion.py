@@ -36,9 +36,17 @@ from privpub.graphs.graph import Graph
 from privpub.graphs.query import CQ, Const, Term, Var
 
 MAX_TERMS = 5000  # partitions past this: the join (each term is a few products)
-#: Join work per enumerated partial assignment, in units of one multiplication
-#: of the elimination's sparse products, calibrated on facebook (docs/graphs.md).
-JOIN_STEP = 0.05
+#: Seconds per partial assignment the join enumerates (as :func:`join_cost`
+#: bounds them), its fixed cost (relabelling by degree rank, threads), and
+#: seconds per multiplication of the elimination's products: fitted on
+#: facebook and ca-GrQc, 2 cores under load (docs/graphs.md). The join's
+#: time per assignment ranged 5–25 ns over the patterns tried (paths and
+#: stars cheapest, cycles dearest), the elimination's 2–6 ns.
+JOIN_STEP = 15e-9
+JOIN_FIXED = 5e-3
+ELIMINATION_STEP = 4e-9
+#: A homomorphism count's fixed cost (Python, a few small arrays), in multiplications.
+TERM_COST = 250_000
 
 
 def coded(graph: Graph, query: CQ) -> tuple[int, set[tuple[int, int]], set[tuple[int, int]]] | None:
@@ -147,9 +155,13 @@ def injective_count(graph: Graph, query: CQ, budget: float | None = None) -> int
     if terms is None:
         return None
     total = 0
+    # The unmerged pattern first: its products (A² for a cycle) are memoised
+    # before the merged patterns, triangles mostly, reuse them.
+    terms.sort(key=lambda term: -len(set(term[1].values())))
     try:
         for mu, rep in terms:
             merged = {(rep.get(s, s), rep.get(t, t)) for s, t in atoms}
+            engine.charge(TERM_COST)
             total += mu * engine.hom(merged)
     except (Overflow, TooCostly, Unsupported):
         return None
@@ -157,12 +169,12 @@ def injective_count(graph: Graph, query: CQ, budget: float | None = None) -> int
 
 
 def join_cost(graph: Graph, query: CQ, automorphisms: int) -> float:
-    """An estimate of the generic join's work, in the elimination's units: the
-    partial assignments it enumerates (all variables but the last, which it
-    counts), bounded for each prefix of its order by the homomorphisms of a
-    spanning forest of the prefix (one subgoal to an earlier variable each;
-    exact by matrix–vector products), divided by the automorphisms it breaks,
-    times the length of the list each one intersects (Σ d² / Σ d)."""
+    """An estimate of the generic join's time, in multiplications of the
+    elimination's products: a fixed cost plus the partial assignments it
+    enumerates (all variables but the last, which it counts), bounded for
+    each prefix of its order by the homomorphisms of a spanning forest of the
+    prefix (one subgoal to an earlier variable each; exact by matrix–vector
+    products), divided by the automorphisms it breaks."""
     shape = coded(graph, query)
     if shape is None:
         return float("inf")
@@ -174,13 +186,9 @@ def join_cost(graph: Graph, query: CQ, automorphisms: int) -> float:
     ones = np.ones(out_tgt.size)
     fwd = sp.csr_array((ones, out_tgt.astype(np.int64), out_off.astype(np.int64)), shape=(m, m))
     bwd = sp.csr_array((ones, in_src.astype(np.int64), in_off.astype(np.int64)), shape=(m, m))
-    deg = np.diff(out_off).astype(np.float64) + np.diff(in_off).astype(np.float64)
-    step = float((deg**2).sum() / max(deg.sum(), 1.0))
     order = _join_order(k, atoms)
-    work = 0.0
-    for size in range(1, k):
-        work += _forest_homs(order[:size], atoms, fwd, bwd, m)
-    return work / automorphisms * step * JOIN_STEP
+    work = sum(_forest_homs(order[:size], atoms, fwd, bwd, m) for size in range(1, k))
+    return (JOIN_FIXED + work / automorphisms * JOIN_STEP) / ELIMINATION_STEP
 
 
 def _join_order(k: int, atoms: set[tuple[int, int]]) -> list[int]:
