@@ -122,6 +122,14 @@ def graph_count(relation: Relation, n_vars: int, n_head: int, atoms: list[tuple[
 def graph_cliques(relation: Relation, k: int) -> int:
     """k! × the number of k-cliques of a symmetric relation (degree-ordered orientation)."""
 
+#: A scipy CSR matrix: (indptr, indices, data) as int64 arrays and the number of columns.
+Sparse = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], int]
+
+def graph_masked_product(left: Sparse, right: Sparse, mask: Sparse) -> npt.NDArray[np.int64]:
+    """(left @ right)[x, z] at each stored entry (x, z) of ``mask``, in its order, without
+    forming the product (Gustavson's product masked as it goes, parallel over rows); values
+    non-negative, sums exact (an entry past 2^63 − 1 is a PrivpubError)."""
+
 def graph_two_paths(relation: Relation) -> int:
     """Assignments of x → y → z with x, y, z pairwise distinct (from degrees)."""
 

@@ -47,6 +47,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph_bindings::graph_build, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_count, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_cliques, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_bindings::graph_masked_product, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_two_paths, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_four_cycles, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_triangle_pairs, m)?)?;
