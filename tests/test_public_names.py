@@ -84,6 +84,7 @@ NAMES = {
     "max_views": "the most views a multi-view publisher releases",
     "view_index": "which view of a multi-view release",
     "previous_rows": "rows of the previous views",
+    "histories": "(mask, count) pairs: tuples of the data by membership history over versions",
     "p_bg": "probability of a background row of a multi-view step",
     "x": "an estimate to correct",
     "total": "a total count",
