@@ -67,6 +67,7 @@ from privpub.tables.view import (
     digest_document,
     index_width,
     metadata_file,
+    pandas_column,
     part_files,
 )
 
@@ -359,26 +360,35 @@ class PublishedView(Release):
     def estimate_marginals_many(self, subsets: Sequence[Sequence[str]],
                                 level: float | None = LEVEL) -> list[pd.DataFrame]:
         """:meth:`estimate_marginals` for several attribute subsets, one frame
-        each (see :meth:`estimate_marginals_arrays` for the same as arrays)."""
+        each (see :meth:`estimate_marginals_arrays` for the same as arrays).
+
+        The value columns are labelled from codes, as :attr:`frame`'s are: a
+        string (or ``"category"``) attribute is a pandas Categorical with the
+        declared categories and order (``pd.Categorical.from_codes``, no
+        per-cell strings), an integer attribute its integer dtype; every
+        other column is a slice of the flat arrays, not a copy."""
         subsets = self._check_subsets(subsets)
         bulk = self.estimate_marginals_arrays(subsets)
         lo, hi = (None, None) if level is None else bulk.interval(level)
+        attrs = {"counts": bulk.counts}
+        if level is not None:
+            attrs |= {"level": check_level(level), "interval_method": bulk.interval_method}
         tables = []
         for s, attributes in enumerate(subsets):
             part = slice(bulk.offsets[s], bulk.offsets[s + 1])
-            frame = self.schema.projection(attributes)
-            frame["n_view"] = bulk.n_view[part]
+            radices = [self.schema[a].size for a in attributes]
+            digits = np.indices(radices, dtype=np.int32).reshape(len(radices), -1)
+            columns = {a: pandas_column(self.schema[a], d)
+                       for a, d in zip(attributes, digits, strict=True)}
             n_domain = bulk.n_domain[s]
             # Exact: int64 when it fits, else Python ints (never rounded, never text).
-            frame["n_domain"] = n_domain if n_domain < 2**63 else np.full(
-                len(frame), n_domain, dtype=object)
-            frame["estimate"] = bulk.estimate[part]
-            frame["stderr"] = bulk.stderr[part]
+            columns |= {"n_view": bulk.n_view[part], "n_domain": np.full(
+                        len(digits[0]), n_domain, dtype=np.int64 if n_domain < 2**63 else object),
+                        "estimate": bulk.estimate[part], "stderr": bulk.stderr[part]}
             if level is not None:
-                frame["lo"], frame["hi"] = lo[part], hi[part]
-                frame.attrs["level"] = check_level(level)
-                frame.attrs["interval_method"] = bulk.interval_method
-            frame.attrs["counts"] = bulk.counts
+                columns |= {"lo": lo[part], "hi": hi[part]}
+            frame = pd.DataFrame(columns, copy=False)
+            frame.attrs = dict(attrs)
             tables.append(frame)
         return tables
 

@@ -389,8 +389,13 @@ class Categorical(Attribute):
 
     @property
     def categorical_dtype(self) -> pd.CategoricalDtype:
-        """The pandas dtype of this attribute as a categorical column."""
-        return pd.CategoricalDtype(self._index, ordered=self.ordered)
+        """The pandas dtype of this attribute as a categorical column (made once:
+        pandas checks the categories each time one is made)."""
+        cached = self.__dict__.get("_categorical_dtype")
+        if cached is None:
+            cached = self.__dict__["_categorical_dtype"] = pd.CategoricalDtype(
+                self._index, ordered=self.ordered)
+        return cached
 
     def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
         if isinstance(values.dtype, pd.CategoricalDtype):
