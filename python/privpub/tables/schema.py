@@ -951,9 +951,13 @@ class RawColumn:
 
 def arrow_values(attr: Categorical) -> pa.Array:
     """The attribute's domain values as an Arrow array (uint64 for integers past
-    int64, where Arrow would infer int64 and overflow)."""
-    wide = attr.kind == "integer" and max(attr.values) >= 2**63
-    return pa.array(list(attr.values), type=pa.uint64() if wide else None)
+    int64, where Arrow would infer int64 and overflow). Made once per attribute."""
+    cached = attr.__dict__.get("_arrow_values")
+    if cached is None:
+        wide = attr.kind == "integer" and max(attr.values) >= 2**63
+        cached = attr.__dict__["_arrow_values"] = pa.array(list(attr.values),
+                                                           type=pa.uint64() if wide else None)
+    return cached
 
 
 def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.ndarray | None]:
@@ -965,8 +969,11 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
     if pa.types.is_dictionary(array.type):
         if isinstance(attr, IntRange):
             return _arrow_raw(attr, array.dictionary_decode())
+        indices = array.indices.to_numpy(zero_copy_only=False)
+        if array.dictionary.equals(arrow_values(attr)):  # as privpub writes: indices are digits
+            return indices, 0, None
         remap = attr._index.get_indexer(array.dictionary.to_pandas()).astype(np.int64)
-        return array.indices.to_numpy(zero_copy_only=False), 0, remap
+        return indices, 0, remap
     if isinstance(attr, IntRange):
         return array.to_numpy(zero_copy_only=False), attr.lo, None
     if attr.kind == "integer" and min(attr.values) >= 0 and max(attr.values) < LOOKUP_LIMIT:
