@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
@@ -43,6 +44,7 @@ from privpub.core.artifacts import encode_metadata, read_metadata, shown
 from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
+from privpub.core.prefetch import prefetched
 from privpub.core.release import Release
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
@@ -547,7 +549,9 @@ def _histograms(schema: Schema, subsets: list[list[str]],
     totals = [np.zeros(math.prod(radices[j] for j in attrs), dtype=np.int64) for attrs in index]
     for batch in batches:
         if max(radices) <= 1 << 16:  # the Rust kernel reads u16 digits
-            small = np.stack([batch[n].astype(np.uint16) for n in used])
+            small = np.empty((len(used), len(batch[used[0]])), dtype=np.uint16)
+            for j, n in enumerate(used):  # cast as copied: one pass per column
+                small[j] = batch[n]
             counts = _core.count_subsets(small, radices, index)
         else:
             counts = [np.bincount(_core.encode_u64([np.ascontiguousarray(batch[used[j]])
@@ -718,8 +722,10 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
             pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
     labels = pa.array(["", *context])
     digests = [Digest(schema, schema.names) for _ in range(1 + len(context))]
-    sources = [batches, *(MemoryView(schema, c).batches() for c in context.values())]
-    with pq.ParquetWriter(path, arrow_schema) as writer:
+    # The rows' batches are made (drawn, decoded) on a thread while the last is written.
+    rows = prefetched(batches)
+    sources = [rows, *(MemoryView(schema, c).batches() for c in context.values())]
+    with closing(rows), pq.ParquetWriter(path, arrow_schema) as writer:
         for label, source in enumerate(sources):
             for digits in source:
                 batch = arrow_batch(schema, digests[label].add(digits))
