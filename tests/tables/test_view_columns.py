@@ -58,3 +58,13 @@ def test_indices_over_the_domain_itself_are_taken_as_they_are():
     np.testing.assert_array_equal(digits["c"], indices)
     assert not digits["c"].flags.writeable
     np.testing.assert_array_equal(digits["n"], np.arange(4))
+
+
+def test_a_filled_dictionary_column_names_its_value_not_an_index():
+    """A column with missing cells is decoded to be filled: what is outside the
+    domain then is a value, shown as one."""
+    schema = Schema([Categorical("c", ["x", "y", "z"], missing="x")])
+    column = pa.DictionaryArray.from_arrays(pa.array([0, None, 1], type=pa.int8()),
+                                            pa.array(["y", "w"]))
+    with pytest.raises(ArtifactError, match=re.escape("column 'c': value 'w' at row 2")):
+        file_digits(schema, pa.table({"c": column}), ["c"], "f")

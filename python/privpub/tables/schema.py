@@ -921,11 +921,14 @@ def _check_arrow_missing(name: str, array: pa.Array) -> None:
 class RawColumn:
     """One attribute's column, ready for the Rust encoder: an integer array, an
     offset and an optional remap table (see ``Attribute._raw``), and how to name
-    a row and its value in an error."""
+    a row and its value in an error. ``dictionary_size`` is set when ``raw``
+    holds an Arrow column's dictionary indices: an index outside [0, size) has
+    no value to show (a damaged file)."""
 
-    def __init__(self, raw, offset, remap, value_at, row_label):
+    def __init__(self, raw, offset, remap, value_at, row_label, dictionary_size=None):
         self.raw, self.offset, self.remap = raw, offset, remap
         self.value_at, self.row_label = value_at, row_label
+        self.dictionary_size = dictionary_size
 
     @classmethod
     def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> RawColumn:
@@ -946,7 +949,10 @@ class RawColumn:
                 f"{attr.name!r} has a {attr.kind} domain ({attr.describe()}); convert the "
                 "column explicitly")
         raw, offset, remap = _arrow_raw(attr, array)
-        return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row)
+        indexed = (pa.types.is_dictionary(array.type) and len(array) > 0
+                   and not isinstance(attr, IntRange))  # as _arrow_raw reads it
+        return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row,
+                   len(array.dictionary) if indexed else None)
 
 
 def arrow_values(attr: Categorical) -> pa.Array:

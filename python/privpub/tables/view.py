@@ -143,7 +143,7 @@ def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
     except DomainError as exc:
         j = mapped[exc.attribute_index]
         raise ArtifactError(f"column {attrs[j].name!r}: "
-                            f"{_value_at(table, attrs[j], columns[j], exc.row)} at row "
+                            f"{_value_at(columns[j], exc.row)} at row "
                             f"{exc.row} is not in the schema's domain ({attrs[j].describe()})"
                             ) from None
     for j, d in zip(mapped, digits, strict=True):
@@ -151,16 +151,12 @@ def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
     return dict(zip(attributes, found, strict=True))
 
 
-def _value_at(table: pa.Table | pd.DataFrame, attr: Attribute, column: RawColumn,
-              row: int) -> str:
+def _value_at(column: RawColumn, row: int) -> str:
     """The bad value for an error, or the dictionary index it is when that index
     points outside its own dictionary (a damaged file: there is no value to show)."""
-    if (isinstance(table, pa.Table) and isinstance(attr, Categorical)
-            and pa.types.is_dictionary(table.column(attr.name).type)):
-        index = int(column.raw[row])
-        entries = attr.size if column.remap is None else len(column.remap)
-        if not 0 <= index < entries:
-            return f"dictionary index {index} (its dictionary has {entries} entries)"
+    size = column.dictionary_size
+    if size is not None and not 0 <= int(column.raw[row]) < size:
+        return f"dictionary index {int(column.raw[row])} (its dictionary has {size} entries)"
     return f"value {column.value_at(row)!r}"
 
 
