@@ -90,8 +90,9 @@ def test_more_than_max_views_is_refused_and_parquet_round_trips(tmp_path):
 
 # ---- the guarantee of a sequence (privpub.alphabeta.sequence) --------------------------------
 
-SO_FAR, ALL = "(d, γ)-privacy, views so far", "(d, γ)-privacy, over all views together"
-EXCL_SO_FAR = "no positive leakage, d-exclusive adversaries, views so far"
+SO_FAR = "(d, γ)-privacy over the views so far"
+ALL = "(d, γ)-privacy over all views together"
+EXCL_SO_FAR = "no positive leakage, d-exclusive adversaries, over the views so far"
 EXCL_ALL = "no positive leakage, d-exclusive adversaries, over all views together"
 ENTERED = "(d, γ)-privacy, tuples that entered I after the first version"
 

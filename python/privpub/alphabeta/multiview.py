@@ -170,7 +170,7 @@ class MultiViewStep:
             ind, exc = largest_private_d_views(a, b, g, v)
             lines.append(f"γ = {g}: d ≤ {ind:.6g} against d-independent adversaries, "
                          f"d ≤ {exc:.6g} against d-exclusive ones")
-        return Claim("(d, γ)-privacy region, over all views together", True,
+        return Claim("(d, γ)-privacy region over all views together", True,
                      f"no (d, γ) was requested; all {v} planned views together are (d, γ)-"
                      "private (exact posteriors, privpub.alphabeta.sequence) for\n"
                      + "\n".join(lines), "Def. 2.3, Def. 6.2, Sec. 4.4.1")
@@ -319,7 +319,7 @@ class MultiViewPublisher:
         >>> df, schema = privpub.datasets.load_adult()
         >>> pub = privpub.MultiViewPublisher.for_privacy(schema, n=len(df), gamma=0.2, k=10,
         ...                                              max_views=5)
-        >>> pub.guarantee()["(d, γ)-privacy, over all views together"].holds
+        >>> pub.guarantee()["(d, γ)-privacy over all views together"].holds
         True
         """
         n = validate.count("n (records in I)", n, minimum=1)

@@ -329,12 +329,14 @@ def sequence_claims(alpha: float, beta: float, d: float, gamma: float, views: in
     views so far and for all planned, per adversary, exact (tuples present in
     every version so far, or that left: module docstring)."""
     claims = []
-    for label, j in (("views so far", published), ("over all views together", views)):
+    # "(d, γ)-privacy over all views together" is the name earlier versions gave the
+    # (then unestablished) claim: kept, so that readers of guarantees find it.
+    for label, j in (("over the views so far", published), ("over all views together", views)):
         leak = sequence_leakage(alpha, beta, d, views, published=j)
         scope = (f"all {views} planned views" if label.startswith("over") else
                  "the first view alone" if j == 1 else f"views 1–{j}, published so far")
         claims.append(Claim(
-            f"(d, γ)-privacy, {label}", leak.independent_private(gamma),
+            f"(d, γ)-privacy {label}", leak.independent_private(gamma),
             f"d = {d:.6g}, γ = {gamma}, {scope} (Algorithm 7, planned v = {views}), for every "
             f"tuple present in every version so far or that left (the paper's case, I "
             f"unchanged): against every d-independent adversary Pr[t|V_1..V_{j}] ≤ "
