@@ -132,6 +132,8 @@ def test_a_calibrated_sequence_holds_for_every_view_and_refuses_one_more(small):
         assert f"≤ {so_far.independent_posterior:.6g}" in g[SO_FAR].statement
         assert f"≥ {so_far.independent_ratio:.6g}" in g[SO_FAR].statement
         assert f"≤ {so_far.exclusive_posterior:.6g}" in g[EXCL_SO_FAR].statement
+        scope = "the first view alone" if i == 1 else f"views 1–{i}, published so far"
+        assert scope in g[SO_FAR].statement and "all 3 planned views" in g[ALL].statement
     with pytest.raises(privpub.ParameterError, match="planned for max_views = 3.*view 4 is "
                                                       "refused"):
         pub.publish(records, seed=4, duplicates="set")

@@ -322,9 +322,21 @@ def largest_private_d_views(alpha: float, beta: float, gamma: float, max_views: 
 
 # ---- the claims of a view in a sequence ----------------------------------------------------
 
-def _worst_pattern(leak: SequenceLeakage) -> str:
-    j = leak.published
-    return "t shown in every view" if j > 1 else "t in the view"
+def _worst_pattern(alpha: float, beta: float, max_views: int, published: int) -> str:
+    """The pattern of L_max for I unchanged: first shown in view f, then in every view
+    (f = 1 whenever β ≤ 1 − e^{−1/v}; module docstring)."""
+    if published == 1:
+        return "t in the view"
+    s, p_prev, _ = view_probabilities(alpha, beta, max_views, 1)
+    best, best_first, prefix = 0.0, 1, 1.0
+    for f in range(1, published + 1):
+        p_f = view_probabilities(alpha, beta, max_views, f)[2]
+        ratio = prefix * s / p_f * (s / p_prev) ** (published - f)
+        if ratio > best:
+            best, best_first = ratio, f
+        prefix *= (1 - s) / (1 - p_f)
+    return ("t shown in every view" if best_first == 1 else
+            f"t first shown in view {best_first}, then in every view")
 
 
 def sequence_claims(alpha: float, beta: float, d: float, gamma: float, max_views: int,
@@ -337,14 +349,15 @@ def sequence_claims(alpha: float, beta: float, d: float, gamma: float, max_views
     # (then unestablished) claim: kept, so that readers of guarantees find it.
     for label, j in (("over the views so far", published), ("over all views together", max_views)):
         leak = sequence_leakage(alpha, beta, d, max_views, published=j)
-        scope = (f"all {max_views} planned views" if label.startswith("over") else
+        worst = _worst_pattern(alpha, beta, max_views, j)
+        scope = (f"all {max_views} planned views" if label == "over all views together" else
                  "the first view alone" if j == 1 else f"views 1–{j}, published so far")
         claims.append(Claim(
             f"(d, γ)-privacy {label}", leak.independent_private(gamma),
             f"d = {d:.6g}, γ = {gamma}, {scope} (Algorithm 7, planned v = {max_views}), for every "
             f"tuple present in every version so far or that left (the paper's case, I "
             f"unchanged): against every d-independent adversary Pr[t|V_1..V_{j}] ≤ "
-            f"{leak.independent_posterior:.6g} (worst pattern: {_worst_pattern(leak)}; "
+            f"{leak.independent_posterior:.6g} (worst pattern: {worst}; "
             f"≤ γ: no positive leakage) and Pr[t|V]/Pr[t] ≥ {leak.independent_ratio:.6g} "
             f"(worst: t in no view; ≥ d/γ = {d / gamma:.6g}: no negative leakage). Exact "
             "posteriors over every inclusion pattern (privpub.alphabeta.sequence). Sec. 4.4.1 "
@@ -355,8 +368,8 @@ def sequence_claims(alpha: float, beta: float, d: float, gamma: float, max_views
             leak.exclusive_private(gamma),
             f"{scope}: an adversary who knows a person has exactly one record among a set of "
             f"tuples reaches Pr[t|V] ≤ {leak.exclusive_posterior:.6g} at prior d, against "
-            f"γ = {gamma} (exact worst case: t shown in every view, every other tuple of the "
-            "set in none). Negative leakage is not excluded for such adversaries "
+            f"γ = {gamma} (exact worst case: {worst}, every other tuple of the set in none). "
+            "Negative leakage is not excluded for such adversaries "
             "(Example 6.4).",
             "Def. 6.2, Theorem 6.3 generalised, privpub.alphabeta.sequence"))
     return claims
@@ -394,7 +407,8 @@ def history_claim(alpha: float, beta: float, d: float, gamma: float, max_views: 
     more = f"; and {len(rows) - 6} more histories" if len(rows) > 6 else ""
     return Claim(
         "(d, γ)-privacy, tuples that entered I after the first version", holds,
-        f"{sum(c for _, c, _ in rows):,} tuples of the data entered I after version 1 (history: "
+        f"{sum(c for _, c, _ in rows):,} tuples of the data entered I after version 1, or left "
+        f"and came back (history: "
         f"1 where the tuple is in I_i). Algorithm 7 shows such a tuple first with α + β against "
         f"fresh noise that decays as (1 − α − β)^(i−1)β, so its ratio can exceed the static "
         f"one: against a d-independent adversary "
