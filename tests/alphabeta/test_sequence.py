@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import privpub
-from privpub.alphabeta import AlphaBeta, sequence
+from privpub.alphabeta import AlphaBeta, sequence, sequence_claims
 from privpub.alphabeta.accounting import calibrate
 from privpub.alphabeta.multiview import MultiViewPublisher
 
@@ -342,9 +342,9 @@ def test_the_region_without_a_request_is_the_largest_private_d():
 
 def test_the_claims_name_the_worst_pattern_also_when_it_starts_late():
     first = max(range(1, V + 1), key=lambda f: exact_path(SIM_D, f))
-    claims = {c.name: c for c in sequence.sequence_claims(ALPHA, BETA, SIM_D, 0.2, V, V)}
+    claims = {c.name: c for c in sequence_claims.sequence_claims(ALPHA, BETA, SIM_D, 0.2, V, V)}
     text = claims["(d, γ)-privacy over all views together"].statement
     assert first == 3 and "worst pattern: t first shown in view 3, then in every view" in text
     alpha, beta = calibrate(D, GAMMA, "exclusive")
-    claims = sequence.sequence_claims(alpha, beta, D, GAMMA, 5, 2)
+    claims = sequence_claims.sequence_claims(alpha, beta, D, GAMMA, 5, 2)
     assert "worst pattern: t shown in every view" in claims[0].statement
