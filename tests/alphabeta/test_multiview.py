@@ -90,8 +90,9 @@ def test_more_than_max_views_is_refused_and_parquet_round_trips(tmp_path):
 
 # ---- the guarantee of a sequence (privpub.alphabeta.sequence) --------------------------------
 
-SO_FAR, ALL = "(d, γ)-privacy, views so far", "(d, γ)-privacy, over all views together"
-EXCL_SO_FAR = "no positive leakage, d-exclusive adversaries, views so far"
+SO_FAR = "(d, γ)-privacy over the views so far"
+ALL = "(d, γ)-privacy over all views together"
+EXCL_SO_FAR = "no positive leakage, d-exclusive adversaries, over the views so far"
 EXCL_ALL = "no positive leakage, d-exclusive adversaries, over all views together"
 ENTERED = "(d, γ)-privacy, tuples that entered I after the first version"
 
@@ -131,6 +132,8 @@ def test_a_calibrated_sequence_holds_for_every_view_and_refuses_one_more(small):
         assert f"≤ {so_far.independent_posterior:.6g}" in g[SO_FAR].statement
         assert f"≥ {so_far.independent_ratio:.6g}" in g[SO_FAR].statement
         assert f"≤ {so_far.exclusive_posterior:.6g}" in g[EXCL_SO_FAR].statement
+        scope = "the first view alone" if i == 1 else f"views 1–{i}, published so far"
+        assert scope in g[SO_FAR].statement and "all 3 planned views" in g[ALL].statement
     with pytest.raises(privpub.ParameterError, match="planned for max_views = 3.*view 4 is "
                                                       "refused"):
         pub.publish(records, seed=4, duplicates="set")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import privpub
-from privpub.alphabeta import AlphaBeta, sequence
+from privpub.alphabeta import AlphaBeta, sequence, sequence_claims
 from privpub.alphabeta.accounting import calibrate
 from privpub.alphabeta.multiview import MultiViewPublisher
 
@@ -120,13 +120,17 @@ def test_one_view_is_the_single_view_accounting():
 def test_the_issues_numbers_for_uncalibrated_sequences():
     """Issue 26's table (worst pattern "in every view", planned v = views published):
     exclusive calibration 0.171, 0.196, 0.218, 0.235 at v = 2, 3, 5, 10; the exact
-    value at v = 10 is 0.23559…, which rounds to 0.236."""
+    value at v = 10 is 0.23580…, which rounds to 0.236. The issue's "past γ from v = 5"
+    skips v = 4, where the posterior is already 0.2099 > γ."""
     expected = {"exclusive": (0.171, 0.196, 0.218, 0.236), "half": (0.292, 0.327, 0.357, 0.381)}
     for calibration, values in expected.items():
         alpha, beta = calibrate(D, GAMMA, calibration)
         got = [sequence.sequence_leakage(alpha, beta, D, v).independent_posterior
                for v in (2, 3, 5, 10)]
         assert [round(g, 3) for g in got] == list(values), (calibration, got)
+    alpha, beta = calibrate(D, GAMMA, "exclusive")
+    assert sequence.sequence_leakage(alpha, beta, D, 3).independent_posterior < GAMMA
+    assert sequence.sequence_leakage(alpha, beta, D, 4).independent_posterior > GAMMA
     # The closed form of the worst pattern: L = (s/β)·e^{(v−1)/v}.
     alpha, beta = calibrate(D, GAMMA, "exclusive")
     leak = sequence.sequence_leakage(alpha, beta, D, 10)
@@ -318,3 +322,29 @@ def test_simulated_pattern_classes_follow_the_exact_law(runs):
         p = stats.chi2.sf(chi2, len(observed) - 1)
         print(f"{side}: χ² = {chi2:.1f} on {len(observed) - 1} df, p = {p:.3g}")
         assert p > 1e-6, (side, chi2, len(observed), trials)
+
+
+def test_the_region_without_a_request_is_the_largest_private_d():
+    alpha, beta, views = 0.3, 0.01, 4
+    independent, exclusive = sequence.largest_private_d_views(alpha, beta, GAMMA, views)
+    at = sequence.sequence_leakage(alpha, beta, independent, views)
+    above = sequence.sequence_leakage(alpha, beta, independent * 1.001, views)
+    assert at.independent_private(GAMMA) and not above.independent_private(GAMMA)
+    at = sequence.sequence_leakage(alpha, beta, exclusive, views)
+    above = sequence.sequence_leakage(alpha, beta, exclusive * 1.001, views)
+    assert at.exclusive_private(GAMMA) and not above.exclusive_private(GAMMA)
+    schema = privpub.Schema([privpub.IntRange("a", 0, 63)])
+    claim = MultiViewPublisher(AlphaBeta(schema, alpha, beta), views).guarantee()[
+        "(d, γ)-privacy region over all views together"]
+    assert f"γ = {GAMMA}: d ≤ {independent:.6g} against d-independent adversaries, " \
+           f"d ≤ {exclusive:.6g} against d-exclusive ones" in claim.statement
+
+
+def test_the_claims_name_the_worst_pattern_also_when_it_starts_late():
+    first = max(range(1, V + 1), key=lambda f: exact_path(SIM_D, f))
+    claims = {c.name: c for c in sequence_claims.sequence_claims(ALPHA, BETA, SIM_D, 0.2, V, V)}
+    text = claims["(d, γ)-privacy over all views together"].statement
+    assert first == 3 and "worst pattern: t first shown in view 3, then in every view" in text
+    alpha, beta = calibrate(D, GAMMA, "exclusive")
+    claims = sequence_claims.sequence_claims(alpha, beta, D, GAMMA, 5, 2)
+    assert "worst pattern: t shown in every view" in claims[0].statement

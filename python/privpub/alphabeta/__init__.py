@@ -3,13 +3,15 @@
 - :class:`AlphaBeta` — Algorithm 1, its parameter choice and guarantee;
 - :class:`MultiViewPublisher` — several views of changing data (Algorithm 7);
 - :class:`SourceDistribution` — noise from a product source distribution (Algorithm 8);
-- :mod:`privpub.alphabeta.accounting` — the privacy and utility calculators.
+- :mod:`privpub.alphabeta.accounting` — the privacy and utility calculators;
+- :mod:`privpub.alphabeta.sequence` — the exact privacy of several views and
+  their calibration; :mod:`privpub.alphabeta.sequence_claims`, their claims.
 """
 
-from privpub.alphabeta import accounting
+from privpub.alphabeta import accounting, sequence, sequence_claims
 from privpub.alphabeta.mechanism import AlphaBeta
 from privpub.alphabeta.multiview import MultiViewPublisher, MultiViewStep
 from privpub.alphabeta.source import SourceDistribution
 
 __all__ = ["AlphaBeta", "MultiViewPublisher", "MultiViewStep", "SourceDistribution",
-           "accounting"]
+           "accounting", "sequence", "sequence_claims"]

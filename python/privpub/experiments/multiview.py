@@ -218,10 +218,16 @@ def run(out: str | Path, seed: SeedLike = None, quick: bool = False,
     return summary
 
 
+#: A marker per calibration, so that curves that coincide (one-view "half" and
+#: "independent" share s/β, hence every positive-leakage value) stay visible.
+MARKERS = {"exclusive": "o", "independent": "^", "half": "s", "sec4.2": "D"}
+
+
 def _style(label: str) -> dict[str, Any]:
     name = label.split(",")[0]
-    return {"color": PALETTE[name], "ls": "-" if "calibrated" in label else "--",
-            "marker": "o" if "calibrated" in label else "s", "ms": 3}
+    calibrated = "calibrated" in label
+    return {"color": PALETTE[name], "ls": "-" if calibrated else "--", "marker": MARKERS[name],
+            "ms": 3 if calibrated else 5, "mfc": PALETTE[name] if calibrated else "none"}
 
 
 def _plot_posterior(summary: dict) -> Any:
@@ -280,6 +286,7 @@ def _plot_cost(summary: dict) -> Any:
     ax.axhline(1, color="black", lw=0.8, ls=":")
     ax.set_yscale("log")
     ax.set_xlabel("views v the sequence is calibrated for (count)")
+    ax.set_xticks(range(0, MAX_VIEWS + 1, 2))
     ax.set_ylabel("error bound / one view's (ratio, log scale)")
     ax.set_title("Cost of v private views on Adult: per-query error bound (ε = 0.05)")
     ax.legend(fontsize=7)
