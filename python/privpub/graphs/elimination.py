@@ -31,6 +31,7 @@ once, and each new product's multiplications (Gustavson's count,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -59,10 +60,14 @@ class Mat:
     csr: object  # scipy.sparse.csr_array
     top: int
 
+    @cached_property
     def rows(self) -> np.ndarray:
+        """Entries per row."""
         return np.diff(self.csr.indptr)
 
+    @cached_property
     def cols(self) -> np.ndarray:
+        """Entries per column (the cost model asks often: computed once)."""
         return np.bincount(self.csr.indices, minlength=self.csr.shape[1])
 
 
@@ -108,7 +113,7 @@ class Eliminator:
         self.memo: dict[tuple, Mat | Vec] = {("R",): matrix(out_off, out_tgt)}
         self.memo[("R'",)] = (self.memo[("R",)] if graph.symmetric
                               else matrix(in_off, in_src))
-        self.symmetric = graph.symmetric
+        self.symmetric, self.relation = graph.symmetric, graph.relation
         a = self.memo[("R",)].csr
         self.loops = int(a.diagonal().sum())
 
@@ -156,12 +161,12 @@ class Eliminator:
         m1, u, m2 = self.mat(left), self.vec(mid), self.mat(right)
         if u is not None:
             m2 = self._scale_rows(m2, u)
-        flops = int(np.dot(m1.cols().astype(np.float64), m2.rows().astype(np.float64)))
+        flops = int(np.dot(m1.cols.astype(np.float64), m2.rows.astype(np.float64)))
         self.charge(flops)
-        _check(int(m1.rows().max(initial=0)) * m1.top * m2.top)
+        _check(int(m1.rows.max(initial=0)) * m1.top * m2.top)
         product = (m1.csr @ m2.csr).tocsr()
         product.eliminate_zeros()
-        return Mat(product, int(m1.rows().max(initial=0)) * m1.top * m2.top)
+        return Mat(product, int(m1.rows.max(initial=0)) * m1.top * m2.top)
 
     def _compute_vec(self, key: tuple) -> Vec:
         kind = key[0]
@@ -185,7 +190,7 @@ class Eliminator:
             return Vec(out, top)
         _, mkey, ukey = key  # "mv": M · u
         mat, u = self.mat(mkey), self.vec(ukey)
-        top = int(mat.rows().max(initial=0)) * mat.top * (1 if u is None else u.top)
+        top = int(mat.rows.max(initial=0)) * mat.top * (1 if u is None else u.top)
         _check(top)
         if u is None:
             arr = np.asarray(mat.csr.sum(axis=1)).ravel().astype(np.int64)
@@ -196,7 +201,7 @@ class Eliminator:
     def _scale_rows(self, mat: Mat, u: Vec) -> Mat:
         _check(mat.top * u.top)
         scaled = mat.csr.copy()
-        scaled.data = scaled.data * np.repeat(u.arr, mat.rows())
+        scaled.data = scaled.data * np.repeat(u.arr, mat.rows)
         scaled.eliminate_zeros()
         return Mat(scaled, mat.top * u.top)
 
@@ -209,8 +214,8 @@ class Eliminator:
         """Multiplications of left·diag(mid)·right (0 when memoised)."""
         if ("@", left, mid, right) in self.memo:
             return 0
-        return int(np.dot(self.mat(left).cols().astype(np.float64),
-                          self.mat(right).rows().astype(np.float64)))
+        return int(np.dot(self.mat(left).cols.astype(np.float64),
+                          self.mat(right).rows.astype(np.float64)))
 
     # ------------------------------------------------------------- elimination
     def hom(self, atoms: set[tuple[int, int]]) -> int:
@@ -297,6 +302,13 @@ class Eliminator:
         product formed), and memoised, so that the triangles the merged
         patterns leave (the same three factors, other unaries) are two
         matrix–vector steps each."""
+        plain = ("1",) == units[xs[0]] == units[xs[1]] == units[xs[2]]
+        if plain and self.symmetric and not self.loops and \
+                all(key == ("R",) for key in pairs.values()):
+            # tr(A³) of a symmetric loopless R: 3! × its triangles, by the clique path.
+            if ("triangles",) not in self.memo:
+                self.memo[("triangles",)] = int(_core.graph_cliques(self.relation, 3))
+            return self.memo[("triangles",)]  # type: ignore[return-value]
         rotations = []
         for x, y, z in ((xs[0], xs[1], xs[2]), (xs[1], xs[2], xs[0]), (xs[2], xs[0], xs[1])):
             left, right = self._oriented(pairs, x, y), self._oriented(pairs, y, z)
@@ -312,7 +324,7 @@ class Eliminator:
             weights = self._scale_cols(weights, uz)
         if ux is None:
             return exact_sum(weights.csr.data)
-        _check(int(weights.rows().max(initial=0)) * weights.top * ux.top)
+        _check(int(weights.rows.max(initial=0)) * weights.top * ux.top)
         rows = np.asarray(weights.csr.sum(axis=1)).ravel().astype(np.int64)
         return exact_sum(rows * ux.arr)
 
@@ -322,8 +334,8 @@ class Eliminator:
         m1, u, m2, mask = self.mat(left), self.vec(mid), self.mat(right), self.mat(third)
         if u is not None:
             m2 = self._scale_rows(m2, u)
-        self.charge(int(np.dot(m1.cols().astype(np.float64), m2.rows().astype(np.float64))))
-        top = int(m1.rows().max(initial=0)) * m1.top * m2.top  # so the kernel never overflows
+        self.charge(int(np.dot(m1.cols.astype(np.float64), m2.rows.astype(np.float64))))
+        top = int(m1.rows.max(initial=0)) * m1.top * m2.top  # so the kernel never overflows
         _check(top * mask.top)
         values = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(mask))
         out = mask.csr.copy()

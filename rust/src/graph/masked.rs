@@ -13,8 +13,9 @@
 //! value per entry of F) and weighs it by unary factors as it needs.
 //!
 //! The matrices are scipy's CSR arrays (int64 offsets, indices and values);
-//! every value must be non-negative. Sums are exact: u128 with every
-//! addition checked, and each entry must fit in 63 bits (an error if not).
+//! every value must be non-negative. Sums are exact: u64 with every
+//! multiplication and addition checked, and each entry must fit in 63 bits
+//! (an error if not).
 //!
 //! # Citations
 //! * Gustavson, "Two fast algorithms for sparse matrices", ACM TOMS 1978.
@@ -77,18 +78,22 @@ impl Sparse<'_> {
     }
 
     /// (column, value) of row r.
-    fn row(&self, r: usize) -> impl Iterator<Item = (usize, u128)> + '_ {
+    fn row(&self, r: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
         let (lo, hi) = (self.indptr[r] as usize, self.indptr[r + 1] as usize);
         self.indices[lo..hi]
             .iter()
             .zip(&self.data[lo..hi])
-            .map(|(&c, &v)| (c as usize, v as u128))
+            .map(|(&c, &v)| (c as usize, v as u64))
     }
 }
 
 fn overflow() -> KernelError {
     KernelError::Shape("masked product entry overflows 63 bits".into())
 }
+
+/// Row blocks per thread: rows differ in cost (degrees are skewed), so many
+/// small blocks balance the threads.
+const BLOCKS_PER_THREAD: usize = 16;
 
 /// (L · R)(x, z) at each stored entry (x, z) of F, in F's order, for L
 /// (n × k), R (k × p), F (n × p).
@@ -109,37 +114,54 @@ pub fn masked_product(
     }
     // Fails here, not inside a worker, when the mark array cannot be had.
     drop(buffer(f.cols, 0usize, || "the mask row".into())?);
-    let rows: Vec<Vec<i64>> = (0..n)
+    let mut out = buffer(f.data.len(), 0u64, || "the masked product".into())?;
+    // Disjoint slices of `out`, one per block of rows, for the threads to fill.
+    let per = n
+        .div_ceil(rayon::current_num_threads() * BLOCKS_PER_THREAD)
+        .max(1);
+    let mut blocks = Vec::new();
+    let mut rest: &mut [u64] = &mut out;
+    for lo in (0..n).step_by(per) {
+        let hi = (lo + per).min(n);
+        let len = (f.indptr[hi] - f.indptr[lo]) as usize;
+        let (block, tail) = rest.split_at_mut(len);
+        blocks.push((lo..hi, block));
+        rest = tail;
+    }
+    blocks
         .into_par_iter()
         .map_init(
             || vec![0usize; f.cols],
-            |mark, x| {
-                // mark[z] = 1 + the place of (x, z) among F's row x; 0: not in F.
-                let lo = f.indptr[x] as usize;
-                let hi = f.indptr[x + 1] as usize;
-                for (i, &z) in f.indices[lo..hi].iter().enumerate() {
-                    mark[z as usize] = i + 1;
-                }
-                let mut acc = vec![0u128; hi - lo];
-                for (y, lv) in l.row(x) {
-                    for (z, rv) in r.row(y) {
-                        let at = mark[z];
-                        if at != 0 {
-                            // lv, rv < 2^63: the product fits; the sum is checked.
-                            acc[at - 1] = acc[at - 1].checked_add(lv * rv).ok_or_else(overflow)?;
+            |mark, (rows, block)| {
+                let base = f.indptr[rows.start] as usize;
+                for x in rows {
+                    // mark[z] = 1 + the place of (x, z) in `block`; 0: not in F.
+                    let (lo, hi) = (f.indptr[x] as usize, f.indptr[x + 1] as usize);
+                    for (i, &z) in f.indices[lo..hi].iter().enumerate() {
+                        mark[z as usize] = lo - base + i + 1;
+                    }
+                    for (y, lv) in l.row(x) {
+                        for (z, rv) in r.row(y) {
+                            let at = mark[z];
+                            if at != 0 {
+                                let add = lv.checked_mul(rv);
+                                block[at - 1] = add
+                                    .and_then(|a| block[at - 1].checked_add(a))
+                                    .ok_or_else(overflow)?;
+                            }
                         }
                     }
+                    for &z in &f.indices[lo..hi] {
+                        mark[z as usize] = 0;
+                    }
                 }
-                for &z in &f.indices[lo..hi] {
-                    mark[z as usize] = 0;
-                }
-                acc.into_iter()
-                    .map(|v| i64::try_from(v).map_err(|_| overflow()))
-                    .collect::<Result<Vec<i64>, KernelError>>()
+                Ok(())
             },
         )
-        .collect::<Result<_, _>>()?;
-    Ok(rows.concat())
+        .collect::<Result<(), KernelError>>()?;
+    out.into_iter()
+        .map(|v| i64::try_from(v).map_err(|_| overflow()))
+        .collect()
 }
 
 #[cfg(test)]
