@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from privpub.core.errors import ParameterError
 from privpub.graphs import CQ, Graph, count
 from privpub.graphs import elimination as elimination_module
+from privpub.graphs.elimination import eliminable
 from privpub.graphs.inclusion import _connected_sign, injective_count
 from privpub.graphs.query import Const
 
@@ -131,3 +132,18 @@ def test_connected_sign_is_the_partition_lattice_mobius_function():
         pairs = {frozenset(p) for p in itertools.combinations(range(size), 2)}
         assert _connected_sign(block, pairs, {}) == want
     assert _connected_sign(frozenset({0, 1, 2}), {frozenset({0, 1}), frozenset({1, 2})}, {}) == 1
+
+
+def test_treewidth_two_patterns_only():
+    k4 = set(itertools.combinations(range(4), 2))
+    k33 = {(i, j) for i in range(3) for j in range(3, 6)}
+    assert not eliminable(k4) and not eliminable(k33)
+    assert eliminable(k4 - {(0, 1)})  # the diamond
+    assert eliminable({(i, j) for i in range(2) for j in range(2, 5)})  # K_{2,3}
+    assert eliminable({(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 0), (0, -1)})
+    # K_4 (treewidth 3) is left to the join. On K_5, a relation without loops,
+    # every homomorphism of K_4 is injective even with no disequality.
+    g = Graph.from_edges(list(itertools.combinations(range(5), 2)))
+    text = "q(a, b, c, d) :- R(a, b), R(a, c), R(a, d), R(b, c), R(b, d), R(c, d)"
+    assert injective_count(g, CQ.parse(text)) is None
+    assert count(g, text) == 5 * 4 * 3 * 2

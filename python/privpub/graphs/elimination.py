@@ -53,6 +53,30 @@ class Unsupported(Exception):
     """The pattern has treewidth > 2: some factor would span three variables."""
 
 
+def eliminable(atoms: set[tuple[int, int]]) -> bool:
+    """Whether the pattern has treewidth ≤ 2 (variables ≥ 0; constants and
+    self-loops add no edge): removing a variable of degree ≤ 2 and linking
+    its two neighbours always reaches the empty graph then, and never
+    otherwise (series–parallel reduction)."""
+    nbrs: dict[int, set[int]] = {}
+    for s, t in atoms:
+        for x in (s, t):
+            if x >= 0:
+                nbrs.setdefault(x, set())
+        if s >= 0 and t >= 0 and s != t:
+            nbrs[s].add(t)
+            nbrs[t].add(s)
+    while nbrs:
+        v = next((x for x in nbrs if len(nbrs[x]) <= 2), None)
+        if v is None:
+            return False
+        ns = nbrs.pop(v)
+        for x in ns:
+            nbrs[x].discard(v)
+            nbrs[x].update(ns - {x})
+    return True
+
+
 @dataclass
 class Mat:
     """A non-negative int64 sparse matrix with a bound on its entries."""

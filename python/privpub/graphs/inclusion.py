@@ -31,7 +31,7 @@ import itertools
 
 import numpy as np
 
-from privpub.graphs.elimination import Eliminator, Overflow, TooCostly, Unsupported
+from privpub.graphs.elimination import Eliminator, Overflow, TooCostly, Unsupported, eliminable
 from privpub.graphs.graph import Graph
 from privpub.graphs.query import CQ, Const, Term, Var
 
@@ -150,6 +150,8 @@ def injective_count(graph: Graph, query: CQ, budget: float | None = None) -> int
     if shape is None:
         return None
     _, atoms, neq = shape
+    if not eliminable(atoms):  # K_4 and denser: the join (before building any partition)
+        return None
     engine = Eliminator(graph, budget)
     terms = partitions(atoms, neq, engine.loops > 0)
     if terms is None:
