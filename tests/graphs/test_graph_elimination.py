@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from privpub.core.errors import ParameterError
 from privpub.graphs import CQ, Graph, count
 from privpub.graphs import elimination as elimination_module
+from privpub.graphs import exact as exact_module
 from privpub.graphs.elimination import eliminable
 from privpub.graphs.inclusion import _connected_sign, injective_count
 from privpub.graphs.query import Const
@@ -147,3 +148,18 @@ def test_treewidth_two_patterns_only():
     text = "q(a, b, c, d) :- R(a, b), R(a, c), R(a, d), R(b, c), R(b, d), R(c, d)"
     assert injective_count(g, CQ.parse(text)) is None
     assert count(g, text) == 5 * 4 * 3 * 2
+
+
+def test_auto_takes_the_elimination_when_the_join_costs_more(monkeypatch):
+    # A 5-cycle on 8,000 edges: the join would enumerate every 4-path, the
+    # elimination is two sparse products and 10 small triangles. Under a
+    # budget of nothing it stops and the join counts.
+    rng = np.random.default_rng(3)
+    edges = rng.integers(0, 1000, size=(8000, 2))
+    g = Graph.from_edges(edges[edges[:, 0] != edges[:, 1]], m=1000, duplicates="merge")
+    text = ("q(a, b, c, d, e) :- R(a, b), R(b, c), R(c, d), R(d, e), R(e, a), "
+            + ", ".join(f"{a} != {b}" for a, b in itertools.combinations("abcde", 2)))
+    want = count(g, text, method="join")
+    assert injective_count(g, CQ.parse(text), budget=0) is None
+    monkeypatch.setattr(exact_module._core, "graph_count", None)  # the join would fail
+    assert count(g, text) == want

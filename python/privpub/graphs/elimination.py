@@ -9,10 +9,12 @@ Summing the variables out one at a time turns it into sparse products
 others x, y leaves M_xv·diag(u_v)·M_vy on (x, y), one with a factor to one
 leaves a vector M·u, and so on. Every pattern of treewidth ≤ 2 (paths,
 cycles, trees, diamonds, series–parallel shapes) reduces this way with no
-factor on more than two variables; the last three variables, when they form
-a triangle, are one trace tr(T₁T₂T₃), computed from the cheapest of its three
-products and an elementwise product with the third. A 5-cycle is thus
-Σ (A²) ∘ (A²·A), the trace formula a GraphBLAS user writes.
+factor on more than two variables (:func:`eliminable` tells). The last three
+variables, when they form a triangle, are one trace: W = T₃ ∘ (T₁·D·T₂), the
+product taken only at the entries of the third factor (the masked product
+C⟨T₃⟩ = T₁·T₂ of GraphBLAS, in Rust: rust/src/graph/masked.rs), then
+u_xᵀ W u_z. A 5-cycle is thus Σ A² ∘ (A²·A), the trace formula a GraphBLAS
+user writes; a plain triangle of a symmetric R is the clique path's count.
 
 Exact integers throughout: every factor is non-negative, so every partial
 sum scipy forms while multiplying is at most the entry it ends in; before
@@ -302,11 +304,19 @@ class Eliminator:
                 units[x] = _product([units[x], key])
                 continue
             x, y = sorted(nbrs[v])
-            key = ("@", self._oriented(pairs, x, v), u, self._oriented(pairs, v, y))
+            left, right = self._oriented(pairs, x, v), self._oriented(pairs, v, y)
+            # With a factor F on (x, y) already, only F's entries of the product
+            # count: F ∘ (left·D·right) by the masked product (GraphBLAS's
+            # C⟨F⟩ = A·A for a diamond), no full product formed.
+            if (x, y) in pairs:
+                mask = ("masked", left, u, right, self._support(pairs[(x, y)]))
+                key = _product([pairs[(x, y)], mask])
+            else:
+                key = ("@", left, u, right)
             self.mat(key)
             pairs.pop((min(x, v), max(x, v)))
             pairs.pop((min(y, v), max(y, v)))
-            pairs[(x, y)] = _product([pairs[(x, y)], key]) if (x, y) in pairs else key
+            pairs[(x, y)] = key
         return total
 
     def _cost(self, v: int, nbrs: set[int], units: dict, pairs: dict) -> tuple[int, int]:
@@ -338,10 +348,10 @@ class Eliminator:
             left, right = self._oriented(pairs, x, y), self._oriented(pairs, y, z)
             third = self._oriented(pairs, x, z)
             product = ("@", left, units[y], right)
-            key = _product([product, third]) if product in self.memo else \
-                ("masked", left, units[y], right, third)
-            rotations.append((key not in self.memo and key[0] == "masked",
-                              self.flops(left, units[y], right), x, z, key))
+            mask = ("masked", left, units[y], right, self._support(third))
+            fresh = product not in self.memo and mask not in self.memo
+            key = _product([product if product in self.memo else mask, third])
+            rotations.append((fresh, self.flops(left, units[y], right), x, z, key))
         *_, x, z, key = min(rotations, key=lambda r: r[:2])
         weights, ux, uz = self.mat(key), self.vec(units[x]), self.vec(units[z])
         if uz is not None:
@@ -353,19 +363,33 @@ class Eliminator:
         return exact_sum(rows * ux.arr)
 
     def _masked(self, key: tuple) -> Mat:
-        """third ∘ (left · diag(mid) · right), with the pattern of third."""
-        _, left, mid, right, third = key
-        m1, u, m2, mask = self.mat(left), self.vec(mid), self.mat(right), self.mat(third)
+        """left · diag(mid) · right at the entries of ``mask`` only."""
+        _, left, mid, right, mask = key
+        m1, u, m2, pattern = self.mat(left), self.vec(mid), self.mat(right), self.mat(mask)
         if u is not None:
             m2 = self._scale_rows(m2, u)
         self.charge(int(np.dot(m1.cols.astype(np.float64), m2.rows.astype(np.float64))))
-        top = int(m1.rows.max(initial=0)) * m1.top * m2.top  # so the kernel never overflows
-        _check(top * mask.top)
-        values = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(mask))
-        out = mask.csr.copy()
-        out.data = out.data * values
+        top = int(m1.rows.max(initial=0)) * m1.top * m2.top
+        _check(top)  # so the kernel's entries stay below 2^63
+        out = pattern.csr.copy()
+        out.data = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(pattern))
         out.eliminate_zeros()
-        return Mat(out, top * mask.top)
+        return Mat(out, top)
+
+    def _support(self, key: tuple) -> tuple:
+        """A key whose pattern holds ``key``'s (its zeros are the key's zeros
+        or more), so that a product masked by it serves every factor it
+        bounds (the diamond's second tip reuses its first's A·A at A):
+        an elementwise product is bounded by each part (a leaf preferred),
+        a masked product by its mask."""
+        if key[0] == "*":
+            return min((self._support(k) for k in key[1:]),
+                       key=lambda k: (k not in (("R",), ("R'",)), repr(k)))
+        if key[0] == "masked":
+            return key[4]
+        if key[0] == "T":
+            return self.transpose(self._support(key[1]))
+        return key
 
     def _scale_cols(self, mat: Mat, u: Vec) -> Mat:
         _check(mat.top * u.top)
