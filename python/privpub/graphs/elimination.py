@@ -181,7 +181,15 @@ class Eliminator:
             for k in key[2:]:
                 other = self.mat(k)
                 _check(out.top * other.top)
-                out = Mat(out.csr.multiply(other.csr).tocsr(), out.top * other.top)
+                a, b = out.csr, other.csr
+                if a.nnz == b.nnz and np.array_equal(a.indptr, b.indptr) and \
+                        np.array_equal(a.indices, b.indices):
+                    # One pattern (a product masked by its own mask): multiply values.
+                    both = self.sp.csr_array((a.data * b.data, a.indices, a.indptr),
+                                             shape=a.shape)
+                else:
+                    both = a.multiply(b).tocsr()
+                out = Mat(both, out.top * other.top)
             return out
         _, left, mid, right = key  # "@": left · diag(mid) · right
         m1, u, m2 = self.mat(left), self.vec(mid), self.mat(right)
@@ -192,6 +200,7 @@ class Eliminator:
         _check(int(m1.rows.max(initial=0)) * m1.top * m2.top)
         product = (m1.csr @ m2.csr).tocsr()
         product.eliminate_zeros()
+        product.sort_indices()  # canonical: scipy's elementwise products take their fast path
         return Mat(product, int(m1.rows.max(initial=0)) * m1.top * m2.top)
 
     def _compute_vec(self, key: tuple) -> Vec:
@@ -371,10 +380,11 @@ class Eliminator:
         self.charge(int(np.dot(m1.cols.astype(np.float64), m2.rows.astype(np.float64))))
         top = int(m1.rows.max(initial=0)) * m1.top * m2.top
         _check(top)  # so the kernel's entries stay below 2^63
-        out = pattern.csr.copy()
-        out.data = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(pattern))
-        out.eliminate_zeros()
-        return Mat(out, top)
+        values = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(pattern))
+        # The mask's own index arrays (explicit zeros kept): an elementwise
+        # product with the mask, or anything of its pattern, is one of values.
+        p = pattern.csr
+        return Mat(self.sp.csr_array((values, p.indices, p.indptr), shape=p.shape), top)
 
     def _support(self, key: tuple) -> tuple:
         """A key whose pattern holds ``key``'s (its zeros are the key's zeros

@@ -115,6 +115,7 @@ pub fn masked_product(
     // Fails here, not inside a worker, when the mark array cannot be had.
     drop(buffer(f.cols, 0usize, || "the mask row".into())?);
     let mut out = buffer(f.data.len(), 0u64, || "the masked product".into())?;
+    let r_ones = r.data.iter().all(|&v| v == 1);
     // Disjoint slices of `out`, one per block of rows, for the threads to fill.
     let per = n
         .div_ceil(rayon::current_num_threads() * BLOCKS_PER_THREAD)
@@ -141,6 +142,18 @@ pub fn masked_product(
                         mark[z as usize] = lo - base + i + 1;
                     }
                     for (y, lv) in l.row(x) {
+                        let (rlo, rhi) = (r.indptr[y] as usize, r.indptr[y + 1] as usize);
+                        if r_ones {
+                            // R a relation (0/1): add lv, no multiplication.
+                            for &z in &r.indices[rlo..rhi] {
+                                let at = mark[z as usize];
+                                if at != 0 {
+                                    block[at - 1] =
+                                        block[at - 1].checked_add(lv).ok_or_else(overflow)?;
+                                }
+                            }
+                            continue;
+                        }
                         for (z, rv) in r.row(y) {
                             let at = mark[z];
                             if at != 0 {
@@ -200,6 +213,23 @@ mod tests {
         let mut want = vec![];
         for x in 0..2 {
             for z in 0..4 {
+                if f[x][z] != 0 {
+                    want.push((0..3).map(|y| l[x][y] * r[y][z]).sum::<i64>());
+                }
+            }
+        }
+        let (l, r, f) = (csr(&l), csr(&r), csr(&f));
+        assert_eq!(masked_product(view(&l), view(&r), view(&f)), Ok(want));
+    }
+
+    #[test]
+    fn a_relation_on_the_right_agrees_with_the_dense_product() {
+        let l = vec![vec![3, 0, 2], vec![0, 5, 1]];
+        let r = vec![vec![1, 0, 1], vec![1, 1, 0], vec![0, 1, 1]];
+        let f = vec![vec![1, 1, 1], vec![0, 1, 1]];
+        let mut want = vec![];
+        for x in 0..2 {
+            for z in 0..3 {
                 if f[x][z] != 0 {
                     want.push((0..3).map(|y| l[x][y] * r[y][z]).sum::<i64>());
                 }
