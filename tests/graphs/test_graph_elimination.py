@@ -163,3 +163,16 @@ def test_auto_takes_the_elimination_when_the_join_costs_more(monkeypatch):
     assert injective_count(g, CQ.parse(text), budget=0) is None
     monkeypatch.setattr(exact_module._core, "graph_count", None)  # the join would fail
     assert count(g, text) == want
+
+
+def test_too_many_partitions_go_to_the_join():
+    # Twelve variables, ten disequalities: past the partitions it tries, the
+    # elimination gives way to the join.
+    g = Graph.from_edges(np.random.default_rng(0).integers(0, 8, size=(20, 2)),
+                         duplicates="merge")
+    xs = [f"x{i}" for i in range(12)]
+    body = ", ".join(f"R({a}, {b})" for a, b in zip(xs, xs[1:], strict=False))
+    neq = ", ".join(f"{a} != {b}" for a, b in zip(xs, xs[2:], strict=False))
+    q = CQ.parse(f"q({', '.join(xs)}) :- {body}, {neq}")
+    assert injective_count(g, q) is None
+    assert count(g, q) == count(g, q, method="join")

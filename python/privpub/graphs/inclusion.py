@@ -36,6 +36,7 @@ from privpub.graphs.graph import Graph
 from privpub.graphs.query import CQ, Const, Term, Var
 
 MAX_TERMS = 5000  # partitions past this: the join (each term is a few products)
+MAX_VISITS = 20_000  # steps of the partition search past this: the join (~0.1 s spent)
 #: Seconds per unit of the join's work estimate (:func:`join_cost`), its
 #: fixed cost (relabelling by degree rank, threads), and seconds per
 #: multiplication of the elimination's products: fitted on facebook, ca-GrQc
@@ -82,6 +83,9 @@ def _connected_sign(block: frozenset[int], neq: set[frozenset[int]], memo: dict)
         return memo[block]
     if len(block) == 1:
         return 1
+    if not _connected(block, neq):  # no edge set connects it: 0, without the 3^|B| sum
+        memo[block] = 0
+        return 0
     first, rest = min(block), sorted(block - {min(block)})
 
     def g(xs: frozenset[int]) -> int:
@@ -96,18 +100,33 @@ def _connected_sign(block: frozenset[int], neq: set[frozenset[int]], memo: dict)
     return value
 
 
+def _connected(block: frozenset[int], neq: set[frozenset[int]]) -> bool:
+    """Whether D's pairs inside ``block`` connect it."""
+    seen, todo = {min(block)}, [min(block)]
+    while todo:
+        x = todo.pop()
+        for y in block - seen:
+            if frozenset((x, y)) in neq:
+                seen.add(y)
+                todo.append(y)
+    return len(seen) == len(block)
+
+
 def partitions(atoms: set[tuple[int, int]], neq: set[tuple[int, int]],
                loops: bool) -> list[tuple[int, dict[int, int]]] | None:
     """(μ(π), term → representative) for each partition π with μ ≠ 0 whose
-    merge can hold (see the module notes); None past MAX_TERMS. Only terms
-    in a disequality are ever merged; a block's representative is its
-    constant if it has one, else its least variable."""
+    merge can hold (see the module notes); None past MAX_TERMS of them or
+    MAX_VISITS steps of the search (partitions with μ = 0 are searched too:
+    few disequalities over many variables). Only terms in a disequality are ever merged; a
+    block's representative is its constant if it has one, else its least
+    variable."""
     terms = sorted({t for p in neq for t in p}, key=lambda t: (t < 0, t))
     pairs = {frozenset(p) for p in neq}
     linked = {frozenset(p) for p in atoms if p[0] != p[1]}
     out: list[tuple[int, dict[int, int]]] = []
     memo: dict = {}
     blocks: list[list[int]] = []
+    visits = [0]
 
     def fits(block: list[int], t: int) -> bool:
         if t < 0 and any(s < 0 for s in block):
@@ -115,6 +134,9 @@ def partitions(atoms: set[tuple[int, int]], neq: set[tuple[int, int]],
         return loops or not any(frozenset((s, t)) in linked for s in block)
 
     def place(i: int) -> bool:
+        visits[0] += 1
+        if visits[0] > MAX_VISITS:
+            return False
         if i == len(terms):
             mu = 1
             for b in blocks:
