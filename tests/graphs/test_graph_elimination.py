@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from privpub.core.errors import ParameterError
 from privpub.graphs import CQ, Graph, count
 from privpub.graphs import elimination as elimination_module
+from privpub.graphs import exact as exact_module
+from privpub.graphs.elimination import eliminable
 from privpub.graphs.inclusion import _connected_sign, injective_count
 from privpub.graphs.query import Const
 
@@ -131,3 +133,46 @@ def test_connected_sign_is_the_partition_lattice_mobius_function():
         pairs = {frozenset(p) for p in itertools.combinations(range(size), 2)}
         assert _connected_sign(block, pairs, {}) == want
     assert _connected_sign(frozenset({0, 1, 2}), {frozenset({0, 1}), frozenset({1, 2})}, {}) == 1
+
+
+def test_treewidth_two_patterns_only():
+    k4 = set(itertools.combinations(range(4), 2))
+    k33 = {(i, j) for i in range(3) for j in range(3, 6)}
+    assert not eliminable(k4) and not eliminable(k33)
+    assert eliminable(k4 - {(0, 1)})  # the diamond
+    assert eliminable({(i, j) for i in range(2) for j in range(2, 5)})  # K_{2,3}
+    assert eliminable({(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 0), (0, -1)})
+    # K_4 (treewidth 3) is left to the join. On K_5, a relation without loops,
+    # every homomorphism of K_4 is injective even with no disequality.
+    g = Graph.from_edges(list(itertools.combinations(range(5), 2)))
+    text = "q(a, b, c, d) :- R(a, b), R(a, c), R(a, d), R(b, c), R(b, d), R(c, d)"
+    assert injective_count(g, CQ.parse(text)) is None
+    assert count(g, text) == 5 * 4 * 3 * 2
+
+
+def test_auto_takes_the_elimination_when_the_join_costs_more(monkeypatch):
+    # A 5-cycle on 8,000 edges: the join would enumerate every 4-path, the
+    # elimination is two sparse products and 10 small triangles. Under a
+    # budget of nothing it stops and the join counts.
+    rng = np.random.default_rng(3)
+    edges = rng.integers(0, 1000, size=(8000, 2))
+    g = Graph.from_edges(edges[edges[:, 0] != edges[:, 1]], m=1000, duplicates="merge")
+    text = ("q(a, b, c, d, e) :- R(a, b), R(b, c), R(c, d), R(d, e), R(e, a), "
+            + ", ".join(f"{a} != {b}" for a, b in itertools.combinations("abcde", 2)))
+    want = count(g, text, method="join")
+    assert injective_count(g, CQ.parse(text), budget=0) is None
+    monkeypatch.setattr(exact_module._core, "graph_count", None)  # the join would fail
+    assert count(g, text) == want
+
+
+def test_too_many_partitions_go_to_the_join():
+    # Twelve variables, ten disequalities: past the partitions it tries, the
+    # elimination gives way to the join.
+    g = Graph.from_edges(np.random.default_rng(0).integers(0, 8, size=(20, 2)),
+                         duplicates="merge")
+    xs = [f"x{i}" for i in range(12)]
+    body = ", ".join(f"R({a}, {b})" for a, b in zip(xs, xs[1:], strict=False))
+    neq = ", ".join(f"{a} != {b}" for a, b in zip(xs, xs[2:], strict=False))
+    q = CQ.parse(f"q({', '.join(xs)}) :- {body}, {neq}")
+    assert injective_count(g, q) is None
+    assert count(g, q) == count(g, q, method="join")

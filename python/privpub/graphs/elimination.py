@@ -9,10 +9,12 @@ Summing the variables out one at a time turns it into sparse products
 others x, y leaves M_xv·diag(u_v)·M_vy on (x, y), one with a factor to one
 leaves a vector M·u, and so on. Every pattern of treewidth ≤ 2 (paths,
 cycles, trees, diamonds, series–parallel shapes) reduces this way with no
-factor on more than two variables; the last three variables, when they form
-a triangle, are one trace tr(T₁T₂T₃), computed from the cheapest of its three
-products and an elementwise product with the third. A 5-cycle is thus
-Σ (A²) ∘ (A²·A), the trace formula a GraphBLAS user writes.
+factor on more than two variables (:func:`eliminable` tells). The last three
+variables, when they form a triangle, are one trace: W = T₃ ∘ (T₁·D·T₂), the
+product taken only at the entries of the third factor (the masked product
+C⟨T₃⟩ = T₁·T₂ of GraphBLAS, in Rust: rust/src/graph/masked.rs), then
+u_xᵀ W u_z. A 5-cycle is thus Σ A² ∘ (A²·A), the trace formula a GraphBLAS
+user writes; a plain triangle of a symmetric R is the clique path's count.
 
 Exact integers throughout: every factor is non-negative, so every partial
 sum scipy forms while multiplying is at most the entry it ends in; before
@@ -31,6 +33,7 @@ once, and each new product's multiplications (Gustavson's count,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -52,6 +55,30 @@ class Unsupported(Exception):
     """The pattern has treewidth > 2: some factor would span three variables."""
 
 
+def eliminable(atoms: set[tuple[int, int]]) -> bool:
+    """Whether the pattern has treewidth ≤ 2 (variables ≥ 0; constants and
+    self-loops add no edge): removing a variable of degree ≤ 2 and linking
+    its two neighbours always reaches the empty graph then, and never
+    otherwise (series–parallel reduction)."""
+    nbrs: dict[int, set[int]] = {}
+    for s, t in atoms:
+        for x in (s, t):
+            if x >= 0:
+                nbrs.setdefault(x, set())
+        if s >= 0 and t >= 0 and s != t:
+            nbrs[s].add(t)
+            nbrs[t].add(s)
+    while nbrs:
+        v = next((x for x in nbrs if len(nbrs[x]) <= 2), None)
+        if v is None:
+            return False
+        ns = nbrs.pop(v)
+        for x in ns:
+            nbrs[x].discard(v)
+            nbrs[x].update(ns - {x})
+    return True
+
+
 @dataclass
 class Mat:
     """A non-negative int64 sparse matrix with a bound on its entries."""
@@ -59,10 +86,14 @@ class Mat:
     csr: object  # scipy.sparse.csr_array
     top: int
 
+    @cached_property
     def rows(self) -> np.ndarray:
+        """Entries per row."""
         return np.diff(self.csr.indptr)
 
+    @cached_property
     def cols(self) -> np.ndarray:
+        """Entries per column (the cost model asks often: computed once)."""
         return np.bincount(self.csr.indices, minlength=self.csr.shape[1])
 
 
@@ -108,7 +139,7 @@ class Eliminator:
         self.memo: dict[tuple, Mat | Vec] = {("R",): matrix(out_off, out_tgt)}
         self.memo[("R'",)] = (self.memo[("R",)] if graph.symmetric
                               else matrix(in_off, in_src))
-        self.symmetric = graph.symmetric
+        self.symmetric, self.relation = graph.symmetric, graph.relation
         a = self.memo[("R",)].csr
         self.loops = int(a.diagonal().sum())
 
@@ -150,18 +181,27 @@ class Eliminator:
             for k in key[2:]:
                 other = self.mat(k)
                 _check(out.top * other.top)
-                out = Mat(out.csr.multiply(other.csr).tocsr(), out.top * other.top)
+                a, b = out.csr, other.csr
+                if a.nnz == b.nnz and np.array_equal(a.indptr, b.indptr) and \
+                        np.array_equal(a.indices, b.indices):
+                    # One pattern (a product masked by its own mask): multiply values.
+                    both = self.sp.csr_array((a.data * b.data, a.indices, a.indptr),
+                                             shape=a.shape)
+                else:
+                    both = a.multiply(b).tocsr()
+                out = Mat(both, out.top * other.top)
             return out
         _, left, mid, right = key  # "@": left · diag(mid) · right
         m1, u, m2 = self.mat(left), self.vec(mid), self.mat(right)
         if u is not None:
             m2 = self._scale_rows(m2, u)
-        flops = int(np.dot(m1.cols().astype(np.float64), m2.rows().astype(np.float64)))
+        flops = int(np.dot(m1.cols.astype(np.float64), m2.rows.astype(np.float64)))
         self.charge(flops)
-        _check(int(m1.rows().max(initial=0)) * m1.top * m2.top)
+        _check(int(m1.rows.max(initial=0)) * m1.top * m2.top)
         product = (m1.csr @ m2.csr).tocsr()
         product.eliminate_zeros()
-        return Mat(product, int(m1.rows().max(initial=0)) * m1.top * m2.top)
+        product.sort_indices()  # canonical: scipy's elementwise products take their fast path
+        return Mat(product, int(m1.rows.max(initial=0)) * m1.top * m2.top)
 
     def _compute_vec(self, key: tuple) -> Vec:
         kind = key[0]
@@ -185,7 +225,7 @@ class Eliminator:
             return Vec(out, top)
         _, mkey, ukey = key  # "mv": M · u
         mat, u = self.mat(mkey), self.vec(ukey)
-        top = int(mat.rows().max(initial=0)) * mat.top * (1 if u is None else u.top)
+        top = int(mat.rows.max(initial=0)) * mat.top * (1 if u is None else u.top)
         _check(top)
         if u is None:
             arr = np.asarray(mat.csr.sum(axis=1)).ravel().astype(np.int64)
@@ -196,7 +236,7 @@ class Eliminator:
     def _scale_rows(self, mat: Mat, u: Vec) -> Mat:
         _check(mat.top * u.top)
         scaled = mat.csr.copy()
-        scaled.data = scaled.data * np.repeat(u.arr, mat.rows())
+        scaled.data = scaled.data * np.repeat(u.arr, mat.rows)
         scaled.eliminate_zeros()
         return Mat(scaled, mat.top * u.top)
 
@@ -209,8 +249,8 @@ class Eliminator:
         """Multiplications of left·diag(mid)·right (0 when memoised)."""
         if ("@", left, mid, right) in self.memo:
             return 0
-        return int(np.dot(self.mat(left).cols().astype(np.float64),
-                          self.mat(right).rows().astype(np.float64)))
+        return int(np.dot(self.mat(left).cols.astype(np.float64),
+                          self.mat(right).rows.astype(np.float64)))
 
     # ------------------------------------------------------------- elimination
     def hom(self, atoms: set[tuple[int, int]]) -> int:
@@ -273,11 +313,19 @@ class Eliminator:
                 units[x] = _product([units[x], key])
                 continue
             x, y = sorted(nbrs[v])
-            key = ("@", self._oriented(pairs, x, v), u, self._oriented(pairs, v, y))
+            left, right = self._oriented(pairs, x, v), self._oriented(pairs, v, y)
+            # With a factor F on (x, y) already, only F's entries of the product
+            # count: F ∘ (left·D·right) by the masked product (GraphBLAS's
+            # C⟨F⟩ = A·A for a diamond), no full product formed.
+            if (x, y) in pairs:
+                mask = ("masked", left, u, right, self._support(pairs[(x, y)]))
+                key = _product([pairs[(x, y)], mask])
+            else:
+                key = ("@", left, u, right)
             self.mat(key)
             pairs.pop((min(x, v), max(x, v)))
             pairs.pop((min(y, v), max(y, v)))
-            pairs[(x, y)] = _product([pairs[(x, y)], key]) if (x, y) in pairs else key
+            pairs[(x, y)] = key
         return total
 
     def _cost(self, v: int, nbrs: set[int], units: dict, pairs: dict) -> tuple[int, int]:
@@ -297,39 +345,61 @@ class Eliminator:
         product formed), and memoised, so that the triangles the merged
         patterns leave (the same three factors, other unaries) are two
         matrix–vector steps each."""
+        plain = ("1",) == units[xs[0]] == units[xs[1]] == units[xs[2]]
+        if plain and self.symmetric and not self.loops and \
+                all(key == ("R",) for key in pairs.values()):
+            # tr(A³) of a symmetric loopless R: 3! × its triangles, by the clique path.
+            if ("triangles",) not in self.memo:
+                self.memo[("triangles",)] = int(_core.graph_cliques(self.relation, 3))
+            return self.memo[("triangles",)]  # type: ignore[return-value]
         rotations = []
         for x, y, z in ((xs[0], xs[1], xs[2]), (xs[1], xs[2], xs[0]), (xs[2], xs[0], xs[1])):
             left, right = self._oriented(pairs, x, y), self._oriented(pairs, y, z)
             third = self._oriented(pairs, x, z)
             product = ("@", left, units[y], right)
-            key = _product([product, third]) if product in self.memo else \
-                ("masked", left, units[y], right, third)
-            rotations.append((key not in self.memo and key[0] == "masked",
-                              self.flops(left, units[y], right), x, z, key))
+            mask = ("masked", left, units[y], right, self._support(third))
+            fresh = product not in self.memo and mask not in self.memo
+            key = _product([product if product in self.memo else mask, third])
+            rotations.append((fresh, self.flops(left, units[y], right), x, z, key))
         *_, x, z, key = min(rotations, key=lambda r: r[:2])
         weights, ux, uz = self.mat(key), self.vec(units[x]), self.vec(units[z])
         if uz is not None:
             weights = self._scale_cols(weights, uz)
         if ux is None:
             return exact_sum(weights.csr.data)
-        _check(int(weights.rows().max(initial=0)) * weights.top * ux.top)
+        _check(int(weights.rows.max(initial=0)) * weights.top * ux.top)
         rows = np.asarray(weights.csr.sum(axis=1)).ravel().astype(np.int64)
         return exact_sum(rows * ux.arr)
 
     def _masked(self, key: tuple) -> Mat:
-        """third ∘ (left · diag(mid) · right), with the pattern of third."""
-        _, left, mid, right, third = key
-        m1, u, m2, mask = self.mat(left), self.vec(mid), self.mat(right), self.mat(third)
+        """left · diag(mid) · right at the entries of ``mask`` only."""
+        _, left, mid, right, mask = key
+        m1, u, m2, pattern = self.mat(left), self.vec(mid), self.mat(right), self.mat(mask)
         if u is not None:
             m2 = self._scale_rows(m2, u)
-        self.charge(int(np.dot(m1.cols().astype(np.float64), m2.rows().astype(np.float64))))
-        top = int(m1.rows().max(initial=0)) * m1.top * m2.top  # so the kernel never overflows
-        _check(top * mask.top)
-        values = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(mask))
-        out = mask.csr.copy()
-        out.data = out.data * values
-        out.eliminate_zeros()
-        return Mat(out, top * mask.top)
+        self.charge(int(np.dot(m1.cols.astype(np.float64), m2.rows.astype(np.float64))))
+        top = int(m1.rows.max(initial=0)) * m1.top * m2.top
+        _check(top)  # so the kernel's entries stay below 2^63
+        values = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(pattern))
+        # The mask's own index arrays (explicit zeros kept): an elementwise
+        # product with the mask, or anything of its pattern, is one of values.
+        p = pattern.csr
+        return Mat(self.sp.csr_array((values, p.indices, p.indptr), shape=p.shape), top)
+
+    def _support(self, key: tuple) -> tuple:
+        """A key whose pattern holds ``key``'s (its zeros are the key's zeros
+        or more), so that a product masked by it serves every factor it
+        bounds (the diamond's second tip reuses its first's A·A at A):
+        an elementwise product is bounded by each part (a leaf preferred),
+        a masked product by its mask."""
+        if key[0] == "*":
+            return min((self._support(k) for k in key[1:]),
+                       key=lambda k: (k not in (("R",), ("R'",)), repr(k)))
+        if key[0] == "masked":
+            return key[4]
+        if key[0] == "T":
+            return self.transpose(self._support(key[1]))
+        return key
 
     def _scale_cols(self, mat: Mat, u: Vec) -> Mat:
         _check(mat.top * u.top)

@@ -7,7 +7,11 @@ where the count is one of embeddings; three shapes take a special path that
 is exact and faster: K_k (and Δ) on a symmetric R by degree-ordered clique
 listing, c_4 from two-path counters, and ∨ from degrees
 (rust/src/graph/patterns.rs), recognised by the pattern's meaning, not its
-spelling (privpub.graphs.patterns).
+spelling (privpub.graphs.patterns). A query over all its variables whose
+pattern has treewidth ≤ 2 (paths, cycles, trees, diamonds) may instead be
+counted by inclusion–exclusion over homomorphism counts, each a variable
+elimination of sparse products (privpub.graphs.inclusion), when the join's
+estimated cost is higher.
 """
 
 from __future__ import annotations
@@ -73,16 +77,20 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
     graph : Graph
     query : CQ or str
         A query or its datalog text (parsed with :meth:`CQ.parse`).
-    method : {"auto", "join"}
-        ``"join"`` forces the generic join (for cross-checks); ``"auto"`` takes
-        a special path where one applies (:func:`special_path`).
+    method : {"auto", "join", "elimination"}
+        ``"join"`` forces the generic join and ``"elimination"`` the
+        inclusion–exclusion over homomorphism counts (for cross-checks; a
+        ParameterError for a query it cannot count); ``"auto"`` takes a
+        special path where one applies (:func:`special_path`), else whichever
+        of the two a cost estimate prefers.
     progress : bool or callable(done, total)
         For a generic-join count: split the first-bound variable's nodes into
         up to 64 ranges of ids (of degree ranks when symmetries are broken),
         counted by separate Rust calls (each releases
         the GIL and runs in parallel), and report after each: ``True`` shows a
         tqdm bar (silent when stderr is not a terminal), a callable gets
-        (nodes done, m). The special paths are fast and ignore it.
+        (nodes done, m). The special paths and the elimination are fast
+        and ignore it.
 
     Examples
     --------

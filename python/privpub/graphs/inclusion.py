@@ -31,18 +31,22 @@ import itertools
 
 import numpy as np
 
-from privpub.graphs.elimination import Eliminator, Overflow, TooCostly, Unsupported
+from privpub.graphs.elimination import Eliminator, Overflow, TooCostly, Unsupported, eliminable
 from privpub.graphs.graph import Graph
 from privpub.graphs.query import CQ, Const, Term, Var
 
 MAX_TERMS = 5000  # partitions past this: the join (each term is a few products)
-#: Seconds per partial assignment the join enumerates (as :func:`join_cost`
-#: bounds them), its fixed cost (relabelling by degree rank, threads), and
-#: seconds per multiplication of the elimination's products: fitted on
-#: facebook and ca-GrQc, 2 cores under load (docs/graphs.md). The join's
-#: time per assignment ranged 5–25 ns over the patterns tried (paths and
-#: stars cheapest, cycles dearest), the elimination's 2–6 ns.
-JOIN_STEP = 15e-9
+MAX_VISITS = 20_000  # steps of the partition search past this: the join (~0.1 s spent)
+#: Seconds per unit of the join's work estimate (:func:`join_cost`), its
+#: fixed cost (relabelling by degree rank, threads), and seconds per
+#: multiplication of the elimination's products: fitted on facebook, ca-GrQc
+#: and random graphs, 2 cores under load (docs/design.md). The join's time
+#: per unit ranged 0.1–15 ns over the patterns tried (diamonds and books
+#: cheapest, cycles and paws dearest), the elimination's 2–6 ns. A wrong
+#: choice costs at most ~2.5× when the join was the faster (a diamond) but up
+#: to ~100× when it was the slower (a 5-cycle on facebook: 100 s against 1 s),
+#: so the join's unit is taken from the dear end.
+JOIN_STEP = 5e-9
 JOIN_FIXED = 5e-3
 ELIMINATION_STEP = 4e-9
 #: A homomorphism count's fixed cost (Python, a few small arrays), in multiplications.
@@ -79,6 +83,9 @@ def _connected_sign(block: frozenset[int], neq: set[frozenset[int]], memo: dict)
         return memo[block]
     if len(block) == 1:
         return 1
+    if not _connected(block, neq):  # no edge set connects it: 0, without the 3^|B| sum
+        memo[block] = 0
+        return 0
     first, rest = min(block), sorted(block - {min(block)})
 
     def g(xs: frozenset[int]) -> int:
@@ -93,18 +100,33 @@ def _connected_sign(block: frozenset[int], neq: set[frozenset[int]], memo: dict)
     return value
 
 
+def _connected(block: frozenset[int], neq: set[frozenset[int]]) -> bool:
+    """Whether D's pairs inside ``block`` connect it."""
+    seen, todo = {min(block)}, [min(block)]
+    while todo:
+        x = todo.pop()
+        for y in block - seen:
+            if frozenset((x, y)) in neq:
+                seen.add(y)
+                todo.append(y)
+    return len(seen) == len(block)
+
+
 def partitions(atoms: set[tuple[int, int]], neq: set[tuple[int, int]],
                loops: bool) -> list[tuple[int, dict[int, int]]] | None:
     """(μ(π), term → representative) for each partition π with μ ≠ 0 whose
-    merge can hold (see the module notes); None past MAX_TERMS. Only terms
-    in a disequality are ever merged; a block's representative is its
-    constant if it has one, else its least variable."""
+    merge can hold (see the module notes); None past MAX_TERMS of them or
+    MAX_VISITS steps of the search (partitions with μ = 0 are searched too:
+    few disequalities over many variables). Only terms in a disequality are ever merged; a
+    block's representative is its constant if it has one, else its least
+    variable."""
     terms = sorted({t for p in neq for t in p}, key=lambda t: (t < 0, t))
     pairs = {frozenset(p) for p in neq}
     linked = {frozenset(p) for p in atoms if p[0] != p[1]}
     out: list[tuple[int, dict[int, int]]] = []
     memo: dict = {}
     blocks: list[list[int]] = []
+    visits = [0]
 
     def fits(block: list[int], t: int) -> bool:
         if t < 0 and any(s < 0 for s in block):
@@ -112,6 +134,9 @@ def partitions(atoms: set[tuple[int, int]], neq: set[tuple[int, int]],
         return loops or not any(frozenset((s, t)) in linked for s in block)
 
     def place(i: int) -> bool:
+        visits[0] += 1
+        if visits[0] > MAX_VISITS:
+            return False
         if i == len(terms):
             mu = 1
             for b in blocks:
@@ -150,6 +175,8 @@ def injective_count(graph: Graph, query: CQ, budget: float | None = None) -> int
     if shape is None:
         return None
     _, atoms, neq = shape
+    if not eliminable(atoms):  # K_4 and denser: the join (before building any partition)
+        return None
     engine = Eliminator(graph, budget)
     terms = partitions(atoms, neq, engine.loops > 0)
     if terms is None:
@@ -170,11 +197,13 @@ def injective_count(graph: Graph, query: CQ, budget: float | None = None) -> int
 
 def join_cost(graph: Graph, query: CQ, automorphisms: int) -> float:
     """An estimate of the generic join's time, in multiplications of the
-    elimination's products: a fixed cost plus the partial assignments it
-    enumerates (all variables but the last, which it counts), bounded for
-    each prefix of its order by the homomorphisms of a spanning forest of the
-    prefix (one subgoal to an earlier variable each; exact by matrix–vector
-    products), divided by the automorphisms it breaks."""
+    elimination's products: a fixed cost plus, for each variable it binds,
+    the partial assignments it extends (all variables but the last are
+    enumerated; each prefix of its order bounded by the homomorphisms of a
+    spanning forest of the prefix, one subgoal to an earlier variable each,
+    exact by matrix–vector products; divided by the automorphisms it breaks),
+    times the mean list length Σd²/Σd when the variable is bound from an
+    intersection of several lists (once otherwise)."""
     shape = coded(graph, query)
     if shape is None:
         return float("inf")
@@ -186,8 +215,16 @@ def join_cost(graph: Graph, query: CQ, automorphisms: int) -> float:
     ones = np.ones(out_tgt.size)
     fwd = sp.csr_array((ones, out_tgt.astype(np.int64), out_off.astype(np.int64)), shape=(m, m))
     bwd = sp.csr_array((ones, in_src.astype(np.int64), in_off.astype(np.int64)), shape=(m, m))
+    deg = np.diff(out_off).astype(np.float64) + np.diff(in_off).astype(np.float64)
+    mean_list = float((deg**2).sum() / max(deg.sum(), 1.0))
     order = _join_order(k, atoms)
-    work = sum(_forest_homs(order[:size], atoms, fwd, bwd, m) for size in range(1, k))
+    work = 0.0
+    for size in range(1, k):
+        nxt = order[size]
+        lists = {other for p in atoms for me, other in (p, p[::-1])
+                 if me == nxt and other != nxt and (other < 0 or other in order[:size])}
+        extend = mean_list if len(lists) > 1 else 1.0
+        work += _forest_homs(order[:size], atoms, fwd, bwd, m) * extend
     return (JOIN_FIXED + work / automorphisms * JOIN_STEP) / ELIMINATION_STEP
 
 

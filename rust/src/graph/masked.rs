@@ -13,8 +13,9 @@
 //! value per entry of F) and weighs it by unary factors as it needs.
 //!
 //! The matrices are scipy's CSR arrays (int64 offsets, indices and values);
-//! every value must be non-negative. Sums are exact: u128 with every
-//! addition checked, and each entry must fit in 63 bits (an error if not).
+//! every value must be non-negative. Sums are exact: u64 with every
+//! multiplication and addition checked, and each entry must fit in 63 bits
+//! (an error if not).
 //!
 //! # Citations
 //! * Gustavson, "Two fast algorithms for sparse matrices", ACM TOMS 1978.
@@ -77,18 +78,22 @@ impl Sparse<'_> {
     }
 
     /// (column, value) of row r.
-    fn row(&self, r: usize) -> impl Iterator<Item = (usize, u128)> + '_ {
+    fn row(&self, r: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
         let (lo, hi) = (self.indptr[r] as usize, self.indptr[r + 1] as usize);
         self.indices[lo..hi]
             .iter()
             .zip(&self.data[lo..hi])
-            .map(|(&c, &v)| (c as usize, v as u128))
+            .map(|(&c, &v)| (c as usize, v as u64))
     }
 }
 
 fn overflow() -> KernelError {
     KernelError::Shape("masked product entry overflows 63 bits".into())
 }
+
+/// Row blocks per thread: rows differ in cost (degrees are skewed), so many
+/// small blocks balance the threads.
+const BLOCKS_PER_THREAD: usize = 16;
 
 /// (L · R)(x, z) at each stored entry (x, z) of F, in F's order, for L
 /// (n × k), R (k × p), F (n × p).
@@ -109,37 +114,67 @@ pub fn masked_product(
     }
     // Fails here, not inside a worker, when the mark array cannot be had.
     drop(buffer(f.cols, 0usize, || "the mask row".into())?);
-    let rows: Vec<Vec<i64>> = (0..n)
+    let mut out = buffer(f.data.len(), 0u64, || "the masked product".into())?;
+    let r_ones = r.data.iter().all(|&v| v == 1);
+    // Disjoint slices of `out`, one per block of rows, for the threads to fill.
+    let per = n
+        .div_ceil(rayon::current_num_threads() * BLOCKS_PER_THREAD)
+        .max(1);
+    let mut blocks = Vec::new();
+    let mut rest: &mut [u64] = &mut out;
+    for lo in (0..n).step_by(per) {
+        let hi = (lo + per).min(n);
+        let len = (f.indptr[hi] - f.indptr[lo]) as usize;
+        let (block, tail) = rest.split_at_mut(len);
+        blocks.push((lo..hi, block));
+        rest = tail;
+    }
+    blocks
         .into_par_iter()
         .map_init(
             || vec![0usize; f.cols],
-            |mark, x| {
-                // mark[z] = 1 + the place of (x, z) among F's row x; 0: not in F.
-                let lo = f.indptr[x] as usize;
-                let hi = f.indptr[x + 1] as usize;
-                for (i, &z) in f.indices[lo..hi].iter().enumerate() {
-                    mark[z as usize] = i + 1;
-                }
-                let mut acc = vec![0u128; hi - lo];
-                for (y, lv) in l.row(x) {
-                    for (z, rv) in r.row(y) {
-                        let at = mark[z];
-                        if at != 0 {
-                            // lv, rv < 2^63: the product fits; the sum is checked.
-                            acc[at - 1] = acc[at - 1].checked_add(lv * rv).ok_or_else(overflow)?;
+            |mark, (rows, block)| {
+                let base = f.indptr[rows.start] as usize;
+                for x in rows {
+                    // mark[z] = 1 + the place of (x, z) in `block`; 0: not in F.
+                    let (lo, hi) = (f.indptr[x] as usize, f.indptr[x + 1] as usize);
+                    for (i, &z) in f.indices[lo..hi].iter().enumerate() {
+                        mark[z as usize] = lo - base + i + 1;
+                    }
+                    for (y, lv) in l.row(x) {
+                        let (rlo, rhi) = (r.indptr[y] as usize, r.indptr[y + 1] as usize);
+                        if r_ones {
+                            // R a relation (0/1): add lv, no multiplication.
+                            for &z in &r.indices[rlo..rhi] {
+                                let at = mark[z as usize];
+                                if at != 0 {
+                                    block[at - 1] =
+                                        block[at - 1].checked_add(lv).ok_or_else(overflow)?;
+                                }
+                            }
+                            continue;
+                        }
+                        for (z, rv) in r.row(y) {
+                            let at = mark[z];
+                            if at != 0 {
+                                let add = lv.checked_mul(rv);
+                                block[at - 1] = add
+                                    .and_then(|a| block[at - 1].checked_add(a))
+                                    .ok_or_else(overflow)?;
+                            }
                         }
                     }
+                    for &z in &f.indices[lo..hi] {
+                        mark[z as usize] = 0;
+                    }
                 }
-                for &z in &f.indices[lo..hi] {
-                    mark[z as usize] = 0;
-                }
-                acc.into_iter()
-                    .map(|v| i64::try_from(v).map_err(|_| overflow()))
-                    .collect::<Result<Vec<i64>, KernelError>>()
+                Ok(())
             },
         )
-        .collect::<Result<_, _>>()?;
-    Ok(rows.concat())
+        .collect::<Result<(), KernelError>>()?;
+    out.into_iter()
+        .map(|v| i64::try_from(v).map_err(|_| overflow()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -178,6 +213,23 @@ mod tests {
         let mut want = vec![];
         for x in 0..2 {
             for z in 0..4 {
+                if f[x][z] != 0 {
+                    want.push((0..3).map(|y| l[x][y] * r[y][z]).sum::<i64>());
+                }
+            }
+        }
+        let (l, r, f) = (csr(&l), csr(&r), csr(&f));
+        assert_eq!(masked_product(view(&l), view(&r), view(&f)), Ok(want));
+    }
+
+    #[test]
+    fn a_relation_on_the_right_agrees_with_the_dense_product() {
+        let l = vec![vec![3, 0, 2], vec![0, 5, 1]];
+        let r = vec![vec![1, 0, 1], vec![1, 1, 0], vec![0, 1, 1]];
+        let f = vec![vec![1, 1, 1], vec![0, 1, 1]];
+        let mut want = vec![];
+        for x in 0..2 {
+            for z in 0..3 {
                 if f[x][z] != 0 {
                     want.push((0..3).map(|y| l[x][y] * r[y][z]).sum::<i64>());
                 }
