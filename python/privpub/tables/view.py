@@ -180,9 +180,15 @@ class PartDigest:
 
     rows: int
     columns: Mapping[str, str]
+    #: Per row group statistics and digests (:class:`~privpub.tables.filescan.GroupStats`)
+    #: and their seal; None in a file written before them, or holding context sets.
+    groups: Sequence[Any] | None = None
+    groups_sha256: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"rows": self.rows, "columns": dict(self.columns)}
+        groups = {} if self.groups is None else {
+            "groups": [g.to_dict() for g in self.groups], "groups_sha256": self.groups_sha256}
+        return {"rows": self.rows, "columns": dict(self.columns), **groups}
 
     def check(self, found: PartDigest, where: str) -> None:
         """``found`` (a pass over some of the columns) must be this: an ArtifactError
@@ -304,9 +310,21 @@ class TableView:
     def count(self, condition: Any) -> int:
         """Rows satisfying ``condition`` (a :class:`~privpub.counting.query.Condition`
         over at least one attribute), counted batch by batch."""
-        names = list(condition.attributes)
-        return sum(condition.count_digits(batch, len(batch[names[0]]))
-                   for batch in self.batches(names))
+        return self.count_many([condition])[0]
+
+    def count_many(self, conditions: Sequence[Any]) -> list[int]:
+        """:meth:`count` of each condition, in one pass over the columns they read."""
+        names = [n for n in self.schema.names if any(n in c.attributes for c in conditions)]
+        totals = [0] * len(conditions)
+        for batch in self.counting_batches(names):
+            rows = len(batch[names[0]])
+            totals = [t + c.count_digits(batch, rows) for t, c in zip(totals, conditions,
+                                                                      strict=True)]
+        return totals
+
+    def counting_batches(self, attributes: Sequence[str]) -> Iterator[Digits]:
+        """:meth:`batches`, for a pass that counts (a file may read them faster)."""
+        return self.batches(attributes)
 
 
 class MemoryView(TableView):
@@ -419,6 +437,38 @@ class FileView(TableView):
                 raise ArtifactError(f"{self.path!r}: {read:,} rows read, its metadata says "
                                     f"{self.rows:,}")
             self._rows_checked = True
+
+    def scan_parts(self) -> list[Any] | None:
+        """The part files with their row groups' statistics
+        (:class:`~privpub.tables.filescan.Part`), or None when a part has none
+        (an older file, or one holding context sets): counted by full passes."""
+        if (self.label is not None or self.expected is None
+                or any(p.groups is None for p in self.expected)):
+            return None
+        from privpub.tables.filescan import Part  # filescan builds on this module
+
+        return [Part(f, self.where(i), p.groups)
+                for i, (f, p) in enumerate(zip(self.files, self.expected, strict=True))]
+
+    def count_many(self, conditions: Sequence[Any]) -> list[int]:
+        """Counts by row group where the file has statistics (skip, count whole or
+        read: :mod:`privpub.tables.filescan` says what that checks), else one full pass."""
+        parts = self.scan_parts()
+        if parts is None:
+            return super().count_many(conditions)
+        from privpub.tables.filescan import count_parts
+
+        return count_parts(self.schema, parts, conditions)
+
+    def counting_batches(self, attributes: Sequence[str]) -> Iterator[Digits]:
+        """Row groups read ahead on both cores and checked group by group, where the
+        file has statistics (:func:`~privpub.tables.filescan.group_batches`)."""
+        parts = self.scan_parts()
+        if parts is None:
+            return self.batches(attributes)
+        from privpub.tables.filescan import group_batches
+
+        return group_batches(self.schema, parts, attributes)
 
     def checked_len(self) -> int:
         if self.expected is not None and not self._rows_checked:
