@@ -12,8 +12,9 @@ their ranges narrow.
 
 A count (:func:`count_parts`) decides a condition over each group's box of
 index ranges from the condition's truth table over its attributes
-(:meth:`~privpub.counting.query.Condition.truth_table`; Kleene's three-valued
-logic over its atoms' tables when the whole table is too large): false on every
+(:meth:`~privpub.counting.query.Condition.truth_table`; when that is too large,
+Kleene's three-valued logic over its atoms' tables, and an atom on one huge
+integer range by its intervals of values, as the domain count does): false on every
 tuple of the box, the group is skipped; true on every tuple, its row count is
 added unread; otherwise only the condition's columns of that group are read
 (groups in parallel on a thread pool; pyarrow, the SHA-256 and the Rust
@@ -59,6 +60,7 @@ import pyarrow.parquet as pq
 
 from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
+from privpub.counting import intervals
 from privpub.counting.query import PROJECTION_LIMIT
 from privpub.tables.schema import Schema
 from privpub.tables.view import CHUNK_ROWS, Digits, PartDigest, file_digits, index_width
@@ -233,7 +235,7 @@ def _kleene(condition: Any, formula: tuple, ranges: Mapping[str, tuple[int, int]
         atom = condition.atoms[formula[1]]
         table = condition.atom_table(formula[1], PROJECTION_LIMIT)
         if table is None:
-            return READ
+            return _interval_verdict(condition.schema, atom, ranges)
         return _verdict(_within(table, atom.attributes, condition.schema,
                                 [ranges[a] for a in atom.attributes]))
     if kind == "not":
@@ -244,6 +246,20 @@ def _kleene(condition: Any, formula: tuple, ranges: Mapping[str, tuple[int, int]
     if absorbing in parts:
         return absorbing
     return neutral if all(p == neutral for p in parts) else READ
+
+
+def _interval_verdict(schema: Schema, atom: Any, ranges: Mapping[str, tuple[int, int]]) -> int:
+    """An atom on one integer range too large for a table (a timestamp, an id):
+    the values of its box satisfying it, as intervals (:mod:`privpub.counting.intervals`,
+    as the domain count does); READ when the atom is not a comparison with constants."""
+    if len(atom.attributes) != 1 or not hasattr(schema[atom.attributes[0]], "lo"):
+        return READ
+    attr, (lo, hi) = schema[atom.attributes[0]], ranges[atom.attributes[0]]
+    found = intervals.of_atom(atom.node, attr.name, attr.lo + lo, attr.lo + hi)
+    if found is None:
+        return READ
+    held = intervals.size(found)
+    return SKIP if held == 0 else WHOLE if held == hi - lo + 1 else READ
 
 
 # ---- counting --------------------------------------------------------------------------------
