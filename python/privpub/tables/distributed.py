@@ -44,7 +44,7 @@ from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.query import QueryLike
-from privpub.tables.filescan import GroupRecorder, Part, count_parts
+from privpub.tables.filescan import GroupRecorder, Part, PrunedFileView, count_parts
 from privpub.tables.partsview import PartsView
 from privpub.tables.published import KIND, PublishedView
 from privpub.tables.records import (
@@ -430,7 +430,7 @@ def _count_part(schema: Schema, part: Part, conditions: Sequence[Any]) -> list[i
     return count_parts(schema, [part], conditions)
 
 
-class DaskView(FileView):
+class DaskView(PrunedFileView):
     """A view file, or a Dask release's directory, whose counts run as Dask
     tasks (one per part file; the client in use, if any, schedules them).
     Where the parts have row-group statistics, each task counts its part by

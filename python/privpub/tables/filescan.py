@@ -63,7 +63,14 @@ from privpub.core.errors import ArtifactError
 from privpub.counting import intervals
 from privpub.counting.query import PROJECTION_LIMIT
 from privpub.tables.schema import Schema
-from privpub.tables.view import CHUNK_ROWS, Digits, PartDigest, file_digits, index_width
+from privpub.tables.view import (
+    CHUNK_ROWS,
+    Digits,
+    FileView,
+    PartDigest,
+    file_digits,
+    index_width,
+)
 
 #: Decisions of a condition over a row group.
 SKIP, WHOLE, READ = 0, 1, 2
@@ -363,3 +370,34 @@ def _run(function: Callable[[Any], Any], tasks: Sequence[Any],
             pending.append(pool.submit(function, ahead))
         for future in pending:
             yield future.result()
+
+
+# ---- the view ---------------------------------------------------------------------------------
+
+
+class PrunedFileView(FileView):
+    """A :class:`~privpub.tables.view.FileView` whose counts go by row group
+    where its parts have statistics (:func:`count_parts`), and whose counting
+    passes read groups ahead on both cores (:func:`group_batches`); a file
+    without them is counted by the full pass, as by a FileView."""
+
+    def scan_parts(self) -> list[Part] | None:
+        """The part files with their row groups' statistics, or None when a
+        part has none (an older file, or one holding context sets)."""
+        if (self.label is not None or self.expected is None
+                or any(p.groups is None for p in self.expected)):
+            return None
+        return [Part(f, self.where(i), p.groups)
+                for i, (f, p) in enumerate(zip(self.files, self.expected, strict=True))]
+
+    def count_many(self, conditions: Sequence[Any]) -> list[int]:
+        parts = self.scan_parts()
+        if parts is None:
+            return super().count_many(conditions)
+        return count_parts(self.schema, parts, conditions)
+
+    def counting_batches(self, attributes: Sequence[str]) -> Iterator[Digits]:
+        parts = self.scan_parts()
+        if parts is None:
+            return self.batches(attributes)
+        return group_batches(self.schema, parts, attributes)

@@ -50,7 +50,12 @@ from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.tables.confidence import LEVEL, check_level
 from privpub.tables.cover import budgeted_cover, sum_down
-from privpub.tables.filescan import GroupRecorder, stored_groups, usable_groups
+from privpub.tables.filescan import (
+    GroupRecorder,
+    PrunedFileView,
+    stored_groups,
+    usable_groups,
+)
 from privpub.tables.records import counted, isin_sorted
 from privpub.tables.schema import Schema
 from privpub.tables.view import (
@@ -254,7 +259,8 @@ class PublishedView(Release):
         if context_sizes and os.path.isdir(where):
             raise ArtifactError(f"{where!r}: a directory release holds no context sets, its "
                                 f"metadata lists {shown(sorted(context_sizes))}")
-        view_rows = FileView(schema, where, rows, parts, "" if context_sizes else None)
+        view_rows = PrunedFileView(schema, where, rows, parts,
+                                   "" if context_sizes else None)
         for index, file in enumerate(files):
             sizes = _check_file(file, view_rows.where(index), schema, bool(context_sizes),
                                 parts[index].rows + sum(context_sizes.values()))

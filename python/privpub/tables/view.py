@@ -438,38 +438,6 @@ class FileView(TableView):
                                     f"{self.rows:,}")
             self._rows_checked = True
 
-    def scan_parts(self) -> list[Any] | None:
-        """The part files with their row groups' statistics
-        (:class:`~privpub.tables.filescan.Part`), or None when a part has none
-        (an older file, or one holding context sets): counted by full passes."""
-        if (self.label is not None or self.expected is None
-                or any(p.groups is None for p in self.expected)):
-            return None
-        from privpub.tables.filescan import Part  # filescan builds on this module
-
-        return [Part(f, self.where(i), p.groups)
-                for i, (f, p) in enumerate(zip(self.files, self.expected, strict=True))]
-
-    def count_many(self, conditions: Sequence[Any]) -> list[int]:
-        """Counts by row group where the file has statistics (skip, count whole or
-        read: :mod:`privpub.tables.filescan` says what that checks), else one full pass."""
-        parts = self.scan_parts()
-        if parts is None:
-            return super().count_many(conditions)
-        from privpub.tables.filescan import count_parts
-
-        return count_parts(self.schema, parts, conditions)
-
-    def counting_batches(self, attributes: Sequence[str]) -> Iterator[Digits]:
-        """Row groups read ahead on both cores and checked group by group, where the
-        file has statistics (:func:`~privpub.tables.filescan.group_batches`)."""
-        parts = self.scan_parts()
-        if parts is None:
-            return self.batches(attributes)
-        from privpub.tables.filescan import group_batches
-
-        return group_batches(self.schema, parts, attributes)
-
     def checked_len(self) -> int:
         if self.expected is not None and not self._rows_checked:
             narrowest = min(self.schema.names,
