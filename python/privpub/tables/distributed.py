@@ -44,7 +44,8 @@ from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.query import QueryLike
-from privpub.tables.filescan import GroupRecorder, Part, PrunedFileView, count_parts
+from privpub.tables.filescan import Part, PrunedFileView, count_parts
+from privpub.tables.groupstats import GroupRecorder
 from privpub.tables.partsview import PartsView
 from privpub.tables.published import KIND, PublishedView
 from privpub.tables.records import (

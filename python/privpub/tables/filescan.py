@@ -2,13 +2,10 @@
 
 A view file privpub writes (:func:`~privpub.tables.published.write_view`, a Dask
 release's parts) records in its own metadata, for every row group of every part
-file (:class:`GroupStats`, in the part's entry of the ``digest`` document): its
-row count, per attribute the least and greatest *domain index* its rows hold,
-and per column the SHA-256 of the group's domain indices (the part digest's
-algorithm, :class:`~privpub.tables.view.Digest`, over the group's rows alone).
-The list is sealed by the SHA-256 of its canonical JSON (``groups_sha256``).
-The view is written in code order, so the leading attributes are clustered and
-their ranges narrow.
+file (:mod:`privpub.tables.groupstats`): its row count, per attribute the least
+and greatest *domain index* its rows hold, and per column the SHA-256 of the
+group's domain indices; the list sealed. The view is written in code order,
+so the leading attributes are clustered and their ranges narrow.
 
 A count (:func:`count_parts`) decides a condition over each group's box of
 index ranges from the condition's truth table over its attributes
@@ -46,150 +43,28 @@ are counted by the full pass, which checks the part digests.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
 from privpub.counting import intervals
 from privpub.counting.query import PROJECTION_LIMIT
+from privpub.tables import pages
+from privpub.tables.groupstats import GroupStats
 from privpub.tables.schema import Schema
-from privpub.tables.view import (
-    CHUNK_ROWS,
-    Digits,
-    FileView,
-    PartDigest,
-    file_digits,
-    index_width,
-)
+from privpub.tables.view import Digits, FileView, file_digits, index_width
 
 #: Decisions of a condition over a row group.
 SKIP, WHOLE, READ = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class GroupStats:
-    """One row group: its rows, per attribute (schema order) the least and
-    greatest domain index (None for an empty group), per column the SHA-256 of
-    its domain indices (as :class:`~privpub.tables.view.Digest`)."""
-
-    rows: int
-    low: tuple[int, ...] | None
-    high: tuple[int, ...] | None
-    columns: Mapping[str, str]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"rows": self.rows, "low": None if self.low is None else list(self.low),
-                "high": None if self.high is None else list(self.high),
-                "columns": dict(self.columns)}
-
-
-def seal(groups: Sequence[GroupStats]) -> str:
-    """SHA-256 of the groups' canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps([g.to_dict() for g in groups], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-class GroupRecorder:
-    """The writer's side: :class:`GroupStats` of the row groups a
-    ``ParquetWriter.write_batch(batch, row_group_size=group_rows)`` call makes
-    of each batch (pyarrow starts a group at every call and cuts the batch
-    every ``group_rows`` rows; an empty batch is an empty group). Open checks
-    that they are the file's groups (:func:`usable_groups`)."""
-
-    def __init__(self, schema: Schema, group_rows: int = CHUNK_ROWS):
-        self.schema, self.group_rows = schema, group_rows
-        self.dtypes = [index_width(a.size).newbyteorder("<") for a in schema]
-        self.groups: list[GroupStats] = []
-
-    def add(self, batch: Digits) -> Digits:
-        """Record the groups of one written batch (returned unchanged)."""
-        rows = len(batch[self.schema.names[0]])
-        for start in range(0, max(rows, 1), self.group_rows):
-            part = [np.ascontiguousarray(batch[n][start:start + self.group_rows], dtype=t)
-                    for n, t in zip(self.schema.names, self.dtypes, strict=True)]
-            size = len(part[0])
-            self.groups.append(GroupStats(
-                size, tuple(int(d.min()) for d in part) if size else None,
-                tuple(int(d.max()) for d in part) if size else None,
-                {n: hashlib.sha256(d).hexdigest()
-                 for n, d in zip(self.schema.names, part, strict=True)}))
-        return batch
-
-    def attach(self, part: PartDigest) -> PartDigest:
-        """The part's digest with these groups (and their seal) added."""
-        return replace(part, groups=tuple(self.groups), groups_sha256=seal(self.groups))
-
-
-# ---- reading the stats back -------------------------------------------------------------------
-
-
-def stored_groups(part: Mapping[str, Any], name: str, schema: Schema,
-                  where: str) -> tuple[GroupStats, ...] | None:
-    """The groups of a part's digest entry ``part`` (None when it has none: an
-    older file), checked within bounds: an ArtifactError naming the field otherwise."""
-    if "groups" not in part and "groups_sha256" not in part:
-        return None
-    value, sealed = part.get("groups"), part.get("groups_sha256")
-    if not isinstance(value, list):
-        raise ArtifactError(f"{where}: field '{name}.groups' must be a list, got "
-                            f"{type(value).__name__}")
-    groups = tuple(_group(g, f"{name}.groups[{i}]", schema, where) for i, g in enumerate(value))
-    if sealed != seal(groups):
-        raise ArtifactError(f"{where}: field '{name}.groups_sha256' = {shown(sealed)} does not "
-                            "match its row groups' statistics; they were damaged or edited")
-    return groups
-
-
-def _group(value: Any, name: str, schema: Schema, where: str) -> GroupStats:
-    if not isinstance(value, dict) or set(value) != {"rows", "low", "high", "columns"}:
-        raise ArtifactError(f"{where}: field {name!r} must be an object with rows, low, high "
-                            f"and columns, got {shown(value)}")
-    rows = value["rows"]
-    if type(rows) is not int or rows < 0:
-        raise ArtifactError(f"{where}: field '{name}.rows' must be a count, got {shown(rows)}")
-    bounds = []
-    for side in ("low", "high"):
-        found = value[side]
-        if rows == 0 and found is None:
-            bounds.append(None)
-            continue
-        if (not isinstance(found, list) or len(found) != len(schema)
-                or any(type(v) is not int or not 0 <= v < a.size
-                       for v, a in zip(found, schema, strict=True))):
-            raise ArtifactError(f"{where}: field '{name}.{side}' must list one domain index "
-                                f"per attribute ({len(schema)}), got {shown(found)}")
-        bounds.append(tuple(found))
-    low, high = bounds
-    if low is not None and any(a > b for a, b in zip(low, high, strict=True)):
-        raise ArtifactError(f"{where}: field {name!r}: a low index is above its high one")
-    columns = value["columns"]
-    if (not isinstance(columns, dict) or set(columns) != set(schema.names)
-            or not all(isinstance(h, str) and len(h) == 64 for h in columns.values())):
-        raise ArtifactError(f"{where}: field '{name}.columns' must give a SHA-256 digest for "
-                            "each of the schema's columns")
-    return GroupStats(rows, low, high, columns)
-
-
-def usable_groups(part: PartDigest, sizes: Sequence[int]) -> PartDigest:
-    """``part``, without its groups unless they are the file's row groups
-    (``sizes``), row for row, and hold the part's rows: statistics of other
-    groups (a file rewritten with another row-group size, or row counts edited
-    in the metadata) are not used, and the file is counted by full passes,
-    which check the part's digest and rows."""
-    if part.groups is None or ([g.rows for g in part.groups] == list(sizes)
-                               and sum(sizes) == part.rows):
-        return part
-    return replace(part, groups=None, groups_sha256=None)
 
 
 # ---- deciding a condition over a group ----------------------------------------------------------
@@ -301,11 +176,13 @@ def count_parts(schema: Schema, parts: Sequence[Part], conditions: Sequence[Any]
             if undecided:
                 tasks.append((part, g, undecided))
 
+    footers = _footers({task[0].path for task in tasks})
+
     def count_group(task: tuple[Part, int, list[int]]) -> list[tuple[int, int]]:
         part, g, undecided = task
         names = [n for n in schema.names
                  if any(n in conditions[i].attributes for i in undecided)]
-        digits = read_group(schema, part, g, names)
+        digits = read_group(schema, part, g, names, footers.get(part.path))
         rows = part.groups[g].rows
         return [(i, conditions[i].count_digits(digits, rows)) for i in undecided]
 
@@ -320,13 +197,62 @@ def group_batches(schema: Schema, parts: Sequence[Part], names: Sequence[str],
     """Every group's ``names`` columns in order, read (and checked) ahead on a thread
     pool, at most two groups per worker held at once."""
     tasks = [(part, g) for part in parts for g in range(len(part.groups))]
-    yield from _run(lambda task: read_group(schema, task[0], task[1], names), tasks, workers)
+    footers = _footers({part.path for part in parts})
+    yield from _run(lambda task: read_group(schema, task[0], task[1], names,
+                                            footers.get(task[0].path)), tasks, workers)
 
 
-def read_group(schema: Schema, part: Part, g: int, names: Sequence[str]) -> Digits:
+def _footers(paths: set[str]) -> dict[str, pq.FileMetaData]:
+    """Each file's footer, read once for a pass (one that cannot be read is left
+    out: reading its groups says what is wrong)."""
+    found = {}
+    for path in paths:
+        with contextlib.suppress(OSError, pa.ArrowException):
+            found[path] = pq.read_metadata(path)
+    return found
+
+
+def read_group(schema: Schema, part: Part, g: int, names: Sequence[str],
+               meta: pq.FileMetaData | None = None) -> Digits:
     """Group ``g``'s domain indices of ``names``, checked against its stats: its
-    rows, each column's SHA-256 and range; an ArtifactError naming the group otherwise."""
-    stats, where = part.groups[g], f"{part.where}, row group {g}"
+    rows, each column's SHA-256 and range; an ArtifactError naming the group
+    otherwise. Columns are decoded by :mod:`privpub.tables.pages` where it
+    can (``meta``: the file's footer, read once per count), by pyarrow otherwise
+    or when those digits do not match (so that reader is never trusted)."""
+    where = f"{part.where}, row group {g}"
+    try:
+        meta = pq.read_metadata(part.path) if meta is None else meta
+        index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+        fd = os.open(part.path, os.O_RDONLY)
+    except (OSError, pa.ArrowException):
+        fd = None  # pyarrow reads every column, and says what is wrong
+    fast: Digits = {}
+    if fd is not None:
+        try:
+            for name in names:
+                if name in index:
+                    found = pages.read_column(schema, fd, meta, g, index[name], name, where)
+                    if found is not None:
+                        fast[name] = found
+        finally:
+            os.close(fd)
+    rest = [n for n in names if n not in fast]
+    digits = {**fast, **(_arrow_group(schema, part, g, rest, where) if rest else {})}
+    for name in names:
+        if not _matches(schema, part.groups[g], name, digits[name], where):
+            if name in fast:  # not this reader's word against the digest: pyarrow's
+                digits[name] = _arrow_group(schema, part, g, [name], where)[name]
+            if name not in fast or not _matches(schema, part.groups[g], name, digits[name],
+                                                where):
+                raise ArtifactError(f"{where}: column {name!r} does not match the digest in "
+                                    "its metadata; its values were edited or reordered, or "
+                                    "come from another file")
+    return digits
+
+
+def _arrow_group(schema: Schema, part: Part, g: int, names: Sequence[str],
+                 where: str) -> Digits:
+    stats = part.groups[g]
     try:
         # Dictionary columns as dictionaries with the reader's own int32 indices (a
         # cast to the written int8 or int16 would cost a fifth of the read).
@@ -338,21 +264,22 @@ def read_group(schema: Schema, part: Part, g: int, names: Sequence[str]) -> Digi
     if table.num_rows != stats.rows:
         raise ArtifactError(f"{where} holds {table.num_rows:,} rows but its metadata says "
                             f"{stats.rows:,}")
-    digits = file_digits(schema, table, names, where)
-    for name in names:
-        column = np.ascontiguousarray(digits[name],
-                                      dtype=index_width(schema[name].size).newbyteorder("<"))
-        if hashlib.sha256(column).hexdigest() != stats.columns[name]:
-            raise ArtifactError(f"{where}: column {name!r} does not match the digest in its "
-                                "metadata; its values were edited or reordered, or come "
-                                "from another file")
-        j = schema.names.index(name)
-        if stats.rows and (int(column.min()) != stats.low[j] or
-                           int(column.max()) != stats.high[j]):
-            raise ArtifactError(f"{where}: column {name!r} holds indices "
-                                f"{int(column.min())}..{int(column.max())} but its metadata "
-                                f"says {stats.low[j]}..{stats.high[j]}")
-    return digits
+    return file_digits(schema, table, names, where)
+
+
+def _matches(schema: Schema, stats: GroupStats, name: str, digits: np.ndarray,
+             where: str) -> bool:
+    """Whether a column's digits have the group's digest; digits that do but lie
+    outside the stored range are an ArtifactError (the stats were forged)."""
+    column = np.ascontiguousarray(digits, dtype=index_width(schema[name].size).newbyteorder("<"))
+    if len(column) != stats.rows or hashlib.sha256(column).hexdigest() != stats.columns[name]:
+        return False
+    j = schema.names.index(name)
+    if stats.rows and (int(column.min()) != stats.low[j] or int(column.max()) != stats.high[j]):
+        raise ArtifactError(f"{where}: column {name!r} holds indices "
+                            f"{int(column.min())}..{int(column.max())} but its metadata "
+                            f"says {stats.low[j]}..{stats.high[j]}")
+    return True
 
 
 def _run(function: Callable[[Any], Any], tasks: Sequence[Any],

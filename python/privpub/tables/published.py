@@ -50,12 +50,8 @@ from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.tables.confidence import LEVEL, check_level
 from privpub.tables.cover import budgeted_cover, sum_down
-from privpub.tables.filescan import (
-    GroupRecorder,
-    PrunedFileView,
-    stored_groups,
-    usable_groups,
-)
+from privpub.tables.filescan import PrunedFileView
+from privpub.tables.groupstats import GroupRecorder, stored_groups, usable_groups
 from privpub.tables.records import counted, isin_sorted
 from privpub.tables.schema import Schema
 from privpub.tables.view import (

@@ -2,7 +2,7 @@
 
 use super::{shape_err, to_py};
 use crate::error::{buffer, KernelError};
-use crate::{columns, encode};
+use crate::{columns, encode, hybrid};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -201,4 +201,23 @@ pub(crate) fn count_in_table(
     let table = table.as_slice()?;
     py.detach(|| columns::count_in_table(&values, &radices, table))
         .map_err(|e| to_py(py, e))
+}
+
+/// Domain indices of a dictionary-encoded Parquet page's values (the RLE /
+/// bit-packed hybrid after the bit-width byte), each dictionary index mapped
+/// through `remap`, in the signed type of `width` bits.
+#[pyfunction]
+pub(crate) fn decode_dictionary<'py>(
+    py: Python<'py>,
+    data: PyReadonlyArray1<'py, u8>,
+    bit_width: u32,
+    count: usize,
+    remap: PyReadonlyArray1<'py, i64>,
+    width: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (data, remap) = (data.as_slice()?, remap.as_slice()?);
+    let out = py
+        .detach(|| hybrid::decode_dictionary(data, bit_width, count, remap, width))
+        .map_err(|e| to_py(py, e))?;
+    Ok(digit_array(py, out))
 }
