@@ -449,12 +449,12 @@ def test_a_wrong_page_reader_is_never_trusted(sorted_by_age, monkeypatch):
     from privpub.tables import pages
 
     view, path = sorted_by_age
-    original = _core.decode_dictionary
+    original = _core.decode_data_pages
 
-    def off_by_one(data, bit_width, count, remap, width):
-        return original(data, bit_width, count, np.roll(remap, 1), width)
+    def off_by_one(data, snappy, nullable, remap, width, rows):
+        return original(data, snappy, nullable, np.roll(remap, 1), width, rows)
 
-    monkeypatch.setattr(pages._core, "decode_dictionary", off_by_one)
+    monkeypatch.setattr(pages._core, "decode_data_pages", off_by_one)
     queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150')"]
     assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
         [view.count(q) for q in queries]

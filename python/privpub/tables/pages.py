@@ -4,11 +4,11 @@ pyarrow reads a dictionary column of a million rows in ~4 ms, most of it
 building an Arrow dictionary array, then privpub remaps its indices. The
 columns privpub writes are simple: a dictionary page (PLAIN) and data pages
 (v1, RLE_DICTIONARY, no nulls), Snappy or uncompressed. For those, this
-module parses the page headers (Thrift compact protocol, a few fields), lets
-pyarrow decompress each page, maps the dictionary to domain indices once
-(:func:`~privpub.tables.view.file_digits`: the same checks as any read) and
-decodes the values in Rust through that map (``_core.decode_dictionary``):
-the digits come out in one pass.
+module reads the dictionary page (Thrift compact header parsed here, pyarrow
+decompresses it), maps the dictionary to domain indices once
+(:func:`~privpub.tables.view.file_digits`: the same checks as any read), and
+decodes the data pages in Rust through that map (``_core.decode_data_pages``:
+headers, Snappy, definition levels and values in one call per column chunk).
 
 Anything else (another page type, encoding, codec or physical type, nulls,
 a header it cannot parse) gives None, and the caller reads the column with
@@ -31,8 +31,8 @@ from privpub.core.errors import PrivpubError
 from privpub.tables.schema import Schema
 from privpub.tables.view import file_digits, index_width
 
-_DATA_PAGE, _DICTIONARY_PAGE = 0, 2
-_PLAIN, _PLAIN_DICTIONARY, _RLE, _RLE_DICTIONARY = 0, 2, 3, 8
+_DICTIONARY_PAGE = 2
+_PLAIN, _PLAIN_DICTIONARY = 0, 2
 _CODECS = {"UNCOMPRESSED": None, "SNAPPY": "snappy"}
 
 
@@ -124,46 +124,23 @@ def read_column(schema: Schema, fd: int, meta: object, group: int, column: int, 
 
 
 def _decode(schema: Schema, data: bytes, codec: str | None, physical: str, name: str,
-            nullable: bool, rows: int, where: str) -> np.ndarray | None:
-    attr = schema[name]
-    width = index_width(attr.size)
-    remap, pieces, pos = None, [], 0
-    while pos < len(data):
-        header = _Compact(data, pos)
-        page = header.struct()
-        pos = header.pos
-        size = page.get(3)
-        if not isinstance(size, int) or size < 0 or pos + size > len(data):
-            raise _Unknown("page size")
-        body = _body(data[pos:pos + size], codec, page.get(2))
-        pos += size
-        if page.get(1) == _DICTIONARY_PAGE and remap is None:
-            info = page.get(7)
-            if not isinstance(info, dict) or info.get(2) not in (_PLAIN, _PLAIN_DICTIONARY):
-                raise _Unknown("dictionary encoding")
-            values = _plain(body, physical, info.get(1))
-            remap = file_digits(schema, pa.table({name: values}), [name], where)[name]
-            remap = np.ascontiguousarray(remap, dtype=np.int64)
-        elif page.get(1) == _DATA_PAGE and remap is not None:
-            info = page.get(5)
-            if not isinstance(info, dict) or info.get(2) not in (_PLAIN_DICTIONARY,
-                                                                 _RLE_DICTIONARY):
-                raise _Unknown("data page encoding")
-            count = info.get(1)
-            at = 0
-            if nullable:  # every value defined: one RLE run of `count` ones
-                length = struct.unpack_from("<I", body, 0)[0]
-                if body[4:4 + length] != _uleb128(count << 1) + b"\x01":
-                    raise _Unknown("nulls, or definition levels in another form")
-                at = 4 + length
-            pieces.append(_core.decode_dictionary(np.frombuffer(body, np.uint8, offset=at + 1),
-                                                  body[at], count, remap, width.itemsize * 8))
-        else:
-            raise _Unknown("page type")
-    digits = pieces[0] if len(pieces) == 1 else np.concatenate(pieces) if pieces else None
-    if digits is None or len(digits) != rows:
-        raise _Unknown("rows")
-    return digits
+            nullable: bool, rows: int, where: str) -> np.ndarray:
+    """The dictionary page here (its values mapped to domain indices with the
+    checks of any read), the data pages in Rust (``_core.decode_data_pages``)."""
+    header = _Compact(data, 0)
+    page = header.struct()
+    size, info = page.get(3), page.get(7)
+    if page.get(1) != _DICTIONARY_PAGE or not isinstance(info, dict) or \
+            info.get(2) not in (_PLAIN, _PLAIN_DICTIONARY) or not isinstance(size, int) or \
+            not 0 <= size <= len(data) - header.pos:
+        raise _Unknown("dictionary page")
+    body = _body(data[header.pos:header.pos + size], codec, page.get(2))
+    values = _plain(body, physical, info.get(1))
+    remap = file_digits(schema, pa.table({name: values}), [name], where)[name]
+    width = index_width(schema[name].size).itemsize * 8
+    return _core.decode_data_pages(np.frombuffer(data, np.uint8, offset=header.pos + size),
+                                   codec is not None, nullable,
+                                   np.ascontiguousarray(remap, dtype=np.int64), width, rows)
 
 
 def _body(raw: bytes, codec: str | None, uncompressed: object) -> bytes:
@@ -187,13 +164,3 @@ def _plain(body: bytes, physical: str, count: object) -> pa.Array:
         values.append(body[pos + 4:pos + 4 + length].decode("utf-8"))
         pos += 4 + length
     return pa.array(values, pa.string())
-
-
-def _uleb128(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = value & 0x7F
-        value >>= 7
-        out.append(b | (0x80 if value else 0))
-        if not value:
-            return bytes(out)

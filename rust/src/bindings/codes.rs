@@ -203,21 +203,22 @@ pub(crate) fn count_in_table(
         .map_err(|e| to_py(py, e))
 }
 
-/// Domain indices of a dictionary-encoded Parquet page's values (the RLE /
-/// bit-packed hybrid after the bit-width byte), each dictionary index mapped
-/// through `remap`, in the signed type of `width` bits.
+/// Domain indices of a Parquet column chunk's data pages (the bytes after its
+/// dictionary page; `snappy` when Snappy-compressed), each dictionary index
+/// mapped through `remap`, `rows` of them in the signed type of `width` bits.
 #[pyfunction]
-pub(crate) fn decode_dictionary<'py>(
+pub(crate) fn decode_data_pages<'py>(
     py: Python<'py>,
     data: PyReadonlyArray1<'py, u8>,
-    bit_width: u32,
-    count: usize,
+    snappy: bool,
+    nullable: bool,
     remap: PyReadonlyArray1<'py, i64>,
     width: u32,
+    rows: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (data, remap) = (data.as_slice()?, remap.as_slice()?);
     let out = py
-        .detach(|| hybrid::decode_dictionary(data, bit_width, count, remap, width))
+        .detach(|| hybrid::decode_data_pages(data, snappy, nullable, remap, width, rows))
         .map_err(|e| to_py(py, e))?;
     Ok(digit_array(py, out))
 }
