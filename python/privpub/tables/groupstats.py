@@ -5,8 +5,8 @@ For every row group of every part file, in the part's entry of the metadata's
 ``digest`` document: its row count, per attribute the least and greatest
 domain index its rows hold, and per column the SHA-256 of the group's domain
 indices (the part digest's algorithm, :class:`~privpub.tables.view.Digest`,
-over the group's rows alone); the list sealed by the SHA-256 of its canonical
-JSON (``groups_sha256``). Written by :class:`GroupRecorder` in the writer's
+over the group's rows alone); the list sealed by one SHA-256 (:func:`seal`,
+``groups_sha256``). Written by :class:`GroupRecorder` in the writer's
 pass, parsed within bounds and checked against the seal on open
 (:func:`stored_groups`), used only when they describe the file's row groups
 (:func:`usable_groups`).
@@ -15,7 +15,6 @@ pass, parsed within bounds and checked against the seal on open
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -45,10 +44,17 @@ class GroupStats:
                 "columns": dict(self.columns)}
 
 
-def seal(groups: Sequence[GroupStats]) -> str:
-    """SHA-256 of the groups' canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps([g.to_dict() for g in groups], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+def seal(groups: Sequence[GroupStats], names: Sequence[str]) -> str:
+    """SHA-256 of the groups in a fixed binary form: each group's rows, low and
+    high indices (−1 for an empty group's) as 16-byte little-endian signed
+    integers (a domain index may pass 2^63), then every group's column digests
+    in the order of ``names`` (the schema's), as ASCII."""
+    k = len(names)
+    found = hashlib.sha256(b"".join(
+        v.to_bytes(16, "little", signed=True)
+        for g in groups for v in (g.rows, *(g.low or (-1,) * k), *(g.high or (-1,) * k))))
+    found.update("".join(g.columns[n] for g in groups for n in names).encode("ascii", "replace"))
+    return found.hexdigest()
 
 
 class GroupRecorder:
@@ -79,7 +85,8 @@ class GroupRecorder:
 
     def attach(self, part: PartDigest) -> PartDigest:
         """The part's digest with these groups (and their seal) added."""
-        return replace(part, groups=tuple(self.groups), groups_sha256=seal(self.groups))
+        return replace(part, groups=tuple(self.groups),
+                       groups_sha256=seal(self.groups, self.schema.names))
 
 
 # ---- reading the stats back -------------------------------------------------------------------
@@ -96,7 +103,7 @@ def stored_groups(part: Mapping[str, Any], name: str, schema: Schema,
         raise ArtifactError(f"{where}: field '{name}.groups' must be a list, got "
                             f"{type(value).__name__}")
     groups = tuple(_group(g, f"{name}.groups[{i}]", schema, where) for i, g in enumerate(value))
-    if sealed != seal(groups):
+    if sealed != seal(groups, schema.names):
         raise ArtifactError(f"{where}: field '{name}.groups_sha256' = {shown(sealed)} does not "
                             "match its row groups' statistics; they were damaged or edited")
     return groups
@@ -107,7 +114,7 @@ def _group(value: Any, name: str, schema: Schema, where: str) -> GroupStats:
         raise ArtifactError(f"{where}: field {name!r} must be an object with rows, low, high "
                             f"and columns, got {shown(value)}")
     rows = value["rows"]
-    if type(rows) is not int or rows < 0:
+    if type(rows) is not int or not 0 <= rows < 2**63:
         raise ArtifactError(f"{where}: field '{name}.rows' must be a count, got {shown(rows)}")
     bounds = []
     for side in ("low", "high"):
