@@ -221,8 +221,10 @@ class PublishedView(Release):
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> PublishedView:
-        """A view backed by its Parquet file: counts and estimates stream the
-        file's row groups in bounded memory (context sets, small, are read).
+        """A view backed by its Parquet file: counts and estimates go row group by
+        row group in bounded memory, skipping or counting whole the groups that
+        privpub's own statistics decide (:mod:`privpub.tables.filescan` says what
+        that checks and trusts; context sets, small, are read).
         The metadata, the columns and the row groups' row counts are checked
         now; each column's rows and digest when first read in full.
         ``path`` may also be the directory a Dask release wrote (its metadata in
