@@ -1,18 +1,24 @@
 """Parquet I/O of published views: privpub against what a capable pyarrow / DuckDB user writes.
 
-The issue's goal: privpub at most 1.5x pyarrow's own time. Each group below
-times a privpub side and a baseline side in the same run; the conftest prints
-baseline / privpub of their mean times (below 1 means privpub is slower; the
-goal is a ratio of at least 1 / 1.5 = 0.67). Nothing asserts on timing.
+Issue 24's goals: ``PublishedView.read_parquet`` at most 1.5x pyarrow reading
+the same columns, ``to_parquet`` at most 1.3x pyarrow writing them, and
+``publish_to_parquet`` of 10^8 rows within 1.3x of pyarrow writing the same
+dictionary columns from numpy, in bounded memory. Each group below times a
+privpub side and a baseline side in the same run; the conftest's table shows
+baseline / privpub of their medians (below 1 means privpub is slower), and
+the interleaved runs (``test_io_best_of_interleaved``, section 4) print
+privpub / baseline against the goals. Nothing asserts on timing.
 
 1. Write: the Adult αβ view (k = 10, γ = 0.2, seed 1: 1,523,518 rows, 9
    Categorical attributes) as just published (codes in memory, digits not yet
    decoded). privpub ``view.to_parquet(path, overwrite=True)`` (which also
    computes the digest it stores — SHA-256 of each column's domain indices,
    in the write pass —, and writes a temporary file, reopens it, fsyncs it
-   and renames it into place) against ``pq.write_table(table, path)`` with default
+   and renames it into place) against
+   ``pq.write_table(table, path, row_group_size=CHUNK_ROWS)`` with default
    settings (snappy) of the same columns dictionary-encoded over the same
-   dictionaries, index types and order (asserted equal to ``view.to_arrow()``):
+   dictionaries, index types and order (asserted equal to ``view.to_arrow()``),
+   with privpub's row-group size (``CHUNK_ROWS``, 2^20 rows):
 
    - table prebuilt outside the timed region: pyarrow's own write time;
    - table built from the codes inside it (``np.divmod`` from the least
@@ -69,6 +75,7 @@ two 10^8-row files take about a minute to generate).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -92,6 +99,7 @@ from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package
 
 from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.datasets import load_adult
+from privpub.tables.view import CHUNK_ROWS
 
 SEED = 1
 ROUNDS = 10
@@ -260,7 +268,8 @@ def test_write_pyarrow(benchmark, adult, tmp_path):
     benchmark.group = WRITE_PREBUILT
     benchmark.extra_info["role"] = "baseline"
     path = tmp_path / "view.parquet"
-    benchmark.pedantic(pq.write_table, args=(adult.table, path), rounds=ROUNDS, warmup_rounds=1)
+    benchmark.pedantic(pq.write_table, args=(adult.table, path),
+                       kwargs={"row_group_size": CHUNK_ROWS}, rounds=ROUNDS, warmup_rounds=1)
     assert pq.ParquetFile(path).metadata.num_rows == len(adult.view)
 
 
@@ -271,7 +280,7 @@ def test_write_pyarrow_from_codes(benchmark, adult, tmp_path):
     codec, codes = adult.codec, adult.view.codes
 
     def build_and_write():
-        pq.write_table(codec.table_from_codes(codes), path)
+        pq.write_table(codec.table_from_codes(codes), path, row_group_size=CHUNK_ROWS)
 
     benchmark.pedantic(build_and_write, rounds=ROUNDS, warmup_rounds=1)
     assert pq.ParquetFile(path).metadata.num_rows == len(adult.view)
@@ -294,7 +303,7 @@ def test_write_pyarrow_from_codes_hashed(benchmark, adult, tmp_path):
     codec, codes = adult.codec, adult.view.codes
 
     def build_write_hash():
-        pq.write_table(codec.table_from_codes(codes), path)
+        pq.write_table(codec.table_from_codes(codes), path, row_group_size=CHUNK_ROWS)
         return file_sha256(path)
 
     benchmark.pedantic(build_write_hash, rounds=ROUNDS, warmup_rounds=1)
@@ -339,11 +348,12 @@ def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
     path = tmp_path / "view.parquet"
     sides = {
         "privpub write": lambda: view.to_parquet(path, overwrite=True),
-        "pq.write_table": lambda: pq.write_table(table, path),
+        "pq.write_table": lambda: pq.write_table(table, path, row_group_size=CHUNK_ROWS),
         "divmod + pq.write_table": lambda: pq.write_table(codec.table_from_codes(view.codes),
-                                                          path),
+                                                          path, row_group_size=CHUNK_ROWS),
         "divmod + pq.write_table + sha256": lambda: (
-            pq.write_table(codec.table_from_codes(view.codes), path), file_sha256(path)),
+            pq.write_table(codec.table_from_codes(view.codes), path,
+                           row_group_size=CHUNK_ROWS), file_sha256(path)),
         "privpub read": lambda: PublishedView.read_parquet(adult.path),
         "pq.read_table": lambda: pq.read_table(adult.path),
         "pq.read_table + codes": lambda: codec.codes_from_table(pq.read_table(adult.path)),
@@ -362,11 +372,13 @@ def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
                                   ("read", "privpub read",
                                    ("pq.read_table", "pq.read_table + codes",
                                     "sha256 + pq.read_table + codes"))):
-        parts = "; ".join(f"{b} {best[b] * 1e3:.0f} ms, baseline / privpub = "
-                          f"{best[b] / best[ours]:.2f}x" for b in baselines)
+        parts = "; ".join(f"{b} {best[b] * 1e3:.0f} ms, privpub / baseline = "
+                          f"{best[ours] / best[b]:.2f}x" for b in baselines)
+        goal = "1.3x" if verb == "write" else "1.5x"
         bench_report.append(f"Adult view {verb} ({len(view):,} rows), interleaved best of "
                             f"{7 if full_size(request.config) else 1}: {ours} "
-                            f"{best[ours] * 1e3:.0f} ms; {parts} (goal: >= 0.67x)")
+                            f"{best[ours] * 1e3:.0f} ms; {parts} (goal: <= {goal} "
+                            f"{baselines[0]})")
 
 
 # ---- 3: out of core ---------------------------------------------------------------------------
@@ -497,3 +509,110 @@ def test_out_of_core_peak_rss(big_file, bench_report):
         f"{theirs['peak_mb']:,.0f} MB (after imports {theirs['floor_mb']:,.0f} MB), "
         f"{theirs['seconds']:.2f} s; baseline / privpub time = "
         f"{theirs['seconds'] / ours['seconds']:.2f}x")
+
+
+# ---- 4: publishing straight to Parquet -----------------------------------------------------------
+
+PUBLISH_FULL = 20_000_000
+PUBLISH_SMALL = 1_000_000
+PUBLISH_ALPHA = 0.5
+
+PUBLISH_CHILD = """
+import json, resource, sys, time, warnings
+import privpub
+from privpub.datasets import load_adult
+rows, path = float(sys.argv[1]), sys.argv[2]
+df, schema = load_adult()
+warnings.simplefilter("ignore", privpub.UsefulnessWarning)  # β·m noise rows: said, not shown
+mech = privpub.AlphaBeta(schema, alpha=float(sys.argv[3]), beta=rows / schema.size)
+floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+view = mech.publish_to_parquet(df, path, seed=1, duplicates="records", overwrite=True)
+seconds = time.perf_counter() - t0
+print(json.dumps({"count": len(view), "seconds": seconds, "floor_kib": floor,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+PYARROW_WRITE_CHILD = """
+import json, resource, sys, time
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+spec, path = json.load(open(sys.argv[1])), sys.argv[2]
+dictionaries = [pa.array(v) for v in spec["dictionaries"]]
+schema = pa.schema([pa.field(n, pa.dictionary(pa.from_numpy_dtype(np.dtype(t)), d.type))
+                    for n, t, d in zip(spec["names"], spec["index_types"], dictionaries)])
+floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+with pq.ParquetWriter(path, schema) as writer:
+    for start in range(0, spec["rows"], spec["chunk"]):
+        count = min(spec["chunk"], spec["rows"] - start)
+        arrays = [pa.DictionaryArray.from_arrays(
+                      np.fromfile(f, dtype=t, count=count, offset=start * np.dtype(t).itemsize),
+                      d)
+                  for f, t, d in zip(spec["files"], spec["index_types"], dictionaries)]
+        writer.write_table(pa.Table.from_arrays(arrays, schema=schema),
+                           row_group_size=spec["chunk"])
+seconds = time.perf_counter() - t0
+print(json.dumps({"count": pq.ParquetFile(path).metadata.num_rows, "seconds": seconds,
+                  "floor_kib": floor,
+                  "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def test_publish_to_parquet_against_pyarrow_writing(bench_rows, tmp_path, bench_report, request):
+    """``AlphaBeta.publish_to_parquet`` of the Adult table at β·m ≈ rows noise
+    tuples (2·10^7 at full size, PRIVPUB_BENCH_ROWS overrides: 10^8 is the
+    issue's size), against pyarrow writing the same dictionary columns (the
+    view's own domain indices, one .npy-like raw file per column, read 2^20
+    rows at a time with ``np.fromfile``, each chunk ``DictionaryArray.from_arrays``
+    over the same dictionaries, ``ParquetWriter.write_table`` with the same row
+    group size and default compression). Each side in a fresh process, in turn,
+    best of 3 (1 when small); the time is the call's alone (imports, the table's
+    load and pyarrow's reading of the spec are before the clock starts) and the
+    peak RSS the process's."""
+    rows = bench_rows(PUBLISH_FULL, PUBLISH_SMALL)
+    ours_path, theirs_path = str(tmp_path / "privpub.parquet"), str(tmp_path / "pyarrow.parquet")
+    first = run_child(PUBLISH_CHILD, str(rows), ours_path, str(PUBLISH_ALPHA))
+    spec = _raw_columns(ours_path, tmp_path)
+    results = {"privpub": [first], "pyarrow": []}
+    rounds = 3 if full_size(request.config) else 1
+    for r in range(rounds):
+        results["pyarrow"].append(run_child(PYARROW_WRITE_CHILD, spec, theirs_path))
+        if r:
+            results["privpub"].append(run_child(PUBLISH_CHILD, str(rows), ours_path,
+                                                str(PUBLISH_ALPHA)))
+    ours = min(results["privpub"], key=lambda r: r["seconds"])
+    theirs = min(results["pyarrow"], key=lambda r: r["seconds"])
+    assert ours["count"] == theirs["count"] == first["count"]
+    assert pq.read_table(ours_path).equals(pq.read_table(theirs_path))
+    size = os.path.getsize(ours_path) / 2**20, os.path.getsize(theirs_path) / 2**20
+    bench_report.append(
+        f"publish_to_parquet, Adult at β·m ≈ {rows:,} ({ours['count']:,} rows; fresh processes, "
+        f"best of {rounds}, peak RSS by {ours['by']}): privpub {ours['seconds']:.2f} s, "
+        f"peak {ours['peak_mb']:,.0f} MB (after imports {ours['floor_mb']:,.0f} MB), "
+        f"{size[0]:,.0f} MiB; pyarrow writing the same dictionary columns from numpy "
+        f"{theirs['seconds']:.2f} s, peak {theirs['peak_mb']:,.0f} MB (after imports "
+        f"{theirs['floor_mb']:,.0f} MB), {size[1]:,.0f} MiB; privpub / pyarrow = "
+        f"{ours['seconds'] / theirs['seconds']:.2f}x (goal: <= 1.3x)")
+
+
+def _raw_columns(path: str, where) -> str:
+    """The domain indices of a privpub view file's columns, each written to a raw
+    file of its index type (untimed: the baseline's input), and a JSON spec."""
+    file = pq.ParquetFile(path)
+    view = PublishedView.open(path)
+    names = list(view.schema.names)
+    types = [np.dtype(np.min_scalar_type(-a.size)).name for a in view.schema]
+    files = [str(where / f"{n}.raw") for n in names]
+    with contextlib.ExitStack() as stack:
+        outs = [stack.enter_context(open(f, "wb")) for f in files]
+        for batch in view.rows.batches():
+            for out, name, t in zip(outs, names, types, strict=True):
+                batch[name].astype(t).tofile(out)
+    spec = {"names": names, "index_types": types, "files": files,
+            "rows": file.metadata.num_rows, "chunk": CHUNK_ROWS,
+            "dictionaries": [list(a.values) for a in view.schema]}
+    spec_path = where / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    return str(spec_path)

@@ -30,6 +30,8 @@ ALLOWED = {
     "planning": {"core", "tables", "alphabeta", "frapp", "splu"},
     "experiments": {"core", "counting", "tables", "alphabeta", "frapp", "graphs", "attacks",
                     "splu", "datasets"},
+    "report": {"core", "counting", "tables", "alphabeta", "frapp", "graphs", "attacks", "splu",
+               "planning"},
 }
 
 

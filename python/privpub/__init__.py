@@ -19,7 +19,7 @@ table releases), then one subpackage per mechanism family (``alphabeta``,
 mechanism accepts for a table), ``datasets`` and ``experiments``.
 """
 
-from privpub import attacks, datasets, graphs, splu
+from privpub import attacks, datasets, graphs, report, splu
 from privpub.alphabeta import AlphaBeta, MultiViewPublisher, SourceDistribution, accounting
 from privpub.core.errors import (
     ArtifactError,
@@ -109,6 +109,7 @@ __all__ = [
     "expected_view_size",
     "graphs",
     "plan",
+    "report",
     "resolve_seed",
     "splu",
 ]

@@ -98,6 +98,13 @@ def count_subsets(digits: npt.NDArray[np.uint16], radices: list[int],
     """Histogram of the rows of (k, n) digits over each subset's value combinations
     (first attribute slowest); parallel over subsets."""
 
+def scan_int_list(text: str, start: int) -> tuple[npt.NDArray[np.int64], int, int, int] | None:
+    """The integer IN list after byte ``start`` of ASCII ``text`` (the language of
+    querytext._INT_LIST): values, the list's inside as a byte range, the match's end."""
+
+def int_list_text(values: npt.NDArray[np.int64]) -> str:
+    """int64 values as an SQL list body, "1, 2, 3"."""
+
 def graph_build(src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64], m: int,
                 symmetric: bool) -> tuple[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32],
                                                 npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
@@ -123,6 +130,14 @@ def graph_count(relation: Relation, n_vars: int, n_head: int, atoms: list[tuple[
 
 def graph_cliques(relation: Relation, k: int) -> int:
     """k! × the number of k-cliques of a symmetric relation (degree-ordered orientation)."""
+
+#: A scipy CSR matrix: (indptr, indices, data) as int64 arrays and the number of columns.
+Sparse = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], int]
+
+def graph_masked_product(left: Sparse, right: Sparse, mask: Sparse) -> npt.NDArray[np.int64]:
+    """(left @ right)[x, z] at each stored entry (x, z) of ``mask``, in its order, without
+    forming the product (Gustavson's product masked as it goes, parallel over rows); values
+    non-negative, sums exact (an entry past 2^63 − 1 is a PrivpubError)."""
 
 def graph_two_paths(relation: Relation) -> int:
     """Assignments of x → y → z with x, y, z pairwise distinct (from degrees)."""

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import privpub
-from privpub.alphabeta import AlphaBeta
+from privpub.alphabeta import AlphaBeta, sequence
 from privpub.alphabeta.multiview import MultiViewPublisher
 
 ALPHA, BETA, V = 0.3, 0.1, 3
@@ -86,3 +86,79 @@ def test_more_than_max_views_is_refused_and_parquet_round_trips(tmp_path):
     np.testing.assert_array_equal(back.context["previous_union"], v2.context["previous_union"])
     for q in [{"sex": "Male"}, {"age": 40, "salary": ">50K"}]:
         assert back.estimate(q) == v2.estimate(q)
+
+
+# ---- the guarantee of a sequence (privpub.alphabeta.sequence) --------------------------------
+
+SO_FAR, ALL = "(d, γ)-privacy, views so far", "(d, γ)-privacy, over all views together"
+EXCL_SO_FAR = "no positive leakage, d-exclusive adversaries, views so far"
+EXCL_ALL = "no positive leakage, d-exclusive adversaries, over all views together"
+ENTERED = "(d, γ)-privacy, tuples that entered I after the first version"
+
+
+@pytest.fixture(scope="module")
+def small():
+    schema = privpub.Schema([privpub.IntRange("a", 0, 63), privpub.IntRange("b", 0, 63)])
+    records = np.sort(np.random.default_rng(3).choice(schema.size, 50, replace=False))
+    return schema, records.astype(np.uint64)
+
+
+def test_one_view_calibration_through_algorithm_7_is_refused_its_claim(small):
+    """The paper's "same privacy": the single-view default run for 5 views reaches
+    0.218 > γ = 0.2 over all 5 (Issue 26), and each view's guarantee says so."""
+    schema, records = small
+    mech = AlphaBeta.for_privacy(schema, n=len(records), gamma=0.2, k=2)
+    pub = MultiViewPublisher(mech, max_views=5)
+    before = pub.guarantee()
+    leak = sequence.sequence_leakage(mech.alpha, mech.beta, mech.d, 5)
+    assert not before[ALL].holds and f"{leak.independent_posterior:.6g}" in before[ALL].statement
+    assert before[SO_FAR].holds and before[EXCL_SO_FAR].holds and not before[EXCL_ALL].holds
+    with pytest.warns(privpub.UsefulnessWarning):
+        view = pub.publish(records, seed=1, duplicates="set")
+    assert view.guarantee()[SO_FAR].holds and not view.guarantee()[ALL].holds
+    assert "(d, γ)-privacy" not in [c.name for c in view.guarantee().claims]
+
+
+def test_a_calibrated_sequence_holds_for_every_view_and_refuses_one_more(small):
+    schema, records = small
+    pub = MultiViewPublisher.for_privacy(schema, n=len(records), gamma=0.2, k=2, max_views=3)
+    a, b, d = pub.mech.alpha, pub.mech.beta, pub.mech.d
+    for i in range(1, 4):
+        with pytest.warns(privpub.UsefulnessWarning):
+            g = pub.publish(records, seed=i, duplicates="set").guarantee()
+        so_far = sequence.sequence_leakage(a, b, d, 3, published=i)
+        assert all(g[name].holds for name in (SO_FAR, ALL, EXCL_SO_FAR, EXCL_ALL))
+        assert f"≤ {so_far.independent_posterior:.6g}" in g[SO_FAR].statement
+        assert f"≥ {so_far.independent_ratio:.6g}" in g[SO_FAR].statement
+        assert f"≤ {so_far.exclusive_posterior:.6g}" in g[EXCL_SO_FAR].statement
+    with pytest.raises(privpub.ParameterError, match="planned for max_views = 3.*view 4 is "
+                                                      "refused"):
+        pub.publish(records, seed=4, duplicates="set")
+
+
+def test_single_view_calibrations_have_no_several_view_version(small):
+    schema, records = small
+    with pytest.raises(privpub.ParameterError, match="calibration must be one of.*'half'"):
+        MultiViewPublisher.for_privacy(schema, n=len(records), gamma=0.2, k=2, max_views=3,
+                                       calibration="half")
+
+
+def test_tuples_that_enter_later_are_stated_and_survive_a_reopen(small, tmp_path):
+    schema, records = small
+    pub = MultiViewPublisher.for_privacy(schema, n=len(records), gamma=0.2, k=2, max_views=4)
+    later = np.setdiff1d(np.arange(schema.size, dtype=np.uint64), records)[:5]
+    versions = [records, records, np.sort(np.concatenate([records[5:], later]))]
+    with pytest.warns(privpub.UsefulnessWarning):
+        views = [pub.publish(v, seed=i, duplicates="set") for i, v in enumerate(versions)]
+    assert ENTERED not in [c.name for c in views[1].guarantee().claims]
+    g = views[2].guarantee()
+    # 5 tuples with history 001 (entered at version 3); the 5 that left (110) are covered.
+    assert views[2].parameters["histories"] == [[3, 5], [4, 5], [7, 45]]
+    leak = sequence.sequence_leakage(pub.mech.alpha, pub.mech.beta, pub.mech.d, 4,
+                                     published=3, history=(False, False, True))
+    assert g[ENTERED].holds == leak.independent_private(0.2)
+    assert f"5 with history 001: Pr[t|V] ≤ {leak.independent_posterior:.6g}" in \
+        g[ENTERED].statement
+    views[2].to_parquet(tmp_path / "v3.parquet")
+    back = privpub.PublishedView.read_parquet(tmp_path / "v3.parquet")
+    assert back.guarantee() == g

@@ -18,7 +18,7 @@ import pytest
 
 import privpub
 from privpub.alphabeta import AlphaBeta
-from privpub.attacks import audit
+from privpub.attacks import audit, audit_presence
 from privpub.core.errors import ParameterError
 
 N = 400
@@ -297,3 +297,10 @@ def test_a_secret_in_a_huge_integer_range_is_named_without_listing_the_domain():
     assert result.secret_value == 2**39 and result.recovered >= 0.9
     with pytest.raises(ParameterError, match=r"secret_value 1099511627777 is not in the domain"):
         audit(release, "x", df, secret_value=2**40 + 1)
+
+
+def test_presence_audit_takes_a_sequence_of_views_and_refuses_anything_else():
+    with pytest.raises(privpub.ParameterError, match="non-empty sequence"):
+        audit_presence([], None)
+    with pytest.raises(privpub.ParameterError, match="non-empty sequence"):
+        audit_presence(["view.parquet"], None)

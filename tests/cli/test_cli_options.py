@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import tempfile
 
 import pytest
 
@@ -60,6 +61,40 @@ def test_stdin_feeds_publish_and_estimate_reads_it_back(tmp_path, monkeypatch, c
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
     assert cli.main([*base, "--input", "-", "--output", str(tmp_path / "x.parquet")]) == 1
     assert "--input" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mechanism", [["alphabeta", "--duplicates", "records"],
+                                       ["splu", "--group-size", "5", "--sensitive", "occupation"]])
+def test_output_dash_writes_the_release_to_stdout_and_the_rest_to_stderr(
+        tmp_path, monkeypatch, capsys, mechanism):
+    """`--output -`: the Parquet bytes alone on standard output, the same release
+    as written to a file; the guarantee goes to standard error."""
+    df, _ = privpub.datasets.load_adult()
+    df.head(2000).to_csv(tmp_path / "t.csv", index=False)
+    base = ["publish", *mechanism, "--input", str(tmp_path / "t.csv"), "--seed", "3"]
+    assert cli.main([*base, "--output", str(tmp_path / "file.parquet")]) == 0
+    capsys.readouterr()
+    piped = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", piped)
+    (tmp_path / "work").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "work"))  # where it is built
+    assert cli.main([*base, "--output", "-"]) == 0
+    (tmp_path / "piped.parquet").write_bytes(piped.buffer.getvalue())
+    assert "Guarantee of" in capsys.readouterr().err
+    on_file, from_pipe = (privpub.PublishedView.read_parquet(tmp_path / f"{n}.parquet")
+                          for n in ("file", "piped"))
+    assert (from_pipe.codes == on_file.codes).all()
+    assert from_pipe.estimate("age > 50") == on_file.estimate("age > 50")
+    assert not list((tmp_path / "work").iterdir())  # and removed
+
+
+def test_output_dash_refuses_a_terminal(tmp_path, monkeypatch, capsys):
+    df, _ = privpub.datasets.load_adult()
+    df.head(50).to_csv(tmp_path / "t.csv", index=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert cli.main(["publish", "frapp", "--input", str(tmp_path / "t.csv"), "--output", "-",
+                     "--duplicates", "records"]) == 1
+    assert "standard output is a terminal" in capsys.readouterr().err
 
 
 def test_splu_estimate_is_a_deprecated_alias_with_a_notice(tmp_path, capsys):

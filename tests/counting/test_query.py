@@ -73,6 +73,10 @@ def test_q2_subquery_over_a_registered_table(scores):
     ("select sum(age) from I where age > 3", "select count(*) from I where"),
     ("age in (select x from Missing)", "Python: tables={name: table}; command line: --table"),
     ("score like 'a%'", "LIKE needs a string attribute"),
+    ("age >= DATE '1980-01-01'", "is a date or time; privpub's attributes hold no dates"),
+    ("age < TIMESTAMP '1980-01-01 10:00'", "is a date or time"),
+    ("age < 3 + INTERVAL 1 DAY", "is a date or time"),
+    ("age > CAST(3 AS INT)", "unsupported SQL 'CAST(3 AS INT)' (Cast)"),
 ])
 def test_bad_queries_name_the_token(scores, query, message):
     with pytest.raises(privpub.QueryError, match=re.escape(message)):

@@ -74,3 +74,26 @@ def test_marginal_arrays_agree_with_frames_and_single_queries():
         row = frame.iloc[1]
         single = view.estimate({k: frame[k].iloc[1] for k in subsets[s]})
         assert single.n_view == row["n_view"] and abs(single.value - row["estimate"]) < 1e-9
+
+
+def test_marginal_frames_label_cells_from_codes_in_projection_order():
+    """Labels are the projection's values, first attribute slowest: strings as a
+    Categorical over the declared categories (and order), integers as integers."""
+    import pandas as pd
+
+    schema = privpub.Schema([privpub.IntRange("a", 5, 7),
+                             privpub.Categorical("c", ["z", "x", "y"], ordered=True),
+                             privpub.Categorical("d", [10, 20])])
+    view = privpub.AlphaBeta(schema, 0.5, 0.2).publish(np.array([0, 4, 11], dtype=np.uint64),
+                                                       seed=1)
+    (frame,) = view.estimate_marginals_many([["c", "a", "d"]], level=None)
+    expected = schema.projection(["c", "a", "d"])
+    assert list(frame.columns) == ["c", "a", "d", "n_view", "n_domain", "estimate", "stderr"]
+    assert isinstance(frame["c"].dtype, pd.CategoricalDtype) and frame["c"].cat.ordered
+    assert list(frame["c"].cat.categories) == ["z", "x", "y"]
+    assert frame["c"].astype(str).tolist() == expected["c"].astype(str).tolist()
+    for name in ("a", "d"):
+        assert frame[name].dtype == expected[name].dtype
+        assert frame[name].tolist() == expected[name].tolist()
+    assert (frame["n_domain"] == 1).all() and frame.attrs == {"counts": view.counts}
+    assert frame["n_view"].sum() == len(view)

@@ -228,23 +228,10 @@ class AlphaBeta:
         likely tuple, d·max w(t), and applied to β through β(t) = β·w(t).
         """
         n = validate.count("n (records in I)", n, minimum=1)
-        if (k is None) == (d is None):
-            raise ParameterError("give exactly one of k (d = k·n/m) or d")
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
         failure_probability = validate.probability("failure_probability", failure_probability,
                                                    open_low=True, open_high=True)
-        m = schema.size
-        if k is not None:
-            k = validate.real("k", k)
-            if k <= 0:
-                raise ParameterError(f"k must be positive, got {k}")
-            d = k * n / m
-        else:
-            d = validate.real("d", d)
-        if not 0 < d < 1:
-            raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
-                                 f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
-                                 f"{m / n:.6g})")
+        d = prior_bound(schema, n, k, d)
         if source is not None and not isinstance(source, SourceDistribution):
             source = SourceDistribution(schema, source)
         w_max = 1.0 if source is None else source.max_weight
@@ -585,6 +572,26 @@ class AlphaBeta:
                          calibration=self.calibration,
                          allow_prior_below_base_rate=self.allow_prior_below_base_rate,
                          records=records)
+
+
+def prior_bound(schema: Schema, n: int, k: float | None, d: float | None) -> float:
+    """The adversary's prior bound d from exactly one of ``k`` (d = k·n/m) or ``d``,
+    checked to lie in (0, 1) (``for_privacy``'s and the multi-view publisher's)."""
+    if (k is None) == (d is None):
+        raise ParameterError("give exactly one of k (d = k·n/m) or d")
+    m = schema.size
+    if k is not None:
+        k = validate.real("k", k)
+        if k <= 0:
+            raise ParameterError(f"k must be positive, got {k}")
+        d = k * n / m
+    else:
+        d = validate.real("d", d)
+    if not 0 < d < 1:
+        raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
+                             f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
+                             f"{m / n:.6g})")
+    return d
 
 
 #: β-step segments drawn and written together by publish_to_parquet: about

@@ -34,15 +34,22 @@ inequality turns that into a bound for each fixed query.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from privpub import _core
 from privpub.alphabeta.accounting import bernstein_deviation
-from privpub.alphabeta.mechanism import AlphaBeta
+from privpub.alphabeta.mechanism import REGION_GAMMAS, AlphaBeta, prior_bound
+from privpub.alphabeta.sequence import (
+    VIEW_CALIBRATIONS,
+    calibrate_views,
+    history_claim,
+    largest_private_d_views,
+    sequence_claims,
+    view_probabilities,
+)
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
@@ -72,7 +79,7 @@ class MultiViewStep:
     renamed_parameters = AlphaBeta.renamed_parameters
 
     def __init__(self, mech: AlphaBeta, view_index: int, max_views: int,
-                 previous_rows: int = 0):
+                 previous_rows: int = 0, histories: Sequence[Sequence[int]] | None = None):
         if mech.source is not None:
             raise ParameterError("Algorithm 7 is stated for the uniform β-step; this "
                                  "mechanism has a source")
@@ -85,11 +92,13 @@ class MultiViewStep:
         if self.view_index == 1 and self.previous_rows:
             raise ParameterError("the first view has no previous views (previous_rows = "
                                  f"{previous_rows})")
+        self.histories = None if histories is None else _check_histories(histories,
+                                                                          self.view_index)
 
     def probabilities(self) -> tuple[float, float, float]:
         """(α+β, p', p_i) for this view."""
-        a, b, v = self.mech.alpha, self.mech.beta, self.max_views
-        return a + b, (a + b) * math.exp(-1 / v), (1 - a - b) ** (self.view_index - 1) * b
+        return view_probabilities(self.mech.alpha, self.mech.beta, self.max_views,
+                                  self.view_index)
 
     def error_bound(self) -> float | None:
         """The per-query Bernstein bound of the module docstring (needs n)."""
@@ -107,14 +116,17 @@ class MultiViewStep:
         return self.mech.parameters() | {
             "view_index": self.view_index, "max_views": self.max_views,
             "previous_rows": self.previous_rows, "p_previous": p_prev, "p_fresh": p_fresh,
-            "error_bound": self.error_bound()}
+            "error_bound": self.error_bound(),
+            "histories": None if self.histories is None else [list(h) for h in self.histories]}
 
     @classmethod
     def from_parameters(cls, schema: Schema, parameters: Mapping[str, Any]) -> MultiViewStep:
         mech = AlphaBeta.from_fields(schema, parameters)
         step = cls(mech, validate.field(parameters, "view_index"),
                    validate.field(parameters, "max_views"),
-                   validate.field(parameters, "previous_rows"))
+                   validate.field(parameters, "previous_rows"),
+                   # files written before histories were tracked lack the field
+                   parameters.get("histories"))
         _, p_prev, p_fresh = step.probabilities()
         validate.same("p_previous", validate.field(parameters, "p_previous"), p_prev)
         validate.same("p_fresh", validate.field(parameters, "p_fresh"), p_fresh)
@@ -123,27 +135,45 @@ class MultiViewStep:
         return step
 
     def guarantee(self) -> Guarantee:
+        """The privacy of the views so far and of all ``max_views`` planned, per
+        adversary, with exact posteriors (:mod:`privpub.alphabeta.sequence`);
+        the single view's other claims (repeated records, public domain); the
+        usefulness of this view."""
         single = self.mech.guarantee()
-        note = Claim(
-            "(d, γ)-privacy over all views together", False,
-            f"view {self.view_index} of at most {self.max_views} (Algorithm 7): tuples of "
-            "earlier views are kept with p' = (α+β)e^{−1/v}, fresh noise with "
-            "(1−α−β)^{i−1}β. Sec. 4.4.1 argues informally that this keeps the views "
-            "(d, γ)-private together, without a proof, and privpub has not verified it: "
-            "the privacy claims below are for the first view's α and β alone.",
-            "Sec. 4.4.1, Algorithm 7")
-        claims = [c for c in single.claims if c.name != "(ρ, ε)-usefulness"]
+        a, b, v, i = self.mech.alpha, self.mech.beta, self.max_views, self.view_index
+        replaced = ("(d, γ)-privacy", "no positive leakage, d-exclusive adversaries",
+                    "(d, γ)-privacy region", "(ρ, ε)-usefulness")
+        claims = [c for c in single.claims if c.name not in replaced]
+        if self.mech.d is not None and self.mech.gamma is not None:
+            d, g = min(self.mech.d, 0.999999), self.mech.gamma
+            claims.extend(sequence_claims(a, b, d, g, v, i))
+            changed = history_claim(a, b, d, g, v, self.histories or ())
+            if changed is not None:
+                claims.append(changed)
+        else:
+            claims.append(self._privacy_region())
         if self.mech.n is not None:
             claims.append(usefulness_claim(
-                f"for each fixed counting query, |Q̃(V_{self.view_index}) − Q(I)| < "
+                f"for each fixed counting query, |Q̃(V_{i}) − Q(I)| < "
                 f"{self.error_bound():,.1f} with probability ≥ "
                 f"{1 - self.mech.failure_probability:g} "
                 f"(Bernstein on the split estimator's variance bound, with |V'| = "
                 f"{self.previous_rows:,}; module docstring). Sec. 4.4.1's ρ = v√(k/γ) has no "
                 "constants and is not used.",
                 "Sec. 4.4.1, corrected", self.resolution()))
-        return Guarantee(f"{single.mechanism}, view {self.view_index}/{self.max_views}",
-                         (note, *claims))
+        return Guarantee(f"{single.mechanism}, view {i}/{v}", tuple(claims))
+
+    def _privacy_region(self) -> Claim:
+        a, b, v = self.mech.alpha, self.mech.beta, self.max_views
+        lines = []
+        for g in REGION_GAMMAS:
+            ind, exc = largest_private_d_views(a, b, g, v)
+            lines.append(f"γ = {g}: d ≤ {ind:.6g} against d-independent adversaries, "
+                         f"d ≤ {exc:.6g} against d-exclusive ones")
+        return Claim("(d, γ)-privacy region, over all views together", True,
+                     f"no (d, γ) was requested; all {v} planned views together are (d, γ)-"
+                     "private (exact posteriors, privpub.alphabeta.sequence) for\n"
+                     + "\n".join(lines), "Def. 2.3, Def. 6.2, Sec. 4.4.1")
 
     def resolution(self) -> Resolution | None:
         """Which counts this view's error bound tells from zero, when n is known
@@ -211,13 +241,39 @@ class MultiViewStep:
             count_top(n, c.n_domain, extra))
 
 
+def _check_histories(histories: Sequence[Sequence[int]], view_index: int
+                     ) -> tuple[tuple[int, int], ...]:
+    """(mask, count) pairs: bit i−1 of mask set when a tuple is in I_i (i ≤ view_index)."""
+    checked = []
+    for pair in histories:
+        if not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ParameterError(f"histories must hold [mask, count] pairs, got {pair!r}")
+        mask = validate.count("histories mask", pair[0], minimum=1)
+        count = validate.count("histories count", pair[1], minimum=1)
+        if mask >= 1 << view_index:
+            raise ParameterError(f"histories mask {mask} names a version after view "
+                                 f"{view_index}")
+        checked.append((mask, count))
+    return tuple(checked)
+
+
 class MultiViewPublisher:
     """Publish up to ``max_views`` αβ views with Algorithm 7.
+
+    Each view's :meth:`guarantee` states the exact privacy of the views so
+    far and of all ``max_views`` planned (:mod:`privpub.alphabeta.sequence`);
+    the data may change between views (versions I_1, I_2, …): the publisher
+    keeps each tuple's membership history, in memory, and the guarantee
+    states what tuples that entered after the first version get. A view
+    after ``max_views`` is refused.
 
     Parameters
     ----------
     mech : AlphaBeta
-        The single-view mechanism whose α, β and schema are used.
+        The single-view mechanism whose α, β and schema are used. A
+        single-view calibration (``AlphaBeta.for_privacy``) does not make
+        several views private together; :meth:`for_privacy` calibrates for
+        ``max_views``.
     max_views : int
         v, the bound on the number of views (it sets p' = (α+β)e^{−1/v}).
 
@@ -240,6 +296,43 @@ class MultiViewPublisher:
         self.mech, self.max_views = mech, first.max_views
         self.views: list[PublishedView] = []
         self._union = np.zeros((0, max(mech.schema.limbs, 1)), dtype=np.uint64)
+        # Every tuple ever in I (sorted codes) and its membership bits (bit i−1: in I_i).
+        self._members = self._union
+        self._history = np.zeros(0, dtype=np.uint64)
+
+    @classmethod
+    def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
+                    d: float | None = None, *, max_views: int,
+                    calibration: str = "exclusive", failure_probability: float = 0.05,
+                    allow_prior_below_base_rate: bool = False) -> MultiViewPublisher:
+        """A publisher whose ``max_views`` views are (d, γ)-private together.
+
+        α and β come from :func:`~privpub.alphabeta.sequence.calibrate_views`
+        (Algorithm 7's probabilities unchanged): ``"exclusive"`` (default)
+        against d-independent adversaries (both leakage sides) and with no
+        positive leakage to d-exclusive ones, ``"independent"`` against
+        d-independent adversaries alone; each the least first-view variance
+        β/α² found. ``n``, ``k``/``d``, ``failure_probability`` and
+        ``allow_prior_below_base_rate`` as in :meth:`AlphaBeta.for_privacy`.
+
+        >>> import privpub
+        >>> df, schema = privpub.datasets.load_adult()
+        >>> pub = privpub.MultiViewPublisher.for_privacy(schema, n=len(df), gamma=0.2, k=10,
+        ...                                              max_views=5)
+        >>> pub.guarantee()["(d, γ)-privacy, over all views together"].holds
+        True
+        """
+        n = validate.count("n (records in I)", n, minimum=1)
+        gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
+        d = prior_bound(schema, n, k, d)
+        if calibration not in VIEW_CALIBRATIONS:
+            raise ParameterError(f"calibration must be one of {list(VIEW_CALIBRATIONS)} for "
+                                 f"several views, got {calibration!r}")
+        alpha, beta = calibrate_views(d, gamma, max_views, calibration)
+        mech = AlphaBeta(schema, alpha, beta, n=n, d=d, gamma=gamma,
+                         failure_probability=failure_probability,
+                         allow_prior_below_base_rate=allow_prior_below_base_rate)
+        return cls(mech, max_views)
 
     def probabilities(self, i: int) -> tuple[float, float, float]:
         """(α+β, p', p_i) for view number i (1-based)."""
@@ -257,17 +350,34 @@ class MultiViewPublisher:
             return self.views[-1].guarantee()
         return MultiViewStep(self.mech, 1, self.max_views).guarantee()
 
+    def _record_history(self, distinct: np.ndarray, i: int) -> list[tuple[int, int]]:
+        """Add version i's distinct tuples to the membership histories; the
+        (mask, count) pairs of every tuple ever in I."""
+        members = union_sorted(self._members, distinct)
+        history = np.zeros(len(members), dtype=np.uint64)
+        history[isin_sorted(members, self._members)] = self._history  # both sorted
+        history[isin_sorted(members, distinct)] |= np.uint64(1 << (i - 1))
+        self._members, self._history = members, history
+        masks, counts = np.unique(history, return_counts=True)
+        return [(int(m), int(c)) for m, c in zip(masks, counts, strict=True)]
+
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
                 duplicates: str | None = None) -> PublishedView:
-        """Publish the next view V_i of ``data`` (the current instance);
-        ``duplicates`` as in :meth:`AlphaBeta.publish`."""
+        """Publish the next view V_i of ``data`` (the current instance I_i);
+        ``duplicates`` as in :meth:`AlphaBeta.publish`. The first view's data
+        must hold the n records the mechanism was built for; later versions
+        may differ (updates: the view's n, error bound and the tuples'
+        membership histories follow the data; d and γ stay as requested)."""
         i = len(self.views) + 1
         if i > self.max_views:
-            raise ParameterError(f"max_views = {self.max_views} views have been published; "
-                                 "a further view would exceed the privacy analysis")
+            raise ParameterError(f"this sequence was planned for max_views = {self.max_views} "
+                                 f"views and all {self.max_views} have been published; view "
+                                 f"{i} is refused: its privacy was not accounted for (start a "
+                                 "new sequence, calibrated for more views, on its own α, β)")
         schema = self.mech.schema
         first, p_prev, p_fresh = self.probabilities(i)
-        records, facts = prepare_records(schema, data, self.mech.n, duplicates)
+        records, facts = prepare_records(schema, data, self.mech.n if i == 1 else None,
+                                         duplicates)
         distinct = distinct_sorted(records)
         # Each view draws from its own streams, also when called with the same seed.
         source = resolve_seed(seed).derive(f"view-{i}")
@@ -291,7 +401,8 @@ class MultiViewPublisher:
             view = _core.merge_sorted(np.ascontiguousarray(view), np.ascontiguousarray(part))
         facts |= {"distinct_tuples": len(distinct), "revealed_in_view": repeated_rows(view)}
         released = self.mech.with_records(len(records), facts)
-        step = MultiViewStep(released, i, self.max_views, len(union))
+        step = MultiViewStep(released, i, self.max_views, len(union),
+                             self._record_history(distinct, i))
         published = PublishedView(as_schema_codes(schema, view), schema, step.name,
                                   step.parameters(), source.policy,
                                   context={"previous_union": as_schema_codes(schema, union)})

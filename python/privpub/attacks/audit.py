@@ -34,6 +34,7 @@ and scored against the data:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Any
@@ -396,6 +397,13 @@ class PresenceAuditResult:
         return self.named > 0 and self.interval[0] >= BREACH_POSTERIOR
 
     @property
+    def breaks_promise(self) -> bool:
+        """The release's own promise broken, shown at ``confidence``: the posterior's
+        interval lies above γ at a prior ≤ d (False when the release states no γ or d)."""
+        return (self.named > 0 and self.gamma is not None and self.d is not None
+                and self.prior <= self.d and self.interval[0] > self.gamma)
+
+    @property
     def breach(self) -> bool:
         """Theorem 2.6's breach, shown at ``confidence``: the posterior's interval lies at
         or above 2/3 at a prior within the theorem's range, prior ≤ n/m."""
@@ -447,8 +455,8 @@ class PresenceAuditResult:
                 f"{verdict}")
 
 
-def audit_presence(release: PublishedView, records, *, prior: float | None = None,
-                   n_candidates: int = 256, rounds: int | None = None,
+def audit_presence(release: PublishedView | Sequence[PublishedView], records, *,
+                   prior: float | None = None, n_candidates: int = 256, rounds: int | None = None,
                    n_queries: int | None = None, decoder: str = "lstsq",
                    bound: float | None = None, confidence: float = 0.95,
                    seed: SeedLike = None, progress: bool = False) -> PresenceAuditResult:
@@ -478,10 +486,17 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     measured posterior above γ at a prior ≤ d labelled: that is the
     release's own promise (Definition 2.3), printed beside the result.
 
+    Several views of the same data (independent releases, or the views of
+    an Algorithm 7 sequence, :class:`~privpub.alphabeta.MultiViewPublisher`):
+    the adversary averages every view's unbiased estimate of each query, so
+    a tuple that several views show counts for more (Sec. 4.4.1's breach for
+    independent views). The prior bound d and γ printed are the last view's.
+
     Parameters
     ----------
-    release : PublishedView
-        The published table (any table mechanism with an estimator).
+    release : PublishedView or sequence of PublishedView
+        The published table (any table mechanism with an estimator), or
+        several views of the same data.
     records : table
         The data the release was made from.
     prior : float, optional
@@ -505,9 +520,9 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     progress : bool
         A tqdm bar over the rounds.
     """
-    if not isinstance(release, PublishedView):
-        raise ParameterError(f"release must be a PublishedView, got {type(release).__name__}")
-    if release.mechanism == "splu":
+    views = _views(release)
+    release = views[-1]
+    if any(v.mechanism == "splu" for v in views):
         raise ParameterError("a SPLU-Gen release publishes every grouped record's "
                              "non-sensitive attributes as they are and makes no claim about "
                              "presence; audit a sensitive attribute instead (audit(), or "
@@ -543,7 +558,7 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     source = resolve_seed(seed)
     t = _query_count(n, n_queries)
     Q = random_queries(n, t, source.derive("queries"))
-    index = _ViewIndex(release)
+    indexes = [_ViewIndex(v) for v in views]
     sizes = [a.size for a in schema.attributes]
     draws = source.derive("candidates")
     answers, variances, present = np.empty((t, rounds)), np.empty((t, rounds)), []
@@ -565,7 +580,11 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
         for j, col in enumerate(cand):
             col[member] = digits[j][inside]
             col[~member] = absent[j]
-        answers[:, r], variances[:, r] = index.subset_sums(cand, Q)
+        sums = [index.subset_sums(cand, Q) for index in indexes]
+        # The mean of the views' unbiased estimates; its variance as if independent
+        # (a plug-in for the LP's bound; least squares does not use it).
+        answers[:, r] = np.mean([a for a, _ in sums], axis=0)
+        variances[:, r] = np.mean([v for _, v in sums], axis=0) / len(sums)
         present.append(member)
     named = _decode(decoder, Q, answers, variances, bound) > 0.5
     member = np.stack(present, axis=1)
@@ -573,6 +592,18 @@ def audit_presence(release: PublishedView, records, *, prior: float | None = Non
     return PresenceAuditResult(decoder, prior, n, rounds, t, int(member.sum()), n_named,
                                correct, _interval(correct, n_named, confidence), confidence,
                                gamma, d, tuples=len(data.values), domain=schema.size)
+
+
+def _views(release: PublishedView | Sequence[PublishedView]) -> list[PublishedView]:
+    """The views an audit reads: one release, or several of the same schema."""
+    views = [release] if isinstance(release, PublishedView) else list(release) \
+        if isinstance(release, Sequence) and not isinstance(release, str) else None
+    if not views or not all(isinstance(v, PublishedView) for v in views):
+        raise ParameterError(f"release must be a PublishedView or a non-empty sequence of "
+                             f"them, got {type(release).__name__}")
+    if any(v.schema != views[0].schema for v in views):
+        raise ParameterError("the views of a sequence must share one schema")
+    return views
 
 
 def _absent_tuples(count: int, sizes: list[int], data: _KeyCounts,

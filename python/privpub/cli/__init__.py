@@ -10,13 +10,14 @@ import signal
 import sys
 
 from privpub import __version__
-from privpub.cli import attack, bench, demo, experiments, plan, publish, release, splu
+from privpub.cli import attack, bench, demo, experiments, plan, publish, release, report, splu
 
 EXAMPLES = """examples:
   privpub demo
   privpub plan --input adult.csv
   privpub publish alphabeta --input adult.csv --output view.parquet --duplicates records
   privpub inspect view.parquet
+  privpub report view.parquet --data adult.csv --output card.html
   privpub estimate view.parquet "age > 50" --format json
   privpub attack view.parquet --data adult.csv --secret sex
   privpub experiments adult-alphabeta --out exp
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_parser(sub)
     publish.add_parser(sub)
     release.add_parsers(sub)
+    report.add_parser(sub)
     splu.add_parser(sub)
     attack.add_parser(sub)
     experiments.add_parser(sub)

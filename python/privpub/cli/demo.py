@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Any
 
 from privpub.alphabeta.accounting import CALIBRATIONS
@@ -14,6 +15,7 @@ from privpub.cli.common import (
     check_output,
 )
 from privpub.cli.publish import CALIBRATION_HELP
+from privpub.report.card import HTML_SUFFIXES
 
 DEMO_QUERIES = (
     {"sex": "Female"},
@@ -34,6 +36,12 @@ def _demo(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output(args.output, args.force, option="--output")
+    if args.card:
+        check_output(args.card, args.force, suffix=HTML_SUFFIXES, option="--card")
+    if args.audit and not args.card:
+        from privpub.core.errors import ParameterError
+
+        raise ParameterError("--audit adds the audits to the card: give --card FILE.html")
     with tqdm(total=3, desc="demo", unit="step", disable=None) as bar:
         df, schema = load_adult(args.split)
         bar.update()
@@ -84,6 +92,11 @@ def _demo(args: argparse.Namespace) -> int:
     if args.output:
         view.to_parquet(args.output, overwrite=args.force)
         print(f"\nview written to {args.output}")
+    if args.card:
+        started = time.perf_counter()
+        view.report(df, audit=args.audit, seed=0 if args.seed is None else args.seed
+                    ).write(args.card, overwrite=args.force)
+        print(f"\ncard written to {args.card} in {time.perf_counter() - started:.1f} s")
     return 0
 
 
@@ -94,7 +107,8 @@ def add_parser(sub: Any) -> None:
                     "m = 648,023,040) with the αβ algorithm at (k·n/m, γ)-privacy, print the "
                     "guarantee, the view's size and a few estimated counts next to the truth."
                     "\n\nexamples:\n  privpub demo\n  privpub demo --seed 1 --duplicates records"
-                    "\n  privpub demo --gamma 0.5 --k 5 --output adult-view.parquet",
+                    "\n  privpub demo --gamma 0.5 --k 5 --output adult-view.parquet"
+                    "\n  privpub demo --seed 1 --card adult-card.html --audit",
         formatter_class=ExampleFormatter)
     demo.add_argument("--split", choices=["train", "test"], default="train",
                       help="which Adult file to use (default: train = adult.data)")
@@ -108,5 +122,10 @@ def add_parser(sub: Any) -> None:
                            "guarantee then leaves the repeated tuples out)")
     demo.add_argument("--output", "--out", dest="output", metavar="FILE.parquet", default=None,
                       help="also write the view to this Parquet file (new unless --force)")
+    demo.add_argument("--card", metavar="FILE.html", default=None,
+                      help="also write the view's card (privpub report) with the data's true "
+                           "counts to this HTML file (new unless --force)")
+    demo.add_argument("--audit", action="store_true",
+                      help="--card: add the attribute and presence audits (bounded, seconds)")
     add_force_argument(demo)
     demo.set_defaults(run=_demo)

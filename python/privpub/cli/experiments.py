@@ -24,6 +24,11 @@ EXPERIMENTS = {
     "reconstruction": "Dinur–Nissim: fraction of bits recovered against E/√n for "
                       "n ∈ {128, 256, 512, 1024}, per perturbation and decoder: "
                       "reconstruction.png and summary.json (--quick: a small version)",
+    "multiview": "several αβ views of Adult (Algorithm 7, Sec. 4.4.1): exact worst-case "
+                 "posteriors against v = 1..20 views for each calibration, measured on published "
+                 "views, the error cost of calibrating for v views, and a presence audit of 5 "
+                 "independent vs 5 calibrated views: posterior.png, cost.png, cost.md, "
+                 "summary.json (--quick: sequences for v = 2, 5 only, 400 audit rounds)",
     "splu": "SPLU on Adult and synthetic CENSUS-like data (occupation sensitive): small-count "
             "error against γ for SPLU-Gen, Anatomy, DBR, Laplace (Fig. 7/10), large counts by "
             "selectivity per estimator (Fig. 8/9), two sensitive attributes (Fig. 12), "
@@ -53,6 +58,11 @@ def _experiments(args: argparse.Namespace) -> int:
         summary = module.run(args.output, seed=args.seed, quick=args.quick, overwrite=force)
         print(json.dumps({"threshold (largest E/sqrt(n) with >= 90% recovered, lstsq)":
                           summary["threshold"]}, indent=2))
+    elif args.name == "multiview":
+        from privpub.experiments import multiview as module
+
+        summary = module.run(args.output, seed=args.seed, quick=args.quick, overwrite=force)
+        print(module.markdown(summary))
     elif args.name == "splu":
         from privpub.experiments import splu as module
 
@@ -78,7 +88,8 @@ def add_parser(sub: Any) -> None:
                       "--privacy-epsilon 0.5 --gamma 0.1\n"
                       "  privpub experiments splu --output splu --seed 1 --quick\n"
                       "  privpub experiments splu --output splu --seed 2 --quick --force\n"
-                      "  privpub experiments audit --output audit --seed 1",
+                      "  privpub experiments audit --output audit --seed 1\n"
+                      "  privpub experiments multiview --output multiview --seed 1",
         formatter_class=ExampleFormatter)
     exp.add_argument("name", choices=sorted(EXPERIMENTS), help="which experiment")
     exp.add_argument("--output", "--out", dest="output", metavar="DIR", required=True,
@@ -97,5 +108,6 @@ def add_parser(sub: Any) -> None:
     exp.add_argument("--quick", action="store_true",
                      help="reconstruction: n ∈ {32, 64}, 4 ratios, 8n queries; splu: 3,000 "
                           "Adult and 5,000 synthetic rows, γ ∈ {2, 5, 9}, one run (seconds); "
-                          "audit: 400 presence rounds per release")
+                          "audit: 400 presence rounds per release; multiview: sequences "
+                          "for v = 2, 5 only, 400 audit rounds")
     exp.set_defaults(run=_experiments)

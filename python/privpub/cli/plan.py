@@ -107,7 +107,8 @@ def _summary(frame: Any) -> Any:
     columns = ["mechanism", "sensitive", "k", "gamma", "group_size", "feasible", "alpha",
                "beta", "error_bound", "rows", "MB", "reason"]
     shown = keep[[c for c in columns if c in keep]]
-    return shown.dropna(axis=1, how="all").fillna("")
+    # Blank cells for the terminal: object columns, as numbers cannot hold "".
+    return shown.dropna(axis=1, how="all").astype(object).fillna("")
 
 
 def report_weak_usefulness(view: Any, table: Any, schema: Any, args: argparse.Namespace,

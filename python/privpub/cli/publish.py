@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import shutil
 import sys
+import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from privpub.alphabeta.accounting import CALIBRATIONS
@@ -37,7 +41,9 @@ DUPLICATES_HELP = ("required when the table repeats a tuple: 'set' publishes dis
 WRITES = ("The release is written beside --output under a hidden temporary name, checked, "
           "and renamed into place only when whole: an interrupted run (Ctrl-C, SIGTERM) leaves "
           "an earlier file as it was. An existing --output is refused unless --force; an "
-          "input is never overwritten.")
+          "input is never overwritten. --output - writes the Parquet bytes to standard "
+          "output once the release is whole (built in $TMPDIR), and everything else to "
+          "standard error.")
 #: Views expected past this many rows are written only after a yes.
 CONFIRM_ROWS = 10_000_000
 
@@ -48,6 +54,7 @@ ALPHABETA_EXAMPLES = """examples:
   privpub publish alphabeta --input people.tsv --sep '\\t' --columns age,sex,zip --output v.parquet
   privpub publish alphabeta --input adult.csv --output view.parquet --duplicates set --force
   cat adult.csv | privpub publish alphabeta --input - --output view.parquet --duplicates set
+  privpub publish alphabeta --input adult.csv --output - --duplicates set | aws s3 cp - s3://b/v
 """
 FRAPP_EXAMPLES = """examples:
   privpub publish frapp --input adult.csv --output frapp.parquet --duplicates records
@@ -122,7 +129,7 @@ def _common(parser: argparse.ArgumentParser, privacy: bool = False) -> None:
     add_input_arguments(parser)
     parser.add_argument("--output", required=True, metavar="FILE.parquet",
                         help="the release's Parquet file (new unless --force; never the "
-                             "input or the schema)")
+                             "input or the schema), or - for standard output")
     add_force_argument(parser)
     add_seed_argument(parser)
     if privacy:
@@ -136,7 +143,7 @@ def _alphabeta(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.planning import expected_view_size
 
-    check_output(args.output, args.force, inputs=[args.input, args.schema])
+    destination = _destination(args)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
@@ -145,29 +152,30 @@ def _alphabeta(args: argparse.Namespace) -> int:
     rows, size = expected_view_size(mech)
     note(f"α = {mech.alpha:.6g}, β = {mech.beta:.6g}: the view will hold about {rows:,.0f} "
          f"rows, about {_bytes(size)} of Parquet")
-    if rows > CONFIRM_ROWS and not confirm(f"write about {rows:,.0f} rows to {args.output}?",
+    if rows > CONFIRM_ROWS and not confirm(f"write about {rows:,.0f} rows to {_shown(args)}?",
                                            args.yes):
         raise ParameterError(f"the view would hold about {rows:,.0f} rows ({_bytes(size)}), "
                              f"past {CONFIRM_ROWS:,}: pass --yes to write it, or see "
                              "`privpub plan` for smaller choices (a larger γ or a smaller k)")
     warn_if_seeded(args.seed)
-    with progress("publish", "segment") as update, warnings.catch_warnings():
+    with destination as path, progress("publish", "segment") as update, \
+            warnings.catch_warnings():
         warnings.simplefilter("ignore", UsefulnessWarning)  # said below, as one block
         try:
-            view = mech.publish_to_parquet(table.select(list(schema.names)), args.output,
+            view = mech.publish_to_parquet(table.select(list(schema.names)), path,
                                            seed=args.seed, duplicates=args.duplicates,
                                            progress=update, overwrite=args.force)
         except ParameterError as exc:
             raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
     report_weak_usefulness(view, table, schema, args, args.calibration)
-    return _done(view, args.output)
+    return _done(view, args)
 
 
 def _frapp(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError
     from privpub.frapp import FRAPP
 
-    check_output(args.output, args.force, inputs=[args.input, args.schema])
+    destination = _destination(args)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
@@ -182,15 +190,16 @@ def _frapp(args: argparse.Namespace) -> int:
     except ParameterError as exc:
         raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
     report_weak_usefulness(view, table, schema, args)
-    view.to_parquet(args.output, overwrite=args.force)
-    return _done(view, args.output)
+    with destination as path:
+        view.to_parquet(path, overwrite=args.force)
+    return _done(view, args)
 
 
 def _splu(args: argparse.Namespace) -> int:
     from privpub.core.errors import PrivacyWarning
     from privpub.splu import SPLUGen
 
-    check_output(args.output, args.force, inputs=[args.input, args.schema])
+    destination = _destination(args)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = SPLUGen(args.group_size, args.sensitive.split(","), schema=schema)
@@ -201,8 +210,9 @@ def _splu(args: argparse.Namespace) -> int:
     for w in caught:
         if issubclass(w.category, UserWarning) and not issubclass(w.category, PrivacyWarning):
             note(str(w.message))
-    view.to_parquet(args.output, overwrite=args.force)
-    return _done(view, args.output)
+    with destination as path:
+        view.to_parquet(path, overwrite=args.force)
+    return _done(view, args)
 
 
 def _calibrated(args: argparse.Namespace, build: Callable[[], Any]) -> Any:
@@ -217,10 +227,47 @@ def _calibrated(args: argparse.Namespace, build: Callable[[], Any]) -> Any:
                              "allows") from None
 
 
-def _done(view: Any, path: str) -> int:
-    print(view.guarantee())
-    print(f"published {len(view):,} rows to {path}")
-    print(f"check it with: privpub inspect {path}", file=sys.stderr)
+def _destination(args: argparse.Namespace) -> contextlib.AbstractContextManager[str]:
+    """Where the release is written, checked before any work: --output itself,
+    or for ``-`` a temporary file copied to standard output (:func:`_to_stdout`)."""
+    from privpub.core.errors import ParameterError
+
+    if args.output != "-":
+        check_output(args.output, args.force, inputs=[args.input, args.schema])
+        return contextlib.nullcontext(args.output)
+    if sys.stdout.isatty():
+        raise ParameterError("--output -: standard output is a terminal; redirect it "
+                             "(> view.parquet) or pipe it to a program that reads Parquet")
+    return _to_stdout()
+
+
+@contextlib.contextmanager
+def _to_stdout() -> Iterator[str]:
+    """A file in a new temporary directory whose bytes are copied to standard
+    output once the release in it is whole and checked (a reader of the pipe
+    gets a release, or nothing if publishing fails); the directory is removed
+    either way."""
+    with tempfile.TemporaryDirectory(prefix="privpub-publish-") as work:
+        path = os.path.join(work, "release.parquet")
+        yield path
+        sys.stdout.flush()
+        with open(path, "rb") as release:
+            shutil.copyfileobj(release, sys.stdout.buffer, 1 << 20)
+        sys.stdout.buffer.flush()
+
+
+def _shown(args: argparse.Namespace) -> str:
+    return "standard output" if args.output == "-" else args.output
+
+
+def _done(view: Any, args: argparse.Namespace) -> int:
+    """The guarantee and where the release went: on standard output, unless the
+    release itself went there."""
+    out = sys.stderr if args.output == "-" else sys.stdout
+    print(view.guarantee(), file=out)
+    print(f"published {len(view):,} rows to {_shown(args)}", file=out)
+    if args.output != "-":
+        print(f"check it with: privpub inspect {args.output}", file=sys.stderr)
     return 0
 
 

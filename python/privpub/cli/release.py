@@ -81,7 +81,7 @@ def _open(path: str) -> Any:
     return PublishedView.open(path)  # streams the file: views larger than memory
 
 
-def _open_any(path: str) -> Any:
+def open_any(path: str) -> Any:
     """A release of any kind: a graph answer's JSON file, else a view file or directory."""
     if not path.endswith(".json"):
         return _open(path)
@@ -119,7 +119,7 @@ def _estimate(args: argparse.Namespace) -> int:
     from privpub.core.estimate import check_level
 
     level = check_level(args.level)
-    release = _open_any(args.release)
+    release = open_any(args.release)
     tables = {}
     for spec in args.table or []:
         name, sep, path = spec.partition("=")

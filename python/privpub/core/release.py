@@ -15,7 +15,7 @@ release finds the class that validates its parameters and estimates from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from privpub.core.artifacts import shown
@@ -75,6 +75,19 @@ class Answerer(Mechanism, Protocol):
 
 
 _MECHANISMS: dict[str, type] = {}
+#: What builds a release's card. privpub.report registers it on import: the card
+#: reads planning and audits, layers above core, so core cannot import it.
+_CARD_BUILDER: list[Callable[..., Any]] = []
+#: Defaults of Release.report: sampled queries, audit targets, presence-audit rounds.
+CARD_QUERIES = 12
+CARD_TARGETS = 64
+CARD_ROUNDS = 20
+
+
+def register_card_builder(build: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``build(release, data, audit, **sizes)`` what :meth:`Release.report` calls."""
+    _CARD_BUILDER[:] = [build]
+    return build
 
 
 def register_mechanism(cls: type) -> type:
@@ -146,6 +159,42 @@ class Release:
     def guarantee(self) -> Guarantee:
         """The guarantee of the mechanism that made this release."""
         return self._mechanism.guarantee()
+
+    def report(self, data: Any = None, audit: bool = False, *, n_queries: int = CARD_QUERIES,
+               n_targets: int = CARD_TARGETS, rounds: int = CARD_ROUNDS,
+               seed: Any = 0) -> Any:
+        """This release's card (:class:`privpub.report.Card`): one self-contained
+        HTML page (``card.html``, ``card.write(path)``) with what was released,
+        who is protected (the guarantee's claims, and for αβ and FRAPP each
+        adversary's posterior over priors), how accurate its estimates are,
+        what an attacker gets, and what ``plan`` offers instead.
+
+        Parameters
+        ----------
+        data : table, optional
+            The table the release was made from (a graph answer: its Graph): the
+            sampled queries then show the true counts and measured coverage.
+        audit : bool
+            Run the attribute and presence audits (needs ``data``); their size is
+            ``n_targets`` (targets, and candidates per round) and ``rounds``.
+        n_queries : int
+            Queries sampled for the accuracy section (1–3 attributes each).
+        seed : optional
+            Draws the sampled queries and the audits (default 0: a card is reproducible).
+
+        Examples
+        --------
+        >>> import privpub
+        >>> df, schema = privpub.datasets.load_adult()
+        >>> mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
+        >>> card = mech.publish(df, seed=1).report(df)
+        >>> card.html.startswith("<!DOCTYPE html>")
+        True
+        """
+        if not _CARD_BUILDER:
+            raise RuntimeError("privpub.report is not imported (import privpub imports it)")
+        return _CARD_BUILDER[0](self, data, audit, n_queries=n_queries, n_targets=n_targets,
+                                rounds=rounds, seed=seed)
 
     def envelope(self) -> dict[str, Any]:
         """The metadata fields every release stores."""

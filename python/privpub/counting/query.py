@@ -367,11 +367,20 @@ QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
 
 @dataclass(frozen=True)
 class Atom:
-    """One atomic predicate: its SQL text and the attributes it reads (schema order)."""
+    """One atomic predicate: its SQL text as evaluated and the attributes it
+    reads (schema order). ``written`` is the atom as a query states it, where
+    ``sql`` differs (an ordered attribute's values become domain indices, which
+    do not parse as a query again): :attr:`text` parses back to this atom."""
 
     sql: str
     attributes: tuple[str, ...]
     node: exp.Expression = field(compare=False, repr=False)
+    written: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The atom as query text (what a Condition over the schema reads)."""
+        return self.sql if self.written is None else self.written
 
 
 class Condition:
@@ -522,6 +531,10 @@ class Condition:
                              "arithmetic, AND, OR, NOT")
         queryatoms.check_atom(self.schema, node)
         atom = queryatoms.check_values(self.schema, node)
+        columns = {c.name for c in atom.find_all(exp.Column)}
+        # Ranking rewrites the atom in place: keep its text as written first.
+        written = (querytext.to_sql(atom) if any(self.schema[c].ordered for c in columns)
+                   else None)
         atom = queryatoms.rank_ordered(self.schema, atom, self._ranks)
         atom = queryatoms.fold_wide(self.schema, atom)
         if atom is not node:
@@ -529,9 +542,8 @@ class Condition:
                 self.expression = atom
             else:
                 node.replace(atom)
-        columns = {c.name for c in atom.find_all(exp.Column)}
         attrs = tuple(n for n in self.schema.names if n in columns)
-        self.atoms.append(Atom(querytext.to_sql(atom), attrs, atom))
+        self.atoms.append(Atom(querytext.to_sql(atom), attrs, atom, written))
         return ("atom", len(self.atoms) - 1)
 
     # ---- evaluation -------------------------------------------------------------------------

@@ -174,6 +174,12 @@ def check_atom(schema: Schema, atom: exp.Expression) -> None:
     for node in atom.walk():
         if node is atom or value_list(node) is not None:
             continue
+        if _is_temporal(node):
+            raise QueryError(f"{text(node)!r} in {text(atom)!r} is a date or time; privpub's "
+                             "attributes hold no dates (a CSV's dates are text, and a date "
+                             "column is converted before publishing): compare with the text "
+                             "as stored (ISO dates, '1980-01-01', order as text) or with the "
+                             "number or label you converted the dates to")
         if not isinstance(node, VALUES):
             raise QueryError(f"unsupported SQL {text(node)!r} ({type(node).__name__}) in "
                              f"{text(atom)!r}")
@@ -196,6 +202,14 @@ def check_atom(schema: Schema, atom: exp.Expression) -> None:
             shown.add((k, short(repr(first))))
         detail = ", ".join(f"{s!r} is {k}" for k, s in sorted(shown))
         raise QueryError(f"type mismatch in {text(atom)!r}: {detail}")
+
+
+def _is_temporal(node: exp.Expression) -> bool:
+    """A date/time literal or cast (DATE '…' parses as CAST('…' AS DATE)), or an interval."""
+    if isinstance(node, exp.Interval):
+        return True
+    to = node.args.get("to") if isinstance(node, exp.Cast) else None
+    return to is not None and to.is_type(*exp.DataType.TEMPORAL_TYPES)
 
 
 def _value_kind(value: Any) -> str:

@@ -23,7 +23,9 @@ Limits (each a named :class:`~privpub.QueryError` past it):
   an integer range too large for one, where each value becomes an interval.
 
 Literal IN lists (``a IN (1, 2, 'x', …)``) never become one sqlglot node per
-value: the scan cuts each one out of the text (a C-speed regular expression),
+value: the scan cuts each one out of the text (integer lists in ASCII text by a
+Rust reader of the same language as the regular expression, others by C-speed
+regular expressions),
 sqlglot parses the rest, and the list comes back as one node holding its
 values (:class:`ValueList`), which every consumer treats as a whole (numpy
 ``isin``, a pandas index lookup). A list whose lexing might differ from
@@ -41,6 +43,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
+from privpub import _core
 from privpub.core.errors import QueryError
 
 #: Deepest nesting of a condition (module docstring for what counts).
@@ -161,8 +164,9 @@ def python_values(values: Any) -> ValueList:
 
 
 def int_sql(ints: np.ndarray) -> str:
-    """int64 values as an SQL list body, "1, 2, 3" (a list's repr: C speed)."""
-    return str(ints.tolist())[1:-1]
+    """int64 values as an SQL list body, "1, 2, 3" (Rust: a 10^5-value list is
+    rendered in well under a millisecond; Python's repr of a list took 8 ms)."""
+    return _core.int_list_text(np.ascontiguousarray(ints, dtype=np.int64))
 
 
 def number(text: str) -> int | float:
@@ -235,6 +239,7 @@ def scan(text: str) -> Scan:
     its AND/OR operands, and its literal IN lists cut out (replaced by
     placeholders) unless the text already holds a placeholder's name."""
     extract = _PLACEHOLDER not in text.lower()
+    ascii = text.isascii()  # then a character's index is its byte offset (Rust's scan)
     pieces: list[str] = []
     lists: list[ValueList] = []
     stack: list[int] = []  # levels each open parenthesis adds (itself + prefixes before it)
@@ -258,9 +263,12 @@ def scan(text: str) -> Scan:
         elif kind == "word":
             word = token.upper()
             if word == "IN":
-                found = _INT_LIST.match(text, pos) or _LIST.match(text, pos)
+                found = _int_list(text, pos) if ascii else None
+                if found is None:
+                    match = _INT_LIST.match(text, pos) or _LIST.match(text, pos)
+                    found = match and (_literal_list(match), match.end())
                 if found:
-                    listed = _literal_list(found)
+                    listed, end = found
                     values += len(listed)
                     depth = max(depth, total + run + 2)
                     run, operand_before = 0, True
@@ -268,9 +276,9 @@ def scan(text: str) -> Scan:
                         lists.append(listed)
                         pieces.append(text[last:pos])
                         pieces.append(f" ({_PLACEHOLDER}{len(lists) - 1})")
-                        last = pos = found.end()
+                        last = pos = end
                     else:
-                        pos = found.end()
+                        pos = end
                     continue
             if word in ("AND", "OR"):
                 if word == "AND" and betweens:
@@ -298,6 +306,16 @@ def scan(text: str) -> Scan:
             operand_before = False
     pieces.append(text[last:])
     return Scan(text, "".join(pieces), lists, depth, connectives + 1, values)
+
+
+def _int_list(text: str, pos: int) -> tuple[ValueList, int] | None:
+    """The integer list after ``IN`` at ``pos`` of ASCII ``text`` and where it
+    ends, read in Rust: the language of ``_INT_LIST``, at a tenth of its cost."""
+    found = _core.scan_int_list(text, pos)
+    if found is None:
+        return None
+    ints, inner, inner_end, end = found
+    return ValueList(None, text[inner:inner_end], ints=ints), end
 
 
 def _literal_list(found: re.Match) -> ValueList:

@@ -21,10 +21,11 @@ from tqdm import tqdm
 from privpub import _core
 from privpub.core.errors import ParameterError, QueryError
 from privpub.graphs.graph import Graph, check_graph
+from privpub.graphs.inclusion import MAX_TERMS, injective_count, join_cost
 from privpub.graphs.patterns import join_arguments, special_path
 from privpub.graphs.query import CQ, as_query
 
-METHODS = ("auto", "join")
+METHODS = ("auto", "join", "elimination")
 PARTS = 64  # generic-join counts with progress: Rust calls over node-id ranges
 
 
@@ -105,7 +106,19 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
         return int(_core.graph_four_cycles(graph.relation))
     if path == "two_paths":
         return int(_core.graph_two_paths(graph.relation))
+    if method == "elimination":
+        value = injective_count(graph, query)
+        if value is None:
+            raise ParameterError(
+                f"method='elimination' counts queries whose head holds every variable and "
+                f"whose pattern (and each merge of it) has treewidth ≤ 2, within int64 and "
+                f"{MAX_TERMS} merges; query {query.name} is not one: use method='auto'")
+        return value
     args, factor = join_arguments(graph, query)
+    if method == "auto":
+        value = injective_count(graph, query, budget=join_cost(graph, query, factor))
+        if value is not None:
+            return value
     args = (graph.relation, *args)
     if progress is False:
         return factor * int(_core.graph_count(*args, (0, graph.m)))

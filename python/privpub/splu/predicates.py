@@ -43,9 +43,10 @@ def _atoms(formula: tuple) -> Iterator[int]:
 
 
 def _sql(cond: Condition, formula: tuple) -> str:
-    """A formula of ``cond``'s atoms as SQL text."""
+    """A formula of ``cond``'s atoms as query text (parsed again by the
+    reconstruction: ordered attributes keep their values, not their indices)."""
     if formula[0] == "atom":
-        return f"({cond.atoms[formula[1]].sql})"
+        return f"({cond.atoms[formula[1]].text})"
     if formula[0] == "not":
         return f"(NOT {_sql(cond, formula[1])})"
     return "(" + f" {formula[0].upper()} ".join(_sql(cond, f) for f in formula[1]) + ")"

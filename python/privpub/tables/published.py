@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
@@ -43,6 +44,7 @@ from privpub.core.artifacts import encode_metadata, read_metadata, shown
 from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
+from privpub.core.prefetch import prefetched
 from privpub.core.release import Release
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
@@ -69,6 +71,7 @@ from privpub.tables.view import (
     digest_document,
     index_width,
     metadata_file,
+    pandas_column,
     part_files,
 )
 
@@ -209,7 +212,14 @@ class PublishedView(Release):
         """Reopen a view written by :meth:`to_parquet`, its rows in memory (as
         domain indices: dictionary indices mapped without Python objects), read
         in one full pass of :meth:`open`'s view, so every part's row groups,
-        rows and digests are checked now."""
+        rows and digests are checked now.
+
+        The check is the same whatever the speed-ups: a dictionary column whose
+        dictionary is the domain itself (as privpub writes it) is taken as its
+        indices without a remap or a copy, but only after every index is checked
+        to be in [0, size); each column's digest is hashed on threads while the
+        next row group is read, yet over every batch in file order, and compared
+        with the stored one before this returns."""
         view = cls.open(path)
         batches = list(view.rows.batches())
         rows = MemoryView(view.schema, digits=[
@@ -372,26 +382,35 @@ class PublishedView(Release):
     def estimate_marginals_many(self, subsets: Sequence[Sequence[str]],
                                 level: float | None = LEVEL) -> list[pd.DataFrame]:
         """:meth:`estimate_marginals` for several attribute subsets, one frame
-        each (see :meth:`estimate_marginals_arrays` for the same as arrays)."""
+        each (see :meth:`estimate_marginals_arrays` for the same as arrays).
+
+        The value columns are labelled from codes, as :attr:`frame`'s are: a
+        string (or ``"category"``) attribute is a pandas Categorical with the
+        declared categories and order (``pd.Categorical.from_codes``, no
+        per-cell strings), an integer attribute its integer dtype; every
+        other column is a slice of the flat arrays, not a copy."""
         subsets = self._check_subsets(subsets)
         bulk = self.estimate_marginals_arrays(subsets)
         lo, hi = (None, None) if level is None else bulk.interval(level)
+        attrs = {"counts": bulk.counts}
+        if level is not None:
+            attrs |= {"level": check_level(level), "interval_method": bulk.interval_method}
         tables = []
         for s, attributes in enumerate(subsets):
             part = slice(bulk.offsets[s], bulk.offsets[s + 1])
-            frame = self.schema.projection(attributes)
-            frame["n_view"] = bulk.n_view[part]
+            radices = [self.schema[a].size for a in attributes]
+            digits = np.indices(radices, dtype=np.int32).reshape(len(radices), -1)
+            columns = {a: pandas_column(self.schema[a], d)
+                       for a, d in zip(attributes, digits, strict=True)}
             n_domain = bulk.n_domain[s]
             # Exact: int64 when it fits, else Python ints (never rounded, never text).
-            frame["n_domain"] = n_domain if n_domain < 2**63 else np.full(
-                len(frame), n_domain, dtype=object)
-            frame["estimate"] = bulk.estimate[part]
-            frame["stderr"] = bulk.stderr[part]
+            columns |= {"n_view": bulk.n_view[part], "n_domain": np.full(
+                        len(digits[0]), n_domain, dtype=np.int64 if n_domain < 2**63 else object),
+                        "estimate": bulk.estimate[part], "stderr": bulk.stderr[part]}
             if level is not None:
-                frame["lo"], frame["hi"] = lo[part], hi[part]
-                frame.attrs["level"] = check_level(level)
-                frame.attrs["interval_method"] = bulk.interval_method
-            frame.attrs["counts"] = bulk.counts
+                columns |= {"lo": lo[part], "hi": hi[part]}
+            frame = pd.DataFrame(columns, copy=False)
+            frame.attrs = dict(attrs)
             tables.append(frame)
         return tables
 
@@ -550,7 +569,9 @@ def _histograms(schema: Schema, subsets: list[list[str]],
     totals = [np.zeros(math.prod(radices[j] for j in attrs), dtype=np.int64) for attrs in index]
     for batch in batches:
         if max(radices) <= 1 << 16:  # the Rust kernel reads u16 digits
-            small = np.stack([batch[n].astype(np.uint16) for n in used])
+            small = np.empty((len(used), len(batch[used[0]])), dtype=np.uint16)
+            for j, n in enumerate(used):  # cast as copied: one pass per column
+                small[j] = batch[n]
             counts = _core.count_subsets(small, radices, index)
         else:
             counts = [np.bincount(_core.encode_u64([np.ascontiguousarray(batch[used[j]])
@@ -726,10 +747,12 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
             pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
     labels = pa.array(["", *context])
     digests = [Digest(schema, schema.names) for _ in range(1 + len(context))]
-    sources = [batches, *(MemoryView(schema, c).batches() for c in context.values())]
+    # The rows' batches are made (drawn, decoded) on a thread while the last is written.
+    rows = prefetched(batches)
+    sources = [rows, *(MemoryView(schema, c).batches() for c in context.values())]
     # Row-group statistics for pruned counts (filescan), of a file of view rows only.
     groups = None if context else GroupRecorder(schema, CHUNK_ROWS)
-    with pq.ParquetWriter(path, arrow_schema) as writer:
+    with closing(rows), pq.ParquetWriter(path, arrow_schema) as writer:
         for label, source in enumerate(sources):
             for digits in source:
                 if groups is not None:

@@ -389,8 +389,13 @@ class Categorical(Attribute):
 
     @property
     def categorical_dtype(self) -> pd.CategoricalDtype:
-        """The pandas dtype of this attribute as a categorical column."""
-        return pd.CategoricalDtype(self._index, ordered=self.ordered)
+        """The pandas dtype of this attribute as a categorical column (made once:
+        pandas checks the categories each time one is made)."""
+        cached = self.__dict__.get("_categorical_dtype")
+        if cached is None:
+            cached = self.__dict__["_categorical_dtype"] = pd.CategoricalDtype(
+                self._index, ordered=self.ordered)
+        return cached
 
     def _raw(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
         if isinstance(values.dtype, pd.CategoricalDtype):
@@ -916,11 +921,14 @@ def _check_arrow_missing(name: str, array: pa.Array) -> None:
 class RawColumn:
     """One attribute's column, ready for the Rust encoder: an integer array, an
     offset and an optional remap table (see ``Attribute._raw``), and how to name
-    a row and its value in an error."""
+    a row and its value in an error. ``dictionary_size`` is set when ``raw``
+    holds an Arrow column's dictionary indices: an index outside [0, size) has
+    no value to show (a damaged file)."""
 
-    def __init__(self, raw, offset, remap, value_at, row_label):
+    def __init__(self, raw, offset, remap, value_at, row_label, dictionary_size=None):
         self.raw, self.offset, self.remap = raw, offset, remap
         self.value_at, self.row_label = value_at, row_label
+        self.dictionary_size = dictionary_size
 
     @classmethod
     def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> RawColumn:
@@ -941,14 +949,21 @@ class RawColumn:
                 f"{attr.name!r} has a {attr.kind} domain ({attr.describe()}); convert the "
                 "column explicitly")
         raw, offset, remap = _arrow_raw(attr, array)
-        return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row)
+        indexed = (pa.types.is_dictionary(array.type) and len(array) > 0
+                   and not isinstance(attr, IntRange))  # as _arrow_raw reads it
+        return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row,
+                   len(array.dictionary) if indexed else None)
 
 
 def arrow_values(attr: Categorical) -> pa.Array:
     """The attribute's domain values as an Arrow array (uint64 for integers past
-    int64, where Arrow would infer int64 and overflow)."""
-    wide = attr.kind == "integer" and max(attr.values) >= 2**63
-    return pa.array(list(attr.values), type=pa.uint64() if wide else None)
+    int64, where Arrow would infer int64 and overflow). Made once per attribute."""
+    cached = attr.__dict__.get("_arrow_values")
+    if cached is None:
+        wide = attr.kind == "integer" and max(attr.values) >= 2**63
+        cached = attr.__dict__["_arrow_values"] = pa.array(list(attr.values),
+                                                           type=pa.uint64() if wide else None)
+    return cached
 
 
 def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.ndarray | None]:
@@ -960,8 +975,11 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
     if pa.types.is_dictionary(array.type):
         if isinstance(attr, IntRange):
             return _arrow_raw(attr, array.dictionary_decode())
+        indices = array.indices.to_numpy(zero_copy_only=False)
+        if array.dictionary.equals(arrow_values(attr)):  # as privpub writes: indices are digits
+            return indices, 0, None
         remap = attr._index.get_indexer(array.dictionary.to_pandas()).astype(np.int64)
-        return array.indices.to_numpy(zero_copy_only=False), 0, remap
+        return indices, 0, remap
     if isinstance(attr, IntRange):
         return array.to_numpy(zero_copy_only=False), attr.lo, None
     if attr.kind == "integer" and min(attr.values) >= 0 and max(attr.values) < LOOKUP_LIMIT:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ def arrow_column(attr: Attribute, digits: np.ndarray) -> pa.Array:
     (Categorical) or plain integers of its dtype (IntRange)."""
     if isinstance(attr, Categorical):
         return pa.DictionaryArray.from_arrays(digits.astype(index_dtype(attr), copy=False),
-                                              _dictionary(attr), ordered=attr.ordered)
+                                              arrow_values(attr), ordered=attr.ordered)
     dtype = pd.api.types.pandas_dtype(attr.dtype)
     dtype = getattr(dtype, "numpy_dtype", dtype)  # nullable Int64 → int64 (no nulls here)
     return pa.array(with_offset(digits, attr.offset).astype(dtype, copy=False))
@@ -112,13 +113,6 @@ def index_width(size: int) -> np.dtype:
     return np.dtype(np.int64)
 
 
-def _dictionary(attr: Categorical) -> pa.Array:
-    cached = attr.__dict__.get("_arrow_dictionary")
-    if cached is None:
-        cached = attr.__dict__["_arrow_dictionary"] = arrow_values(attr)
-    return cached
-
-
 def pandas_column(attr: Attribute, digits: np.ndarray) -> Any:
     """One attribute's pandas column: a Categorical with the declared categories
     and order for string (or 'category') domains; integers, floats and booleans
@@ -132,19 +126,54 @@ def pandas_column(attr: Attribute, digits: np.ndarray) -> Any:
 def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
               attributes: Sequence[str]) -> Digits:
     """Domain indices of the named columns of ``table``, checked against the
-    domains in Rust (a value outside names the column, row and value)."""
+    domains in Rust (a value outside names the column, row and value).
+
+    A column whose values already are its domain indices in the digest's width
+    (a dictionary column over the domain itself, as privpub writes it) is only
+    range-checked and then used as it is, read-only, without a copy."""
     attrs = [schema[name] for name in attributes]
     columns = [RawColumn.of(table, attr) for attr in attrs]
+    found = [_as_digits(c, a) for c, a in zip(columns, attrs, strict=True)]
+    mapped = [j for j, d in enumerate(found) if d is None]
     try:
-        digits = _core.to_digits([np.ascontiguousarray(c.raw) for c in columns],
-                                 [c.offset for c in columns], [c.remap for c in columns],
-                                 [a.size for a in attrs])
+        digits = _core.to_digits([np.ascontiguousarray(columns[j].raw) for j in mapped],
+                                 [columns[j].offset for j in mapped],
+                                 [columns[j].remap for j in mapped],
+                                 [attrs[j].size for j in mapped])
     except DomainError as exc:
-        attr, column = attrs[exc.attribute_index], columns[exc.attribute_index]
-        raise ArtifactError(f"column {attr.name!r}: value {column.value_at(exc.row)!r} at row "
-                            f"{exc.row} is not in the schema's domain ({attr.describe()})"
+        j = mapped[exc.attribute_index]
+        raise ArtifactError(f"column {attrs[j].name!r}: "
+                            f"{_value_at(columns[j], exc.row)} at row "
+                            f"{exc.row} is not in the schema's domain ({attrs[j].describe()})"
                             ) from None
-    return dict(zip(attributes, digits, strict=True))
+    for j, d in zip(mapped, digits, strict=True):
+        found[j] = d
+    return dict(zip(attributes, found, strict=True))
+
+
+def _value_at(column: RawColumn, row: int) -> str:
+    """The bad value for an error, or the dictionary index it is when that index
+    points outside its own dictionary (a damaged file: there is no value to show)."""
+    size = column.dictionary_size
+    if size is not None and not 0 <= int(column.raw[row]) < size:
+        return f"dictionary index {int(column.raw[row])} (its dictionary has {size} entries)"
+    return f"value {column.value_at(row)!r}"
+
+
+def _as_digits(column: RawColumn, attr: Attribute) -> np.ndarray | None:
+    """``column``'s values as they are when they are its domain indices: no remap,
+    no offset, the width :func:`index_width` gives, every value in [0, size)
+    (two vectorised scans; None, and the Rust pass names the first bad row,
+    otherwise)."""
+    raw = column.raw
+    if (column.remap is not None or column.offset != 0 or raw.dtype != index_width(attr.size)
+            or not raw.flags.c_contiguous):
+        return None
+    if len(raw) and (raw.min() < 0 or raw.max() >= attr.size):
+        return None
+    raw = raw.view()
+    raw.flags.writeable = False  # may be the file's buffer: never written through
+    return raw
 
 
 def file_digits(schema: Schema, table: pa.Table, attributes: Sequence[str],
@@ -204,25 +233,56 @@ class PartDigest:
 
 
 class Digest:
-    """Per column, SHA-256 (hashlib: the GIL is released, no copy when the indices
-    already have the column's width) of its domain indices in the order the
+    """Per column, SHA-256 (hashlib) of its domain indices in the order the
     batches bring them, each a little-endian signed integer of the width
-    :func:`index_width` gives for its domain size; and the rows counted."""
+    :func:`index_width` gives for its domain size; and the rows counted.
+
+    A batch's columns are hashed on a small thread pool (hashlib releases the
+    GIL; no copy when the indices already have the column's width) while the
+    caller reads or writes the next batch: :meth:`add` first waits for the
+    previous batch's hashes, so each column's hash takes its batches in order
+    and at most one batch is pending; :meth:`result` waits for the last. A
+    batch's arrays must not change until the next :meth:`add` or :meth:`result`."""
 
     def __init__(self, schema: Schema, names: Sequence[str]):
         self.dtypes = {n: index_width(schema[n].size).newbyteorder("<") for n in names}
         self.hashes = {n: hashlib.sha256() for n in names}
         self.rows = 0
+        self._pending: list[Any] = []
 
     def add(self, batch: Digits, rows: int | None = None) -> Digits:
         """Take a batch in (``rows``: its row count, when it has no column)."""
-        for name, hashed in self.hashes.items():
-            hashed.update(np.ascontiguousarray(batch[name], dtype=self.dtypes[name]))
+        self._wait()
+        pool = _hash_pool()
+        self._pending = [pool.submit(hashed.update,
+                                     np.ascontiguousarray(batch[name], dtype=self.dtypes[name]))
+                         for name, hashed in self.hashes.items()]
         self.rows += len(batch[next(iter(self.hashes))]) if rows is None else rows
         return batch
 
+    def _wait(self) -> None:
+        pending, self._pending = self._pending, []
+        for future in pending:
+            future.result()
+
     def result(self) -> PartDigest:
+        self._wait()
         return PartDigest(self.rows, {n: h.hexdigest() for n, h in self.hashes.items()})
+
+
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _hash_pool() -> ThreadPoolExecutor:
+    """The digest's threads (two: the machines we run on have few cores, and the
+    caller's reading or writing runs beside them), made on first use."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="privpub-digest"))
+    return _POOL[0]
+
+
+# A forked child has no pool threads: it makes its own pool on first use.
+os.register_at_fork(after_in_child=_POOL.clear)
 
 
 def digest_document(parts: Sequence[PartDigest],

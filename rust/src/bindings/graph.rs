@@ -4,6 +4,7 @@
 
 use super::{shape_err, to_py};
 use crate::graph::join::{Query, Term};
+use crate::graph::masked::{self, Sparse};
 use crate::graph::{csr, join, patterns, sensitivity, smooth, Csr};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -121,6 +122,39 @@ pub(crate) fn graph_cliques(py: Python<'_>, relation: Relation<'_>, k: usize) ->
     let g = relation.csr(py)?;
     py.detach(|| patterns::cliques_symmetric(&g, k))
         .map_err(|e| to_py(py, e))
+}
+
+/// A scipy CSR matrix as (indptr, indices, data, number of columns), int64.
+type SparseArrays<'py> = (
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, i64>,
+    usize,
+);
+
+fn sparse<'a>(a: &'a SparseArrays<'_>) -> PyResult<Sparse<'a>> {
+    Ok(Sparse {
+        indptr: a.0.as_slice()?,
+        indices: a.1.as_slice()?,
+        data: a.2.as_slice()?,
+        cols: a.3,
+    })
+}
+
+/// (left · right)(x, z) at each stored entry of `mask`, in its order
+/// (`masked::masked_product`).
+#[pyfunction]
+pub(crate) fn graph_masked_product<'py>(
+    py: Python<'py>,
+    left: SparseArrays<'_>,
+    right: SparseArrays<'_>,
+    mask: SparseArrays<'_>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let (l, r, f) = (sparse(&left)?, sparse(&right)?, sparse(&mask)?);
+    let values = py
+        .detach(|| masked::masked_product(l, r, f))
+        .map_err(|e| to_py(py, e))?;
+    Ok(values.into_pyarray(py))
 }
 
 /// Assignments of x → y → z with x, y, z pairwise distinct.

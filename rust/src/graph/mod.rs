@@ -9,6 +9,7 @@
 
 pub mod csr;
 pub mod join;
+pub mod masked;
 pub mod patterns;
 pub mod sensitivity;
 pub mod smooth;

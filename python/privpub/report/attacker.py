@@ -1,0 +1,97 @@
+"""The card's fourth section: what an attacker gets (with ``audit``).
+
+Two bounded audits from :mod:`privpub.attacks.audit`, run against the
+release with the data it was made from: attribute inference (Dinur–Nissim
+reconstruction of a secret bit of records with a unique quasi-identifier)
+and, where the family makes presence claims, Theorem 2.6's presence
+adversary at the release's prior bound d. Their sizes are the card's
+``n_targets`` (targets, and candidates per round) and ``rounds``; each
+result is printed with its interval and the prior it assumed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from privpub.attacks.audit import attribute_value, audit, audit_presence
+from privpub.core.errors import ParameterError
+from privpub.report import html
+
+
+def secret_of(release: Any) -> tuple[str, Any]:
+    """The attribute the attribute audit targets and the value that is bit 1:
+    a SPLU-Gen release's first sensitive attribute, else the first two-valued
+    attribute, else the last attribute; the value at domain index 1."""
+    schema = release.schema
+    sensitive = release.parameters.get("sensitive")
+    if sensitive:
+        column = sensitive[0]
+    else:
+        binary = [a.name for a in schema.attributes if a.size == 2]
+        column = binary[0] if binary else schema.names[-1]
+    return column, attribute_value(schema, column, 1)
+
+
+def attribute_part(release: Any, data: Any, n_targets: int, seed: Any) -> str:
+    column, value = secret_of(release)
+    result = audit(release, column, data, secret_value=value, n_targets=n_targets,
+                   seed=seed.derive("card-audit"))
+    lo, hi = result.interval
+    threshold = math.sqrt(result.n_targets)
+    rows = [
+        ("secret", html.text(f"{column} = {value!r}") + " (bit 1), of "
+         f"{result.n_targets:,} records with a unique quasi-identifier (of "
+         f"{result.eligible:,} eligible)"),
+        ("attack", f"{html.text(result.decoder)} decoder over {result.n_queries:,} random "
+                   "subset-count queries, answered by the release's estimator"),
+        ("bits recovered", html.headline("audit-recovered", result.recovered,
+                                         f"{result.recovered:.1%}")
+         + f" ({result.confidence:.0%} interval [{lo:.1%}, {hi:.1%}])"),
+        ("prior assumed", f"the majority guess without the release: {result.baseline:.1%}"),
+        ("advantage over the prior", f"{result.advantage:+.1%}"),
+        ("reconstruction threshold",
+         f"√n = {threshold:.1f} for these n = {result.n_targets} targets: answers whose "
+         "error stays well below √n let a decoder recover almost every bit (Dinur–Nissim, "
+         "Theorem 3); errors well above it do not"),
+    ]
+    return "<h3>Attribute inference</h3>" + html.pairs(rows)
+
+
+def presence_part(release: Any, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
+    try:
+        result = audit_presence(release, data, n_candidates=n_targets, rounds=rounds,
+                                seed=seed.derive("card-presence"))
+    except ParameterError as exc:  # a family without presence claims, or no stated d
+        return ("<h3>Presence</h3>" + html.block("note", "Not run:", html.paragraphs(str(exc))))
+    lo, hi = result.interval
+    posterior = (html.headline("audit-posterior", result.posterior, f"{result.posterior:.1%}")
+                 + f" ({result.confidence:.0%} interval [{lo:.1%}, {hi:.1%}])"
+                 if result.named else "none: the decoder named no candidate present")
+    rows = [
+        ("prior assumed", f"{result.prior:.4g} per candidate (the release's d)"),
+        ("candidates", f"{result.rounds:,} rounds × {result.n_candidates} candidates; "
+                       f"{result.present:,} were in the data"),
+        ("named present", f"{result.named:,}, of which {result.correct:,} were"),
+        ("posterior measured", posterior),
+        ("verdict", html.text(str(result))),
+    ]
+    expected = result.rounds * result.n_candidates * result.prior
+    body = html.pairs(rows)
+    if expected < 10:
+        body += html.block("note", "A small audit:", html.paragraphs(
+            f"about {expected:.2g} candidates were expected in the data; the posterior is "
+            "measured only roughly or not at all. A larger audit: privpub attack RELEASE "
+            "--data TABLE --presence --rounds R (about 200 present candidates by default)."))
+    return "<h3>Presence (Theorem 2.6's adversary)</h3>" + body
+
+
+def section(release: Any, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
+    body = (attribute_part(release, data, n_targets, seed)
+            + presence_part(release, data, n_targets, rounds, seed))
+    return html.section("attacker", "What an attacker gets", body)
+
+
+def not_run(reason: str) -> str:
+    return html.section("attacker", "What an attacker gets",
+                        html.block("note", "No audit on this card:", html.paragraphs(reason)))

@@ -1,0 +1,105 @@
+"""A release card: one self-contained HTML page a data steward reads before
+signing off a release (issue 25).
+
+:func:`build` assembles the sections (what was released, who is protected,
+how accurate, what an attacker gets, alternatives) for any release: a table
+view (αβ, FRAPP, SPLU-Gen, a multi-view step, a Dask release or directory)
+or a graph answer. ``Release.report`` calls it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from privpub.core import validate
+from privpub.core.errors import ParameterError
+from privpub.core.files import write_text
+from privpub.core.seeding import resolve_seed
+from privpub.core.version import LIBRARY_VERSION
+from privpub.graphs.graph import Graph
+from privpub.report import accuracy, alternatives, attacker, html, protected, released
+from privpub.tables.distributed import DaskRelease
+
+#: The accuracy section's sampling rule, as the footer states it.
+SAMPLING_RULE = ("Sampled queries: each an AND of equalities on 1–3 attributes drawn "
+                 "uniformly (on SPLU-Gen one of them sensitive), with the values of a record "
+                 "drawn uniformly from the data, or of a uniform domain tuple without it.")
+#: Suffixes a card's file may have.
+HTML_SUFFIXES = (".html", ".htm")
+
+
+@dataclass(frozen=True)
+class Card:
+    """A release's card: ``html`` is the whole page (no network, no script)."""
+
+    html: str
+
+    def write(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
+        """Write the page to ``path`` (ending in .html; whole or not at all; an
+        existing file only with ``overwrite=True``)."""
+        write_text(path, self.html, overwrite=overwrite, suffix=HTML_SUFFIXES)
+
+    def _repr_html_(self) -> str:  # shown inline by Jupyter
+        return self.html
+
+    def __str__(self) -> str:
+        return self.html
+
+
+def summary(release: Any, facts: dict[str, Any]) -> str:
+    guarantee = release.guarantee()
+    held = sum(c.holds for c in guarantee.claims)
+    bound = release.parameters.get("error_bound")
+    cells = [("mechanism", html.text(guarantee.mechanism)),
+             ("published", f"{facts['rows']:,} " + released.unit(facts)),
+             ("guarantee", f"{held} of {len(guarantee.claims)} claims hold"),
+             ("error bound", "none stated" if bound is None else f"±{bound:,.1f} per query")]
+    return ('<div class="summary">' + "".join(
+        f'<div><span class="label">{k}</span>{v}</div>' for k, v in cells) + "</div>")
+
+
+def build(release: Any, data: Any = None, audit: bool = False, *, n_queries: int,
+          n_targets: int, rounds: int, seed: Any) -> Card:
+    """The card of ``release`` (see ``Release.report`` for the arguments)."""
+    if not isinstance(audit, bool):
+        raise ParameterError(f"audit must be True or False, got {audit!r}")
+    n_queries = validate.count("n_queries", n_queries, minimum=1)
+    n_targets = validate.count("n_targets", n_targets, minimum=2)
+    rounds = validate.count("rounds", rounds, minimum=1)
+    if audit and data is None:
+        raise ParameterError("audit=True needs data= (the table the release was made from): "
+                             "the audits score the attack against it")
+    source = resolve_seed(seed)
+    if isinstance(release, DaskRelease):
+        release = release.view()  # computes the release, as its guarantee() does
+    graph = not hasattr(release, "schema")
+    if graph and data is not None and not isinstance(data, Graph):
+        raise ParameterError(f"data for a graph answer's card must be the privpub.Graph it "
+                             f"answered on, got {type(data).__name__}")
+    facts = {"graph": graph, "kind": release.kind,
+             "rows": len(getattr(release, "values", [None])) if graph else len(release),
+             "digest": released.content_digest(release)}
+    sections = [released.section(release, facts), protected.section(release)]
+    if graph:
+        sections.append(accuracy.graph_section(release, data))
+        sections.append(attacker.not_run(
+            "privpub's audits attack published tables; a graph answer is one noisy number "
+            "per query, whose noise law and interval are above.") if audit else "")
+        sections.append(alternatives.not_planned(
+            "privpub.plan covers the table mechanisms (αβ, FRAPP, SPLU-Gen); for a graph "
+            "query compare mechanisms by their noise scale at the same ε."))
+    else:
+        sections.append(accuracy.table_section(release, data, n_queries, source))
+        if audit:
+            sections.append(attacker.section(release, data, n_targets, rounds, source))
+        sections.append(alternatives.section(release, data))
+    seed_text = ("seed " + str(seed) if source.seeded else "fresh OS randomness")
+    footer = (f"Made by privpub {html.text(LIBRARY_VERSION)} with release.report(data="
+              f"{'given' if data is not None else 'None'}, audit={audit}), drawing with "
+              f"{html.text(seed_text)}. {html.text(SAMPLING_RULE)} Every statement about "
+              "privacy is the release's own guarantee(); nothing here adds to it.")
+    title = f"Release card: {release.mechanism} release"
+    return Card(html.page(title, summary(release, facts), [s for s in sections if s],
+                          footer, LIBRARY_VERSION))
