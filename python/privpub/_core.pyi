@@ -43,6 +43,15 @@ def count_in_table(cols: list[npt.NDArray[np.integer]], radices: list[int],
     """Rows whose digits (first column slowest) index a true cell of ``table``
     (Π radices cells); DomainError(attribute_index, row) for a digit ≥ its radix."""
 
+def decode_data_pages(data: npt.NDArray[np.uint8], snappy: bool, nullable: bool,
+                      remap: npt.NDArray[np.int64], width: int,
+                      rows: int) -> npt.NDArray[np.integer]:
+    """Domain indices of a Parquet column chunk's data pages (the bytes after its
+    dictionary page; Snappy-compressed when ``snappy``; definition levels, all
+    "defined", when ``nullable``): each dictionary index through ``remap``,
+    ``rows`` values as signed integers of ``width`` bits. PrivpubError on
+    anything else (another page type or encoding, a missing value, bad bytes)."""
+
 def limbs_for(radices: list[int]) -> int:
     """64-bit words needed for codes below the product of the radices."""
 

@@ -12,6 +12,7 @@ pub mod encode;
 pub mod error;
 pub mod frapp;
 pub mod graph;
+pub mod hybrid;
 pub mod intlist;
 pub mod marginals;
 pub mod rng;
@@ -34,6 +35,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codes::limbs_for, m)?)?;
     m.add_function(wrap_pyfunction!(codes::to_digits, m)?)?;
     m.add_function(wrap_pyfunction!(codes::count_in_table, m)?)?;
+    m.add_function(wrap_pyfunction!(codes::decode_data_pages, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::uniform, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::keep_records, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::beta_step, m)?)?;

@@ -209,7 +209,8 @@ def test_a_dask_count_checks_the_digest(client, adult, tmp_path):
     view = open_dask(tmp_path / "v")
     view.estimate("age > 30")
     with pytest.raises(privpub.ArtifactError,
-                       match="part.1.parquet': column 'sex' does not match the digest"):
+                       match=r"part.1.parquet', row group 0: column 'sex' does not match "
+                             "the digest"):
         view.estimate("sex = 'Male'")
 
 

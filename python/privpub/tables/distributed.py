@@ -44,6 +44,8 @@ from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.query import QueryLike
+from privpub.tables.filescan import Part, PrunedFileView, count_parts
+from privpub.tables.groupstats import GroupRecorder
 from privpub.tables.partsview import PartsView
 from privpub.tables.published import KIND, PublishedView
 from privpub.tables.records import (
@@ -293,12 +295,12 @@ def _write_part(schema: Schema, rows: np.ndarray, path: str) -> PartDigest:
     """One part file of a release (dictionary-encoded columns, as one machine
     writes them); its rows' digest, taken in the write pass."""
     view = MemoryView(schema, as_schema_codes(schema, aligned(rows)))
-    found = Digest(schema, schema.names)
+    found, groups = Digest(schema, schema.names), GroupRecorder(schema, CHUNK_ROWS)
     with pq.ParquetWriter(path, view.arrow_schema()) as writer:
         for digits in view.batches():
-            writer.write_batch(arrow_batch(schema, found.add(digits)),
+            writer.write_batch(arrow_batch(schema, found.add(groups.add(digits))),
                                row_group_size=CHUNK_ROWS)
-    return found.result()
+    return groups.attach(found.result())
 
 
 def _decoded(schema: Schema, rows: np.ndarray) -> pd.DataFrame:
@@ -425,14 +427,33 @@ def _count_file(schema: Schema, path: str, condition: Any) -> tuple[int, PartDig
     return total, found.result()
 
 
-class DaskView(FileView):
+def _count_part(schema: Schema, part: Part, conditions: Sequence[Any]) -> list[int]:
+    return count_parts(schema, [part], conditions)
+
+
+class DaskView(PrunedFileView):
     """A view file, or a Dask release's directory, whose counts run as Dask
-    tasks (one per part file; the client in use, if any, schedules them). Each
-    task also digests the columns it read in its part; each part's rows and
+    tasks (one per part file; the client in use, if any, schedules them).
+    Where the parts have row-group statistics, each task counts its part by
+    row group (:mod:`privpub.tables.filescan`: skip, count whole, or read and
+    check the group), for the whole batch of conditions at once. Otherwise each
+    task digests the columns it read in its part; each part's rows and
     digests must match the part's stored ones, as a full pass of a
     :class:`FileView` must."""
 
+    def count_many(self, conditions: Sequence[Any]) -> list[int]:
+        parts = self.scan_parts()
+        if parts is None:
+            return [self.count(c) for c in conditions]
+        import dask
+
+        found = dask.compute(*[dask.delayed(_count_part)(self.schema, p, list(conditions))
+                               for p in parts])
+        return [sum(counts) for counts in zip(*found, strict=True)]
+
     def count(self, condition: Any) -> int:
+        if self.scan_parts() is not None:
+            return self.count_many([condition])[0]
         import dask
 
         found = dask.compute(*[dask.delayed(_count_file)(self.schema, f, condition)

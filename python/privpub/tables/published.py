@@ -52,6 +52,8 @@ from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.tables.confidence import LEVEL, check_level
 from privpub.tables.cover import budgeted_cover, sum_down
+from privpub.tables.filescan import PrunedFileView
+from privpub.tables.groupstats import GroupRecorder, stored_groups, usable_groups
 from privpub.tables.records import counted, isin_sorted
 from privpub.tables.schema import Schema
 from privpub.tables.view import (
@@ -229,8 +231,10 @@ class PublishedView(Release):
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> PublishedView:
-        """A view backed by its Parquet file: counts and estimates stream the
-        file's row groups in bounded memory (context sets, small, are read).
+        """A view backed by its Parquet file: counts and estimates go row group by
+        row group in bounded memory, skipping or counting whole the groups that
+        privpub's own statistics decide (:mod:`privpub.tables.filescan` says what
+        that checks and trusts; context sets, small, are read).
         The metadata, the columns and the row groups' row counts are checked
         now; each column's rows and digest when first read in full.
         ``path`` may also be the directory a Dask release wrote (its metadata in
@@ -263,10 +267,14 @@ class PublishedView(Release):
         if context_sizes and os.path.isdir(where):
             raise ArtifactError(f"{where!r}: a directory release holds no context sets, its "
                                 f"metadata lists {shown(sorted(context_sizes))}")
-        view_rows = FileView(schema, where, rows, parts, "" if context_sizes else None)
+        view_rows = PrunedFileView(schema, where, rows, parts,
+                                   "" if context_sizes else None)
         for index, file in enumerate(files):
-            _check_file(file, view_rows.where(index), schema, bool(context_sizes),
-                        parts[index].rows + sum(context_sizes.values()))
+            sizes = _check_file(file, view_rows.where(index), schema, bool(context_sizes),
+                                parts[index].rows + sum(context_sizes.values()))
+            # Row-group statistics count only for the row groups they describe (a
+            # file rewritten with other groups is counted by full passes).
+            view_rows.expected[index] = usable_groups(parts[index], sizes)
         try:
             release = cls(view_rows, schema, **envelope)
         except ParameterError as exc:
@@ -324,16 +332,21 @@ class PublishedView(Release):
         mech = self.mechanism_object()
         if hasattr(mech, "estimate_release_many"):
             return mech.estimate_release_many(self, conditions)
-        return Estimates.of([self._estimate(cond) for cond in conditions])
+        # Q(V) of the whole batch in one pass (by row group on a file: filescan).
+        reading = [c for c in conditions if c.attributes]
+        n_view = dict(zip(map(id, reading), self.rows.count_many(reading) if reading else [],
+                          strict=True))
+        return Estimates.of([self._estimate(cond, n_view.get(id(cond)))
+                             for cond in conditions])
 
     def count(self, where: QueryLike = None, tables: Mapping[str, Any] | None = None) -> int:
         """Q(V): the rows of this view that satisfy ``where``, counted exactly
         (on file, streamed)."""
         return self._count(self.condition(where, tables))
 
-    def _estimate(self, cond: Condition) -> Estimate:
+    def _estimate(self, cond: Condition, n_view: int | None = None) -> Estimate:
         n_domain = count(self.schema, cond).value
-        n_view = self._count(cond)
+        n_view = self._count(cond) if n_view is None else n_view
 
         @_memo
         def context(name: str) -> tuple[int, int]:
@@ -465,7 +478,7 @@ class PublishedView(Release):
         """Batches of the view's rows; with ``within``, only rows whose code is in
         that sorted code set (all attributes are read to form the codes)."""
         if within is None:
-            yield from self.rows.batches(attributes)
+            yield from self.rows.counting_batches(attributes)
             return
         for batch in self.rows.batches():
             codes = codes_of(self.schema, batch)
@@ -643,7 +656,8 @@ def _part_digest(value: Any, name: str, schema: Schema, where: str) -> PartDiges
         if not _hex_digest(found):
             raise ArtifactError(f"{where!r}: field '{name}.columns[{column!r}]' = "
                                 f"{shown(found)} is not a SHA-256 digest (64 hex digits)")
-    return PartDigest(rows, columns)
+    groups = stored_groups(value, name, schema, where)
+    return PartDigest(rows, columns, groups, value.get("groups_sha256"))
 
 
 def _stored_digest(value: Any, schema: Schema, where: str
@@ -669,14 +683,17 @@ def _stored_digest(value: Any, schema: Schema, where: str
              for k, v in context.items()})
 
 
-def _check_file(file: str, where: str, schema: Schema, with_sets: bool, rows: int) -> None:
+def _check_file(file: str, where: str, schema: Schema, with_sets: bool,
+                rows: int) -> list[int]:
     """A part file's columns are the schema's (and the set column iff there are
     context sets), and its row groups hold ``rows``: counted from the row groups
-    themselves, which must also agree with the footer's total."""
+    themselves, which must also agree with the footer's total. Returns the
+    row groups' row counts."""
     try:
         with pq.ParquetFile(file) as parquet:
             names, meta = parquet.schema_arrow.names, parquet.metadata
-            groups = sum(meta.row_group(g).num_rows for g in range(meta.num_row_groups))
+            sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+            groups = sum(sizes)
     except (OSError, pa.ArrowException) as exc:
         raise ArtifactError(f"{where}: not a readable Parquet file: "
                             f"{str(exc).splitlines()[0]}") from None
@@ -700,6 +717,7 @@ def _check_file(file: str, where: str, schema: Schema, with_sets: bool, rows: in
     if groups != rows:
         raise ArtifactError(f"{where} holds {groups:,} rows in its row groups but its "
                             f"metadata says {rows:,}")
+    return sizes
 
 
 def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits],
@@ -732,9 +750,13 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
     # The rows' batches are made (drawn, decoded) on a thread while the last is written.
     rows = prefetched(batches)
     sources = [rows, *(MemoryView(schema, c).batches() for c in context.values())]
+    # Row-group statistics for pruned counts (filescan), of a file of view rows only.
+    groups = None if context else GroupRecorder(schema, CHUNK_ROWS)
     with closing(rows), pq.ParquetWriter(path, arrow_schema) as writer:
         for label, source in enumerate(sources):
             for digits in source:
+                if groups is not None:
+                    groups.add(digits)
                 batch = arrow_batch(schema, digests[label].add(digits))
                 if context:
                     flag = pa.DictionaryArray.from_arrays(
@@ -742,7 +764,8 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
                     batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
                                                        schema=arrow_schema)
                 writer.write_batch(batch, row_group_size=CHUNK_ROWS)
-        document = digest_document([digests[0].result()], {
+        view = digests[0].result()
+        document = digest_document([view if groups is None else groups.attach(view)], {
             name: found.result() for name, found in zip(context, digests[1:], strict=True)})
         writer.add_key_value_metadata(
             {"privpub": encode_metadata(metadata(digests[0].rows, document))})

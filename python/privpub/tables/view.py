@@ -209,9 +209,15 @@ class PartDigest:
 
     rows: int
     columns: Mapping[str, str]
+    #: Per row group statistics and digests (:class:`~privpub.tables.filescan.GroupStats`)
+    #: and their seal; None in a file written before them, or holding context sets.
+    groups: Sequence[Any] | None = None
+    groups_sha256: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"rows": self.rows, "columns": dict(self.columns)}
+        groups = {} if self.groups is None else {
+            "groups": [g.to_dict() for g in self.groups], "groups_sha256": self.groups_sha256}
+        return {"rows": self.rows, "columns": dict(self.columns), **groups}
 
     def check(self, found: PartDigest, where: str) -> None:
         """``found`` (a pass over some of the columns) must be this: an ArtifactError
@@ -364,9 +370,21 @@ class TableView:
     def count(self, condition: Any) -> int:
         """Rows satisfying ``condition`` (a :class:`~privpub.counting.query.Condition`
         over at least one attribute), counted batch by batch."""
-        names = list(condition.attributes)
-        return sum(condition.count_digits(batch, len(batch[names[0]]))
-                   for batch in self.batches(names))
+        return self.count_many([condition])[0]
+
+    def count_many(self, conditions: Sequence[Any]) -> list[int]:
+        """:meth:`count` of each condition, in one pass over the columns they read."""
+        names = [n for n in self.schema.names if any(n in c.attributes for c in conditions)]
+        totals = [0] * len(conditions)
+        for batch in self.counting_batches(names):
+            rows = len(batch[names[0]])
+            totals = [t + c.count_digits(batch, rows) for t, c in zip(totals, conditions,
+                                                                      strict=True)]
+        return totals
+
+    def counting_batches(self, attributes: Sequence[str]) -> Iterator[Digits]:
+        """:meth:`batches`, for a pass that counts (a file may read them faster)."""
+        return self.batches(attributes)
 
 
 class MemoryView(TableView):

@@ -2,7 +2,7 @@
 
 use super::{shape_err, to_py};
 use crate::error::{buffer, KernelError};
-use crate::{columns, encode};
+use crate::{columns, encode, hybrid};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -201,4 +201,24 @@ pub(crate) fn count_in_table(
     let table = table.as_slice()?;
     py.detach(|| columns::count_in_table(&values, &radices, table))
         .map_err(|e| to_py(py, e))
+}
+
+/// Domain indices of a Parquet column chunk's data pages (the bytes after its
+/// dictionary page; `snappy` when Snappy-compressed), each dictionary index
+/// mapped through `remap`, `rows` of them in the signed type of `width` bits.
+#[pyfunction]
+pub(crate) fn decode_data_pages<'py>(
+    py: Python<'py>,
+    data: PyReadonlyArray1<'py, u8>,
+    snappy: bool,
+    nullable: bool,
+    remap: PyReadonlyArray1<'py, i64>,
+    width: u32,
+    rows: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (data, remap) = (data.as_slice()?, remap.as_slice()?);
+    let out = py
+        .detach(|| hybrid::decode_data_pages(data, snappy, nullable, remap, width, rows))
+        .map_err(|e| to_py(py, e))?;
+    Ok(digit_array(py, out))
 }

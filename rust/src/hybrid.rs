@@ -1,0 +1,499 @@
+//! A Parquet column chunk's dictionary-encoded data pages, decoded straight
+//! into domain indices.
+//!
+//! A dictionary-encoded data page holds its values as runs: a ULEB128 header
+//! whose low bit says which kind; `header >> 1` repeats of one value stored in
+//! ⌈bit_width / 8⌉ little-endian bytes (RLE), or `header >> 1` groups of 8
+//! values packed `bit_width` bits each, least significant bit first
+//! (bit-packed). Each dictionary index is mapped through `remap` (dictionary
+//! position → domain index) as it is decoded, so a row group's column comes out
+//! as the digits privpub counts and digests, in one pass.
+//!
+//! # Citations
+//! * Apache Parquet format, Encodings.md: "Run Length Encoding / Bit-Packing
+//!   Hybrid (RLE = 3)" and "Dictionary Encoding (RLE_DICTIONARY = 8)".
+//!
+//! Malformed input (a truncated run, an index past the dictionary, a bit width
+//! above 32) is a `Shape` error, never a panic: the caller then reads the page
+//! with another reader.
+
+use crate::encode::DigitColumn;
+use crate::error::{buffer, KernelError};
+
+fn malformed(what: &str) -> KernelError {
+    KernelError::Shape(format!("malformed RLE/bit-packed data: {what}"))
+}
+
+fn narrow<T: TryFrom<i64>>(remap: &[i64]) -> Result<Vec<T>, KernelError> {
+    remap
+        .iter()
+        .map(|&v| T::try_from(v).map_err(|_| malformed("a remapped index does not fit its width")))
+        .collect()
+}
+
+/// Fills `out` with the next `out.len()` values of `data`, mapped through `remap`.
+fn decode_into<T: Copy>(
+    data: &[u8],
+    bit_width: u32,
+    out: &mut [T],
+    remap: &[T],
+) -> Result<(), KernelError> {
+    if bit_width > 32 {
+        return Err(malformed("bit width above 32"));
+    }
+    let count = out.len();
+    let lookup = |v: u64| -> Result<T, KernelError> {
+        remap
+            .get(v as usize)
+            .copied()
+            .ok_or_else(|| malformed("an index past the dictionary"))
+    };
+    let (mut pos, mut done) = (0usize, 0usize);
+    let value_bytes = bit_width.div_ceil(8) as usize;
+    let mask = if bit_width == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - bit_width)
+    };
+    while done < count {
+        let header = uleb128(data, &mut pos)?;
+        let runs = usize::try_from(header >> 1).map_err(|_| malformed("run too long"))?;
+        if header & 1 == 0 {
+            let bytes = data
+                .get(pos..pos + value_bytes)
+                .ok_or_else(|| malformed("truncated RLE run"))?;
+            pos += value_bytes;
+            let value = bytes
+                .iter()
+                .rev()
+                .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+            let fill = lookup(value)?;
+            let end = done.saturating_add(runs).min(count);
+            out[done..end].fill(fill);
+            done = end;
+        } else {
+            let values = runs
+                .checked_mul(8)
+                .ok_or_else(|| malformed("run too long"))?;
+            let len = runs
+                .checked_mul(bit_width as usize)
+                .ok_or_else(|| malformed("run too long"))?;
+            let packed = data
+                .get(pos..pos.saturating_add(len))
+                .ok_or_else(|| malformed("truncated bit-packed run"))?;
+            pos += len;
+            let take = values.min(count - done);
+            let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
+            for slot in &mut out[done..done + take] {
+                while bits < bit_width {
+                    acc |= u64::from(packed[at]) << bits;
+                    at += 1;
+                    bits += 8;
+                }
+                *slot = lookup(acc & mask)?;
+                acc >>= bit_width;
+                bits -= bit_width;
+            }
+            done += take;
+        }
+    }
+    Ok(())
+}
+
+/// The data pages of a column chunk (the bytes after its dictionary page), as
+/// the domain indices of their `rows` values: each page's header (Thrift
+/// compact protocol), its body (`snappy`: Snappy-compressed), its definition
+/// levels when the column is `nullable` (all must say "defined": privpub writes
+/// no nulls), then its RLE_DICTIONARY values through `remap`, in the signed
+/// type of `width` bits. Anything else is an error (the caller reads the chunk
+/// with another reader).
+///
+/// # Citations
+/// * Apache Parquet format, parquet.thrift (PageHeader, DataPageHeader) and
+///   the Thrift compact protocol; the Snappy format description (google/snappy,
+///   format_description.txt).
+pub fn decode_data_pages(
+    data: &[u8],
+    snappy: bool,
+    nullable: bool,
+    remap: &[i64],
+    width: u32,
+    rows: usize,
+) -> Result<DigitColumn, KernelError> {
+    fn pages<T: Copy + Default>(
+        data: &[u8],
+        snappy: bool,
+        nullable: bool,
+        remap: &[T],
+        rows: usize,
+    ) -> Result<Vec<T>, KernelError> {
+        let mut out = buffer(rows, T::default(), || "decoded indices".to_string())?;
+        let (mut pos, mut done) = (0usize, 0usize);
+        while pos < data.len() {
+            let page = thrift::page_header(data, &mut pos)?;
+            let body = data
+                .get(pos..pos.saturating_add(page.compressed))
+                .ok_or_else(|| malformed("truncated page"))?;
+            pos += page.compressed;
+            let body = if snappy {
+                std::borrow::Cow::Owned(snap::decompress(body, page.uncompressed)?)
+            } else {
+                std::borrow::Cow::Borrowed(body)
+            };
+            let end = done
+                .checked_add(page.values)
+                .filter(|&e| e <= rows)
+                .ok_or_else(|| malformed("more values than rows"))?;
+            let mut at = 0usize;
+            if nullable {
+                let len = body
+                    .get(0..4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                    .ok_or_else(|| malformed("truncated levels"))?;
+                let levels = body
+                    .get(4..4 + len)
+                    .ok_or_else(|| malformed("truncated levels"))?;
+                let mut defined = vec![0u8; page.values];
+                decode_into(levels, 1, &mut defined, &[0u8, 1u8])?;
+                if defined.iter().any(|&d| d != 1) {
+                    return Err(malformed("a missing value"));
+                }
+                at = 4 + len;
+            }
+            let bit_width = *body.get(at).ok_or_else(|| malformed("no bit width"))?;
+            decode_into(
+                &body[at + 1..],
+                u32::from(bit_width),
+                &mut out[done..end],
+                remap,
+            )?;
+            done = end;
+        }
+        if done != rows {
+            return Err(malformed("fewer values than rows"));
+        }
+        Ok(out)
+    }
+    Ok(match width {
+        8 => DigitColumn::I8(pages(data, snappy, nullable, &narrow(remap)?, rows)?),
+        16 => DigitColumn::I16(pages(data, snappy, nullable, &narrow(remap)?, rows)?),
+        32 => DigitColumn::I32(pages(data, snappy, nullable, &narrow(remap)?, rows)?),
+        64 => DigitColumn::I64(pages(data, snappy, nullable, remap, rows)?),
+        _ => {
+            return Err(KernelError::Shape(format!(
+                "width {width} is not 8, 16, 32 or 64"
+            )))
+        }
+    })
+}
+
+/// Thrift's compact protocol, as far as a data page's header needs it.
+mod thrift {
+    use super::{malformed, uleb128};
+    use crate::error::KernelError;
+
+    pub(super) struct PageHeader {
+        pub compressed: usize,
+        pub uncompressed: usize,
+        pub values: usize,
+    }
+
+    const DATA_PAGE: i64 = 0;
+    const PLAIN_DICTIONARY: i64 = 2;
+    const RLE_DICTIONARY: i64 = 8;
+
+    /// A v1 data page's header with dictionary-encoded values (an error otherwise).
+    pub(super) fn page_header(data: &[u8], pos: &mut usize) -> Result<PageHeader, KernelError> {
+        let (mut kind, mut uncompressed, mut compressed) = (-1, -1, -1);
+        let (mut values, mut encoding) = (-1, -1);
+        let mut last = 0i64;
+        while let Some((id, ty)) = field(data, pos, &mut last)? {
+            match (id, ty) {
+                (1, 5) => kind = zigzag(data, pos)?,
+                (2, 5) => uncompressed = zigzag(data, pos)?,
+                (3, 5) => compressed = zigzag(data, pos)?,
+                (5, 12) => {
+                    let mut inner = 0i64;
+                    while let Some((id, ty)) = field(data, pos, &mut inner)? {
+                        match (id, ty) {
+                            (1, 5) => values = zigzag(data, pos)?,
+                            (2, 5) => encoding = zigzag(data, pos)?,
+                            _ => skip(data, pos, ty, 0)?,
+                        }
+                    }
+                }
+                _ => skip(data, pos, ty, 0)?,
+            }
+        }
+        if kind != DATA_PAGE || !(encoding == PLAIN_DICTIONARY || encoding == RLE_DICTIONARY) {
+            return Err(malformed("not a dictionary-encoded v1 data page"));
+        }
+        let size = |v: i64| usize::try_from(v).map_err(|_| malformed("negative size"));
+        Ok(PageHeader {
+            compressed: size(compressed)?,
+            uncompressed: size(uncompressed)?,
+            values: size(values)?,
+        })
+    }
+
+    /// The next field's (id, type), or None at the struct's end.
+    fn field(
+        data: &[u8],
+        pos: &mut usize,
+        last: &mut i64,
+    ) -> Result<Option<(i64, u8)>, KernelError> {
+        let head = byte(data, pos)?;
+        let ty = head & 0x0f;
+        if ty == 0 {
+            return Ok(None);
+        }
+        let delta = i64::from(head >> 4);
+        *last = if delta != 0 {
+            *last + delta
+        } else {
+            zigzag(data, pos)?
+        };
+        Ok(Some((*last, ty)))
+    }
+
+    fn byte(data: &[u8], pos: &mut usize) -> Result<u8, KernelError> {
+        let b = *data
+            .get(*pos)
+            .ok_or_else(|| malformed("truncated page header"))?;
+        *pos += 1;
+        Ok(b)
+    }
+
+    fn zigzag(data: &[u8], pos: &mut usize) -> Result<i64, KernelError> {
+        let v = uleb128(data, pos)?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    fn skip(data: &[u8], pos: &mut usize, ty: u8, depth: u32) -> Result<(), KernelError> {
+        if depth > 16 {
+            return Err(malformed("page header nested too deep"));
+        }
+        match ty {
+            1 | 2 => {}
+            3 => *pos += 1,
+            4..=6 => {
+                uleb128(data, pos)?;
+            }
+            7 => *pos += 8,
+            8 => {
+                let len = usize::try_from(uleb128(data, pos)?).map_err(|_| malformed("binary"))?;
+                *pos = pos.saturating_add(len);
+            }
+            9 | 10 => {
+                let head = byte(data, pos)?;
+                let size = if head >> 4 == 15 {
+                    uleb128(data, pos)?
+                } else {
+                    u64::from(head >> 4)
+                };
+                for _ in 0..size {
+                    skip(data, pos, head & 0x0f, depth + 1)?;
+                }
+            }
+            12 => {
+                let mut last = 0i64;
+                while let Some((_, inner)) = field(data, pos, &mut last)? {
+                    skip(data, pos, inner, depth + 1)?;
+                }
+            }
+            _ => return Err(malformed("unknown Thrift type")),
+        }
+        if *pos > data.len() {
+            return Err(malformed("truncated page header"));
+        }
+        Ok(())
+    }
+}
+
+/// Snappy's block format (what Parquet's SNAPPY codec holds).
+mod snap {
+    use super::{malformed, uleb128};
+    use crate::error::KernelError;
+
+    /// `input` decompressed; it must say it holds `expected` bytes, and does.
+    pub(super) fn decompress(input: &[u8], expected: usize) -> Result<Vec<u8>, KernelError> {
+        let mut pos = 0usize;
+        let len = usize::try_from(uleb128(input, &mut pos)?).map_err(|_| malformed("length"))?;
+        if len != expected {
+            return Err(malformed("Snappy length differs from the page header's"));
+        }
+        let mut out: Vec<u8> = Vec::new();
+        out.try_reserve_exact(len)
+            .map_err(|_| malformed("Snappy length past what can be allocated"))?;
+        let bytes = |pos: &mut usize, n: usize| -> Result<usize, KernelError> {
+            let b = input
+                .get(*pos..*pos + n)
+                .ok_or_else(|| malformed("truncated Snappy"))?;
+            *pos += n;
+            Ok(b.iter()
+                .rev()
+                .fold(0usize, |acc, &x| (acc << 8) | usize::from(x)))
+        };
+        while pos < input.len() {
+            let tag = input[pos];
+            pos += 1;
+            let (length, offset) = match tag & 3 {
+                0 => {
+                    let mut n = usize::from(tag >> 2);
+                    if n >= 60 {
+                        n = bytes(&mut pos, n - 59)?;
+                    }
+                    let n = n + 1;
+                    let literal = input
+                        .get(pos..pos.saturating_add(n))
+                        .ok_or_else(|| malformed("truncated Snappy literal"))?;
+                    if out.len() + n > len {
+                        return Err(malformed("Snappy output past its length"));
+                    }
+                    out.extend_from_slice(literal);
+                    pos += n;
+                    continue;
+                }
+                1 => (
+                    4 + usize::from((tag >> 2) & 7),
+                    (usize::from(tag >> 5) << 8) | bytes(&mut pos, 1)?,
+                ),
+                2 => (1 + usize::from(tag >> 2), bytes(&mut pos, 2)?),
+                _ => (1 + usize::from(tag >> 2), bytes(&mut pos, 4)?),
+            };
+            if offset == 0 || offset > out.len() || out.len() + length > len {
+                return Err(malformed("Snappy copy out of range"));
+            }
+            let start = out.len() - offset;
+            for i in 0..length {
+                let b = out[start + i];
+                out.push(b);
+            }
+        }
+        if out.len() != len {
+            return Err(malformed("Snappy output shorter than its length"));
+        }
+        Ok(out)
+    }
+}
+
+fn uleb128(data: &[u8], pos: &mut usize) -> Result<u64, KernelError> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *data
+            .get(*pos)
+            .ok_or_else(|| malformed("truncated run header"))?;
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err(malformed("run header longer than 64 bits"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode<T: Copy + Default>(
+        data: &[u8],
+        bit_width: u32,
+        count: usize,
+        remap: &[T],
+    ) -> Result<Vec<T>, KernelError> {
+        let mut out = vec![T::default(); count];
+        decode_into(data, bit_width, &mut out, remap)?;
+        Ok(out)
+    }
+
+    /// Values bit-packed least significant bit first, padded to groups of 8.
+    fn pack(values: &[u64], bit_width: u32) -> Vec<u8> {
+        let groups = values.len().div_ceil(8);
+        let mut out = vec![(groups as u8) << 1 | 1];
+        let (mut acc, mut bits) = (0u128, 0u32);
+        for i in 0..groups * 8 {
+            acc |= u128::from(*values.get(i).unwrap_or(&0)) << bits;
+            bits += bit_width;
+            while bits >= 8 {
+                out.push(acc as u8);
+                acc >>= 8;
+                bits -= 8;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn bit_packed_and_rle_runs_decode_through_the_remap() {
+        let remap: Vec<i64> = (0..20).map(|i| 100 + i).collect();
+        for bit_width in [1u32, 3, 4, 8, 12] {
+            let limit = 1u64 << bit_width.min(4);
+            let values: Vec<u64> = (0..16).map(|i| (i * 7) % limit).collect();
+            let mut data = pack(&values, bit_width);
+            data.extend([9 << 1, 1]); // RLE: 9 repeats of 1
+            if bit_width > 8 {
+                data.push(0); // two bytes per value
+            }
+            let tail: Vec<u64> = (0..13).map(|i| (i * 3) % limit).collect();
+            data.extend(pack(&tail, bit_width)); // the last group padded past the count
+            let got = decode(&data, bit_width, 16 + 9 + 13, &remap).unwrap();
+            let mut want: Vec<i64> = values.iter().map(|&v| 100 + v as i64).collect();
+            want.extend([101; 9]);
+            want.extend(tail.iter().map(|&v| 100 + v as i64));
+            assert_eq!(got, want, "bit width {bit_width}");
+        }
+    }
+
+    #[test]
+    fn snappy_literals_and_overlapping_copies() {
+        // "abcd" literal, then a 1-byte-offset copy of 8 bytes at offset 4 (overlapping).
+        let data = [12u8, 3 << 2, b'a', b'b', b'c', b'd', 1 | (4 << 2), 4];
+        assert_eq!(snap::decompress(&data, 12).unwrap(), b"abcdabcdabcd");
+        assert!(snap::decompress(&data, 13).is_err()); // length disagrees
+        assert!(snap::decompress(&[12u8, 1 | (4 << 2), 9], 12).is_err()); // copy before any
+        assert!(snap::decompress(&[4u8, 3 << 2, b'a'], 4).is_err()); // truncated literal
+    }
+
+    #[test]
+    fn data_pages_decode_and_refuse_what_they_do_not_know() {
+        // One uncompressed v1 data page: 16 values, levels (one RLE run of ones),
+        // bit width 3, one bit-packed run.
+        let values: Vec<u64> = (0..16).map(|i| i % 5).collect();
+        let mut body = vec![2u8, 0, 0, 0, 16 << 1, 1, 3];
+        body.extend(pack(&values, 3));
+        let n = body.len() as u8;
+        // PageHeader {1: 0, 2: n, 3: n, 5: {1: 16, 2: 8, 3: 3, 4: 3}}
+        let mut data = vec![0x15, 0, 0x15, n << 1, 0x15, n << 1, 0x2c];
+        data.extend([0x15, 32, 0x15, 16, 0x15, 6, 0x15, 6, 0, 0]);
+        let header_len = data.len();
+        data.extend(&body);
+        let remap: Vec<i64> = (0..5).map(|i| 10 * i).collect();
+        let got = decode_data_pages(&data, false, true, &remap, 8, 16)
+            .unwrap()
+            .to_i64();
+        assert_eq!(
+            got,
+            values.iter().map(|&v| 10 * v as i64).collect::<Vec<_>>()
+        );
+        assert!(decode_data_pages(&data, false, true, &remap, 8, 17).is_err()); // rows
+        let mut missing = data.clone();
+        missing[header_len + 5] = 0; // the levels say "missing"
+        assert!(decode_data_pages(&missing, false, true, &remap, 8, 16).is_err());
+        let mut plain = data.clone();
+        plain[10] = 0; // encoding PLAIN
+        assert!(decode_data_pages(&plain, false, true, &remap, 8, 16).is_err());
+        assert!(decode_data_pages(&data[..header_len + 3], false, true, &remap, 8, 16).is_err());
+    }
+
+    #[test]
+    fn malformed_input_is_an_error_not_a_panic() {
+        let remap = [0i64, 1];
+        assert!(decode(&[], 1, 1, &remap).is_err()); // no header
+        assert!(decode(&[3], 1, 8, &remap).is_err()); // packed group without bytes
+        assert!(decode(&[2 << 1, 5], 3, 2, &remap).is_err()); // index past the dictionary
+        assert!(decode(&[0xff; 12], 1, 1, &remap).is_err()); // header past 64 bits
+        assert!(decode(&[2, 1], 33, 1, &remap).is_err());
+        assert!(decode_data_pages(&[], false, false, &[300], 8, 0).is_err()); // remap past i8
+    }
+}
