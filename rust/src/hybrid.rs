@@ -110,8 +110,7 @@ fn decode_into<T: Copy>(
 ///
 /// # Citations
 /// * Apache Parquet format, parquet.thrift (PageHeader, DataPageHeader) and
-///   the Thrift compact protocol; the Snappy format description (google/snappy,
-///   format_description.txt).
+///   the Thrift compact protocol. Snappy is the `snap` crate's.
 pub fn decode_data_pages(
     data: &[u8],
     snappy: bool,
@@ -136,7 +135,7 @@ pub fn decode_data_pages(
                 .ok_or_else(|| malformed("truncated page"))?;
             pos += page.compressed;
             let body = if snappy {
-                std::borrow::Cow::Owned(snap::decompress(body, page.uncompressed)?)
+                std::borrow::Cow::Owned(unsnappy(body, page.uncompressed)?)
             } else {
                 std::borrow::Cow::Borrowed(body)
             };
@@ -310,71 +309,16 @@ mod thrift {
     }
 }
 
-/// Snappy's block format (what Parquet's SNAPPY codec holds).
-mod snap {
-    use super::{malformed, uleb128};
-    use crate::error::KernelError;
-
-    /// `input` decompressed; it must say it holds `expected` bytes, and does.
-    pub(super) fn decompress(input: &[u8], expected: usize) -> Result<Vec<u8>, KernelError> {
-        let mut pos = 0usize;
-        let len = usize::try_from(uleb128(input, &mut pos)?).map_err(|_| malformed("length"))?;
-        if len != expected {
-            return Err(malformed("Snappy length differs from the page header's"));
-        }
-        let mut out: Vec<u8> = Vec::new();
-        out.try_reserve_exact(len)
-            .map_err(|_| malformed("Snappy length past what can be allocated"))?;
-        let bytes = |pos: &mut usize, n: usize| -> Result<usize, KernelError> {
-            let b = input
-                .get(*pos..*pos + n)
-                .ok_or_else(|| malformed("truncated Snappy"))?;
-            *pos += n;
-            Ok(b.iter()
-                .rev()
-                .fold(0usize, |acc, &x| (acc << 8) | usize::from(x)))
-        };
-        while pos < input.len() {
-            let tag = input[pos];
-            pos += 1;
-            let (length, offset) = match tag & 3 {
-                0 => {
-                    let mut n = usize::from(tag >> 2);
-                    if n >= 60 {
-                        n = bytes(&mut pos, n - 59)?;
-                    }
-                    let n = n + 1;
-                    let literal = input
-                        .get(pos..pos.saturating_add(n))
-                        .ok_or_else(|| malformed("truncated Snappy literal"))?;
-                    if out.len() + n > len {
-                        return Err(malformed("Snappy output past its length"));
-                    }
-                    out.extend_from_slice(literal);
-                    pos += n;
-                    continue;
-                }
-                1 => (
-                    4 + usize::from((tag >> 2) & 7),
-                    (usize::from(tag >> 5) << 8) | bytes(&mut pos, 1)?,
-                ),
-                2 => (1 + usize::from(tag >> 2), bytes(&mut pos, 2)?),
-                _ => (1 + usize::from(tag >> 2), bytes(&mut pos, 4)?),
-            };
-            if offset == 0 || offset > out.len() || out.len() + length > len {
-                return Err(malformed("Snappy copy out of range"));
-            }
-            let start = out.len() - offset;
-            for i in 0..length {
-                let b = out[start + i];
-                out.push(b);
-            }
-        }
-        if out.len() != len {
-            return Err(malformed("Snappy output shorter than its length"));
-        }
-        Ok(out)
+/// A page body in Snappy's block format (Parquet's SNAPPY codec), by the
+/// `snap` crate; it must say it holds `expected` bytes (the page header's).
+fn unsnappy(input: &[u8], expected: usize) -> Result<Vec<u8>, KernelError> {
+    let len = snap::raw::decompress_len(input).map_err(|e| malformed(&format!("Snappy: {e}")))?;
+    if len != expected {
+        return Err(malformed("Snappy length differs from the page header's"));
     }
+    snap::raw::Decoder::new()
+        .decompress_vec(input)
+        .map_err(|e| malformed(&format!("Snappy: {e}")))
 }
 
 fn uleb128(data: &[u8], pos: &mut usize) -> Result<u64, KernelError> {
@@ -446,13 +390,12 @@ mod tests {
     }
 
     #[test]
-    fn snappy_literals_and_overlapping_copies() {
-        // "abcd" literal, then a 1-byte-offset copy of 8 bytes at offset 4 (overlapping).
-        let data = [12u8, 3 << 2, b'a', b'b', b'c', b'd', 1 | (4 << 2), 4];
-        assert_eq!(snap::decompress(&data, 12).unwrap(), b"abcdabcdabcd");
-        assert!(snap::decompress(&data, 13).is_err()); // length disagrees
-        assert!(snap::decompress(&[12u8, 1 | (4 << 2), 9], 12).is_err()); // copy before any
-        assert!(snap::decompress(&[4u8, 3 << 2, b'a'], 4).is_err()); // truncated literal
+    fn snappy_pages_round_trip_and_refuse_a_wrong_length() {
+        let text = b"abcdabcdabcdabcdabcd".repeat(10);
+        let packed = snap::raw::Encoder::new().compress_vec(&text).unwrap();
+        assert_eq!(unsnappy(&packed, text.len()).unwrap(), text);
+        assert!(unsnappy(&packed, text.len() + 1).is_err()); // length disagrees
+        assert!(unsnappy(&packed[..packed.len() - 1], text.len()).is_err()); // truncated
     }
 
     #[test]
