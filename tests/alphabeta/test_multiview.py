@@ -162,6 +162,9 @@ def test_tuples_that_enter_later_are_stated_and_survive_a_reopen(small, tmp_path
     assert g[ENTERED].holds == leak.independent_private(0.2)
     assert f"5 with history 001: Pr[t|V] ≤ {leak.independent_posterior:.6g}" in \
         g[ENTERED].statement
+    # The d-exclusive claims are computed for static histories only, and say so here.
+    assert "d-exclusive adversaries no bound is established for these tuples" in \
+        g[ENTERED].statement
     views[2].to_parquet(tmp_path / "v3.parquet")
     back = privpub.PublishedView.read_parquet(tmp_path / "v3.parquet")
     assert back.guarantee() == g

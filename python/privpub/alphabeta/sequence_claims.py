@@ -110,7 +110,9 @@ def history_claim(alpha: float, beta: float, d: float, gamma: float, max_views: 
         f"one: against a d-independent adversary "
         f"(present with this history or absent throughout, prior ≤ d = {d:.6g}) the exact worst "
         f"cases are {shown}{more} (γ = {gamma}, d/γ = {d / gamma:.6g}). Worst: "
-        f"{worst[0].independent_posterior:.6g}.",
+        f"{worst[0].independent_posterior:.6g}. Against d-exclusive adversaries no bound is "
+        f"established for these tuples: the d-exclusive claims cover tuples in I from the "
+        f"first version on (and those that left).",
         "Sec. 4.4.1 (updates), privpub.alphabeta.sequence")
 
 
