@@ -70,7 +70,7 @@ def test_output_dash_writes_the_release_to_stdout_and_the_rest_to_stderr(
     """`--output -`: the Parquet bytes alone on standard output, the same release
     as written to a file; the guarantee goes to standard error."""
     df, _ = privpub.datasets.load_adult()
-    df.head(2000).to_csv(tmp_path / "t.csv", index=False)
+    df.head(300).to_csv(tmp_path / "t.csv", index=False)
     base = ["publish", *mechanism, "--input", str(tmp_path / "t.csv"), "--seed", "3"]
     assert cli.main([*base, "--output", str(tmp_path / "file.parquet")]) == 0
     capsys.readouterr()

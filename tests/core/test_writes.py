@@ -346,6 +346,7 @@ def test_the_command_line_refuses_a_wrong_suffix_and_an_existing_output(adult_fi
     assert table.read_text() == "an earlier table"
 
 
+@pytest.mark.slow  # a process killed mid-write: seconds of waiting
 def test_sigterm_unwinds_as_an_interrupt(adult_file, tmp_path, capsys, monkeypatch):
     """In the command, SIGTERM raises where the program is: here while the view
     is written (the write in progress is removed, the old file kept); exit 143,

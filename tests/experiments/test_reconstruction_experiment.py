@@ -2,9 +2,12 @@
 
 import json
 
+import pytest
+
 from privpub.cli import main
 
 
+@pytest.mark.slow
 def test_reconstruction_quick_from_the_cli(tmp_path, capsys):
     out = tmp_path / "rec"
     assert main(["experiments", "reconstruction", "--out", str(out), "--seed", "3",

@@ -16,7 +16,8 @@ import privpub
 from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.core.errors import DomainError, SchemaError
 
-SIZES = (1, 127, 128, 129, 255, 256, 32_767, 32_768, 65_536, 100_000)
+SIZES = (1, 127, 128, 129, 255, 256, 32_767, 32_768, 65_536,
+         pytest.param(100_000, marks=pytest.mark.slow))
 
 
 def _table(size: int, rows: int = 3_000) -> tuple[Schema, pd.DataFrame]:

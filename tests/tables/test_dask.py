@@ -65,7 +65,8 @@ def _same(release, view):
     assert got.parameters == view.parameters and got.seed_policy == view.seed_policy
 
 
-@pytest.mark.parametrize("duplicates", ["set", "records"])
+# The quick run keeps one variant of each; CI's slow run runs the rest.
+@pytest.mark.parametrize("duplicates", [pytest.param("set", marks=pytest.mark.slow), "records"])
 def test_alphabeta_on_adult_equals_one_machine_byte_for_byte(client, adult, duplicates):
     df, schema = adult
     mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
@@ -75,7 +76,7 @@ def test_alphabeta_on_adult_equals_one_machine_byte_for_byte(client, adult, dupl
                            duplicates=duplicates), view)
 
 
-@pytest.mark.parametrize("duplicates", ["set", "records"])
+@pytest.mark.parametrize("duplicates", [pytest.param("set", marks=pytest.mark.slow), "records"])
 def test_alphabeta_on_a_two_limb_domain_equals_one_machine(client, wide, duplicates):
     schema, df = wide
     mech = AlphaBeta(schema, 0.4, 1e6 / schema.size, n=len(df))
@@ -123,6 +124,7 @@ def test_records_on_range_edges(client, tiny):
         _same(mech.publish(frame, seed=seed, npartitions=3), mech.publish(codes, seed=seed))
 
 
+@pytest.mark.slow  # FRAPP's blocks across parts: test_frapp_ranges_cross_rng_blocks (quick)
 def test_frapp_equals_one_machine_byte_for_byte(client, adult, wide):
     df, schema = adult
     mech = FRAPP.for_privacy(schema, n=len(df), gamma=0.2, k=10)
@@ -146,8 +148,8 @@ def test_frapp_ranges_cross_rng_blocks(client):
     _same(mech.publish(dd.from_pandas(df, npartitions=5), seed=4, duplicates="records"), view)
 
 
-@pytest.mark.parametrize("sensitive, group_size", [(["occupation"], 5),
-                                              (["occupation", "education"], 3)])
+@pytest.mark.parametrize("sensitive, group_size", [
+    (["occupation"], 5), pytest.param(["occupation", "education"], 3, marks=pytest.mark.slow)])
 def test_splu_equals_one_machine_byte_for_byte(client, adult, sensitive, group_size):
     df, schema = adult
     mech = SPLUGen(group_size, sensitive, schema=schema)

@@ -125,7 +125,7 @@ def test_pruned_counts_equal_the_full_pass(schema, tmp_path, monkeypatch):
     assert opened.rows.scan_parts() is not None
     rng = np.random.default_rng(7)
     conditions = [Condition(schema, q) for q in (_random_query(schema, rng)
-                                                 for _ in range(150))]
+                                                 for _ in range(60))]
     conditions = [c for c in conditions if c.attributes]
     decisions = _Decisions(monkeypatch)
     one_by_one = [opened.rows.count(c) for c in conditions]
