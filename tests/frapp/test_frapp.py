@@ -33,6 +33,7 @@ def test_each_record_follows_the_frapp_matrix(small):
     assert abs(freq[6] - 0.44) > 4 * math.sqrt(0.44 * 0.56 / len(out))
 
 
+@pytest.mark.slow
 def test_estimator_is_unbiased(small):
     schema, records = small
     frame = schema.decode(records)

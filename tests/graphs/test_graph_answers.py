@@ -325,6 +325,7 @@ def test_intervals_cover_at_their_level_with_power(make):
     assert cover_narrow < 0.94, (cover_narrow, expected_narrow)
 
 
+@pytest.mark.slow
 def test_multiple_query_intervals_cover_each_query():
     g = Graph.from_edges([[0, 1], [1, 2], [2, 3]], m=100)
     mech = MultipleQueryMechanism.for_graph(10.0, 1.0, [EDGE, two_path()], g)

@@ -101,6 +101,7 @@ def test_parquet_input_with_dictionary_columns(client, adult, tmp_path):
           mech.publish(df, seed=4, duplicates="set"))
 
 
+@pytest.mark.slow
 def test_ranges_do_not_depend_on_the_input_partitioning(client, adult):
     """Seven output ranges from one, three or seven input partitions: the same view."""
     df, schema = adult
@@ -354,6 +355,7 @@ def _checks(tiny, views):
     return z
 
 
+@pytest.mark.slow
 def test_distributed_release_has_the_alphabeta_distribution(tiny, distributed_views):
     """Every statistic within 4 standard errors (α = 6e-5 two-sided each)."""
     z = _checks(tiny, distributed_views)
