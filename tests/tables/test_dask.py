@@ -370,6 +370,7 @@ def test_distribution_test_has_power(tiny, variant, statistic):
     assert abs(z[statistic]) > 4, z
 
 
+@pytest.mark.slow  # shares the slow law test's distributed views (2.7 s to build)
 def test_the_right_one_machine_pieces_are_the_clusters(tiny, distributed_views):
     """The power variants differ from the cluster's computation only by their bug."""
     right = _pieces(tiny, "right")
