@@ -109,3 +109,20 @@ def test_splu_estimate_is_a_deprecated_alias_with_a_notice(tmp_path, capsys):
     (row,) = json.loads(captured.out)
     assert cli.main(["estimate", str(path), "occupation = 'Sales'", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == [row]
+
+
+def test_an_oserror_naming_no_file_says_where_it_was_raised(monkeypatch, capsys):
+    """`OSError: [Errno 9] Bad file descriptor` alone does not say whose
+    descriptor: the message names the module, line and function."""
+    import os
+
+    from privpub.cli import publish
+
+    def bad(args):
+        os.close(-1)
+
+    monkeypatch.setattr(publish, "_splu", bad)
+    assert cli.main(["publish", "splu", "--input", "x.csv", "--output", "y.parquet",
+                     "--group-size", "2", "--sensitive", "a"]) == 1
+    err = capsys.readouterr().err
+    assert "Bad file descriptor (at test_cli_options.py:" in err and "in bad)" in err

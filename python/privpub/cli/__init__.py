@@ -8,6 +8,7 @@ import argparse
 import os
 import signal
 import sys
+import traceback
 
 from privpub import __version__
 from privpub.cli import attack, bench, demo, experiments, plan, publish, release, report, splu
@@ -47,6 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _origin(exc: OSError) -> str:
+    """Where an OSError that names no file was raised (" at module.py:line in
+    function"), so that a report of, say, a bad file descriptor says whose it was."""
+    if exc.filename is not None or exc.__traceback__ is None:
+        return ""
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    return f" (at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the program is, so that it unwinds as Ctrl-C does
     (a file being written is removed, the previous one left as it was)."""
@@ -77,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"privpub: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"privpub: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"privpub: error: {type(exc).__name__}: {exc}{_origin(exc)}", file=sys.stderr)
         return 1
     except Terminated:
         print("privpub: terminated", file=sys.stderr)
