@@ -321,49 +321,143 @@ impl FromDigit for i64 {
     }
 }
 
-/// Digits (code / stride) mod r, plus offset, for every code. The caller
-/// checks stride, r ≥ 1 and that offset .. offset + r − 1 are i64 values.
-/// Both divisors are fixed, so they are strength-reduced to multiplications:
-/// in 32 bits (a 32×32→64 multiply instead of 64×64→128) when `narrow`,
-/// which the caller sets only when every code is below 2^32.
-fn digits<T: FromDigit>(
-    codes: &[u64],
-    stride: u64,
-    radix: u64,
-    offset: i64,
-    narrow: bool,
-) -> Vec<T> {
-    if narrow {
-        let (s, r) = (
-            StrengthReducedU32::new(stride as u32),
-            StrengthReducedU32::new(radix as u32),
-        );
-        each_digit(codes, offset, move |c| u64::from((c as u32 / s) % r))
-    } else {
-        let (s, r) = (
-            StrengthReducedU64::new(stride),
-            StrengthReducedU64::new(radix),
-        );
-        each_digit(codes, offset, move |c| (c / s) % r)
+/// One output column's rows of a chunk, in its own width.
+enum DigitsMut<'a> {
+    I8(&'a mut [i8]),
+    I16(&'a mut [i16]),
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+}
+
+impl DigitColumn {
+    fn zeros(bits: u32, n: usize) -> Self {
+        match bits {
+            8 => DigitColumn::I8(vec![0; n]),
+            16 => DigitColumn::I16(vec![0; n]),
+            32 => DigitColumn::I32(vec![0; n]),
+            _ => DigitColumn::I64(vec![0; n]),
+        }
+    }
+
+    fn chunks_mut(&mut self, size: usize) -> Vec<DigitsMut<'_>> {
+        match self {
+            DigitColumn::I8(v) => v.chunks_mut(size).map(DigitsMut::I8).collect(),
+            DigitColumn::I16(v) => v.chunks_mut(size).map(DigitsMut::I16).collect(),
+            DigitColumn::I32(v) => v.chunks_mut(size).map(DigitsMut::I32).collect(),
+            DigitColumn::I64(v) => v.chunks_mut(size).map(DigitsMut::I64).collect(),
+        }
     }
 }
 
-fn each_digit<T: FromDigit>(
+impl DigitsMut<'_> {
+    /// Rows `at ..` from digits plus `offset` (an i64 by the caller's check, so
+    /// the wrapping sum is exact even when the digit alone is past i64::MAX).
+    fn put(&mut self, at: usize, digits: &[u64], offset: i64) {
+        fn fill<T: FromDigit>(dst: &mut [T], digits: &[u64], offset: i64) {
+            for (d, &x) in dst.iter_mut().zip(digits) {
+                *d = T::from_digit((x as i64).wrapping_add(offset));
+            }
+        }
+        match self {
+            DigitsMut::I8(v) => fill(&mut v[at..], digits, offset),
+            DigitsMut::I16(v) => fill(&mut v[at..], digits, offset),
+            DigitsMut::I32(v) => fill(&mut v[at..], digits, offset),
+            DigitsMut::I64(v) => fill(&mut v[at..], digits, offset),
+        }
+    }
+}
+
+/// Rows whose digits are peeled together (the block's digits stay in L1).
+const DECODE_BLOCK: usize = 1024;
+
+/// Every attribute's digit of every code, least significant first by repeated
+/// division: d_{k−1} = c mod r_{k−1}, c ← c div r_{k−1}, and so on, so each
+/// code is read once and costs one division per attribute (each divisor fixed,
+/// so strength-reduced to a multiplication, in 32 bits when `narrow`: the caller
+/// sets it only when every code is below 2^32). What is left after the last
+/// division is the leading digit (every code is below m, checked by the caller).
+/// Parallel over chunks of rows; each column in its own width (`bits`).
+fn peel_digits(
     codes: &[u64],
-    offset: i64,
-    digit: impl Fn(u64) -> u64 + Sync,
-) -> Vec<T> {
-    let mut out = vec![T::default(); codes.len()];
-    out.par_chunks_mut(CHUNK)
+    radices: &[u64],
+    offsets: &[i64],
+    bits: &[u32],
+    narrow: bool,
+) -> Vec<DigitColumn> {
+    let k = radices.len();
+    let mut columns: Vec<DigitColumn> = bits
+        .iter()
+        .map(|&b| DigitColumn::zeros(b, codes.len()))
+        .collect();
+    if k == 0 || codes.is_empty() {
+        return columns;
+    }
+    // Chunk c of every column, so that each task owns its rows of all k columns.
+    let mut chunks: Vec<Vec<DigitsMut>> = Vec::new();
+    for column in columns.iter_mut() {
+        for (c, part) in column.chunks_mut(CHUNK).into_iter().enumerate() {
+            if c == chunks.len() {
+                chunks.push(Vec::with_capacity(k));
+            }
+            chunks[c].push(part);
+        }
+    }
+    let wide: Vec<StrengthReducedU64> = radices
+        .iter()
+        .map(|&r| StrengthReducedU64::new(r))
+        .collect();
+    // Below m < 2^32 (narrow) every radix is a u32 too.
+    let small: Vec<StrengthReducedU32> = if narrow {
+        radices
+            .iter()
+            .map(|&r| StrengthReducedU32::new(r as u32))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    chunks
+        .into_par_iter()
         .zip(codes.par_chunks(CHUNK))
-        .for_each(|(dst, src)| {
-            for (d, &c) in dst.iter_mut().zip(src) {
-                // digit + offset is an i64 (checked), so the wrapping sum is exact
-                // even when the digit alone is past i64::MAX.
-                *d = T::from_digit((digit(c) as i64).wrapping_add(offset));
+        .for_each(|(mut outs, src)| {
+            let mut digits = vec![0u64; k * DECODE_BLOCK];
+            let mut rest = vec![0u64; DECODE_BLOCK];
+            let mut rest32 = vec![0u32; DECODE_BLOCK];
+            for (b, block) in src.chunks(DECODE_BLOCK).enumerate() {
+                let len = block.len();
+                if narrow {
+                    for (r, &c) in rest32.iter_mut().zip(block) {
+                        *r = c as u32;
+                    }
+                    for j in (1..k).rev() {
+                        let (radix, out) = (small[j], &mut digits[j * DECODE_BLOCK..]);
+                        for (r, d) in rest32[..len].iter_mut().zip(out.iter_mut()) {
+                            let q = *r / radix;
+                            *d = u64::from(*r - q * radix.get());
+                            *r = q;
+                        }
+                    }
+                    for (d, &r) in digits[..len].iter_mut().zip(&rest32[..len]) {
+                        *d = u64::from(r);
+                    }
+                } else {
+                    rest[..len].copy_from_slice(block);
+                    for j in (1..k).rev() {
+                        let (radix, out) = (wide[j], &mut digits[j * DECODE_BLOCK..]);
+                        for (r, d) in rest[..len].iter_mut().zip(out.iter_mut()) {
+                            let q = *r / radix;
+                            *d = *r - q * radix.get();
+                            *r = q;
+                        }
+                    }
+                    digits[..len].copy_from_slice(&rest[..len]);
+                }
+                for (j, out) in outs.iter_mut().enumerate() {
+                    let row = &digits[j * DECODE_BLOCK..j * DECODE_BLOCK + len];
+                    out.put(b * DECODE_BLOCK, row, offsets[j]);
+                }
             }
         });
-    out
+    columns
 }
 
 /// Bits of the narrowest signed type holding offset .. offset + radix − 1.
@@ -387,48 +481,30 @@ pub fn decode_u64(
 ) -> Result<Vec<DigitColumn>, KernelError> {
     let k = radices.len();
     check_decoded(offsets, radices)?;
-    // stride_j = Π_{l>j} r_l, and m = stride_0 · r_0 (in u128: m may be 2^64).
-    let too_wide = || {
-        KernelError::Shape(format!(
-            "the product of the {k} radices exceeds 2^64, so codes take more than one \
-             u64 limb (use decode_wide)"
-        ))
-    };
+    // m = Π r_j, in u128: it may be 2^64 (every partial product is at most m).
     let limit = 1u128 << 64;
-    let mut strides = vec![1u128; k];
-    for j in (0..k.saturating_sub(1)).rev() {
-        strides[j] = strides[j + 1]
-            .checked_mul(u128::from(radices[j + 1]))
-            .filter(|&s| s <= limit)
-            .ok_or_else(too_wide)?;
-    }
-    let m = match strides.first() {
-        Some(&s) => s
-            .checked_mul(u128::from(radices[0]))
-            .filter(|&m| m <= limit)
-            .ok_or_else(too_wide)?,
-        None => 1,
-    };
+    let m = radices
+        .iter()
+        .try_fold(1u128, |acc, &r| {
+            acc.checked_mul(u128::from(r)).filter(|&p| p <= limit)
+        })
+        .ok_or_else(|| {
+            KernelError::Shape(format!(
+                "the product of the {k} radices exceeds 2^64, so codes take more than one \
+                 u64 limb (use decode_wide)"
+            ))
+        })?;
     if let Some(row) = codes.iter().position(|&c| c as u128 >= m) {
         return Err(KernelError::InvalidCode { row });
     }
-    // Each attribute's digit is independent: (code / stride_j) mod r_j. A
-    // stride of 2^64 (m = 2^64 with leading radices of 1) does not fit in u64,
-    // but then r_j = 1 and the digit is 0 for any stride: use u64::MAX.
-    // Below 2^32 every code, stride and radix is a u32 (checked above: c < m).
+    // Below 2^32 every code, and every radix that divides one, is a u32 (c < m).
     let narrow = m < 1u128 << 32;
-    Ok((0..k)
-        .map(|j| {
-            let stride = u64::try_from(strides[j]).unwrap_or(u64::MAX);
-            let (r, off) = (radices[j], offsets[j]);
-            match narrowest(off, r) {
-                8 => DigitColumn::I8(digits(codes, stride, r, off, narrow)),
-                16 => DigitColumn::I16(digits(codes, stride, r, off, narrow)),
-                32 => DigitColumn::I32(digits(codes, stride, r, off, narrow)),
-                _ => DigitColumn::I64(digits(codes, stride, r, off, narrow)),
-            }
-        })
-        .collect())
+    let bits: Vec<u32> = offsets
+        .iter()
+        .zip(radices)
+        .map(|(&o, &r)| narrowest(o, r))
+        .collect();
+    Ok(peel_digits(codes, radices, offsets, &bits, narrow))
 }
 
 /// Decode row-major (n, limbs) wide codes into k columns, column after column.
@@ -616,21 +692,29 @@ mod tests {
     }
 
     #[test]
-    fn the_32_bit_digits_agree_with_the_64_bit_ones() {
-        // m = 3 · 5 · 7 · 40,000,000 = 4.2e9 < 2^32 (stride of the first digit 1.4e9).
-        let m: u64 = 3 * 5 * 7 * 40_000_000;
+    fn peeled_digits_are_code_div_stride_mod_radix_in_32_and_64_bits() {
+        // m = 3 · 5 · 7 · 40,000,000 = 4.2e9 < 2^32; 100,002 codes: several
+        // chunks and a last partial block.
+        let radices = [3u64, 5, 7, 40_000_000];
+        let offsets = [-1i64, 0, 5, 0];
+        let m: u64 = radices.iter().product();
         let codes: Vec<u64> = (0..100_000u64)
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % m)
             .chain([0, m - 1])
             .collect();
-        for (stride, r, off) in [
-            (1_400_000_000u64, 3u64, -1i64),
-            (40_000_000, 7, 5),
-            (1, 40_000_000, 0),
-        ] {
-            let wide: Vec<i64> = digits(&codes, stride, r, off, false);
-            let narrow: Vec<i64> = digits(&codes, stride, r, off, true);
-            assert_eq!(wide, narrow);
+        let expected: Vec<Vec<i64>> = (0..4)
+            .map(|j| {
+                let stride: u64 = radices[j + 1..].iter().product();
+                codes
+                    .iter()
+                    .map(|&c| ((c / stride) % radices[j]) as i64 + offsets[j])
+                    .collect()
+            })
+            .collect();
+        for narrow in [true, false] {
+            let cols = peel_digits(&codes, &radices, &offsets, &[64; 4], narrow);
+            let got: Vec<Vec<i64>> = cols.iter().map(DigitColumn::to_i64).collect();
+            assert_eq!(got, expected, "narrow = {narrow}");
         }
     }
 
