@@ -94,9 +94,14 @@ def merge_sorted(a: npt.NDArray[np.uint64],
     """Merge two sorted (n, limbs) code arrays, keeping duplicates."""
 
 def count_subsets(digits: npt.NDArray[np.uint16], radices: list[int],
-                  subsets: list[list[int]]) -> list[npt.NDArray[np.uint64]]:
+                  subsets: list[list[int]], totals: list[npt.NDArray[np.int64]]) -> None:
     """Histogram of the rows of (k, n) digits over each subset's value combinations
-    (first attribute slowest); parallel over subsets."""
+    (first attribute slowest), added into that subset's ``totals``; parallel over subsets."""
+
+def sum_down(hist: npt.NDArray[np.int64], radices: list[int],
+             keeps: list[list[int]]) -> list[npt.NDArray[np.int64]]:
+    """A histogram over ``radices`` (first slowest) summed down to each target's
+    kept axes (in the target's order, first slowest); parallel over targets."""
 
 def scan_int_list(text: str, start: int) -> tuple[npt.NDArray[np.int64], int, int, int] | None:
     """The integer IN list after byte ``start`` of ASCII ``text`` (the language of

@@ -44,6 +44,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sampling::frapp_perturb, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::thin_product, m)?)?;
     m.add_function(wrap_pyfunction!(counting::count_subsets, m)?)?;
+    m.add_function(wrap_pyfunction!(counting::sum_down, m)?)?;
     m.add_function(wrap_pyfunction!(counting::scan_int_list, m)?)?;
     m.add_function(wrap_pyfunction!(counting::int_list_text, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_build, m)?)?;

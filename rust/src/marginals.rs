@@ -56,14 +56,16 @@ fn check_digits(
 const ROWS_PER_BLOCK: usize = 2048;
 
 /// For each subset (attribute indices, first slowest), the histogram of the
-/// rows' combined digit over Π radices cells. `digits` is row-major (k, n):
-/// attribute j's digits are `digits[j*n .. (j+1)*n]`. Parallel over subsets.
+/// rows' combined digit over Π radices cells, added into `totals[s]` (so that
+/// batches accumulate without a histogram per batch). `digits` is row-major
+/// (k, n): attribute j's digits are `digits[j*n .. (j+1)*n]`. Parallel over subsets.
 pub fn count_subsets(
     digits: &[u16],
     n: usize,
     radices: &[u64],
     subsets: &[Vec<usize>],
-) -> Result<Vec<Vec<u64>>, KernelError> {
+    totals: &mut [&mut [i64]],
+) -> Result<(), KernelError> {
     let k = radices.len();
     if n.checked_mul(k) != Some(digits.len()) {
         let rows = digits.len().checked_div(n).unwrap_or(0);
@@ -71,8 +73,14 @@ pub fn count_subsets(
             "digits of {rows} attributes × {n} rows for {k} radices"
         )));
     }
+    if totals.len() != subsets.len() {
+        return Err(KernelError::Shape(format!(
+            "{} totals for {} subsets",
+            totals.len(),
+            subsets.len()
+        )));
+    }
     // Every subset's attributes exist, and its cells are countable.
-    let mut cells = Vec::with_capacity(subsets.len());
     for (s, subset) in subsets.iter().enumerate() {
         if let Some(&j) = subset.iter().find(|&&j| j >= k) {
             return Err(KernelError::Shape(format!(
@@ -89,15 +97,18 @@ pub fn count_subsets(
             .ok_or_else(|| {
                 KernelError::Shape(format!("subset {s} {subset:?} spans more than 2^64 cells"))
             })?;
-        cells.push(size);
+        if totals[s].len() != size {
+            return Err(KernelError::Shape(format!(
+                "subset {s} {subset:?} has {size} cells but its totals hold {}",
+                totals[s].len()
+            )));
+        }
     }
     check_digits(digits, n, radices, subsets)?;
     subsets
         .par_iter()
-        .zip(cells)
-        .enumerate()
-        .map(|(s, (subset, size))| {
-            let mut counts = buffer(size, 0u64, || format!("the {size} counts of subset {s}"))?;
+        .zip(totals.par_iter_mut())
+        .for_each(|(subset, counts)| {
             let cols: Vec<&[u16]> = subset
                 .iter()
                 .map(|&j| &digits[j * n..(j + 1) * n])
@@ -133,7 +144,76 @@ pub fn count_subsets(
                     }
                 }
             }
-            Ok(counts)
+        });
+    Ok(())
+}
+
+/// A histogram over `radices` (first slowest) summed down to each target:
+/// target t keeps the axes `keeps[t]` in that order (its first slowest) and
+/// sums over the others, exactly. One pass over the histogram per target,
+/// a row of the last axis at a time; parallel over targets.
+pub fn sum_down(
+    hist: &[i64],
+    radices: &[usize],
+    keeps: &[Vec<usize>],
+) -> Result<Vec<Vec<i64>>, KernelError> {
+    let k = radices.len();
+    let cells = radices.iter().try_fold(1usize, |a, &r| a.checked_mul(r));
+    if cells != Some(hist.len()) {
+        return Err(KernelError::Shape(format!(
+            "a histogram of {} cells over radices {radices:?}",
+            hist.len()
+        )));
+    }
+    for (t, keep) in keeps.iter().enumerate() {
+        let mut seen = vec![false; k];
+        for &j in keep {
+            if j >= k || std::mem::replace(&mut seen[j], true) {
+                return Err(KernelError::Shape(format!(
+                    "target {t} keeps axes {keep:?} of a histogram over {k}"
+                )));
+            }
+        }
+    }
+    keeps
+        .par_iter()
+        .map(|keep| {
+            // Each axis's stride in the target; 0 for an axis summed over.
+            let mut strides = vec![0usize; k];
+            let mut size = 1usize;
+            for &j in keep.iter().rev() {
+                strides[j] = size;
+                size *= radices[j]; // at most the histogram's cells (checked)
+            }
+            let mut out = buffer(size, 0i64, || format!("{size} summed-down cells"))?;
+            let Some(last) = k.checked_sub(1) else {
+                out[0] = hist[0]; // no axes: one cell
+                return Ok(out);
+            };
+            if hist.is_empty() {
+                return Ok(out);
+            }
+            let (step, mut digits, mut base) = (strides[last], vec![0usize; last], 0usize);
+            for row in hist.chunks_exact(radices[last]) {
+                if step == 0 {
+                    out[base] += row.iter().sum::<i64>();
+                } else {
+                    for (d, &h) in row.iter().enumerate() {
+                        out[base + d * step] += h;
+                    }
+                }
+                // The next row: a mixed-radix counter over the other axes.
+                for j in (0..last).rev() {
+                    digits[j] += 1;
+                    base += strides[j];
+                    if digits[j] < radices[j] {
+                        break;
+                    }
+                    base -= strides[j] * radices[j];
+                    digits[j] = 0;
+                }
+            }
+            Ok(out)
         })
         .collect()
 }
@@ -141,6 +221,27 @@ pub fn count_subsets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// count_subsets into zeroed totals (cells from the radices).
+    fn counted(
+        digits: &[u16],
+        n: usize,
+        radices: &[u64],
+        subsets: &[Vec<usize>],
+    ) -> Result<Vec<Vec<i64>>, KernelError> {
+        let mut totals: Vec<Vec<i64>> = subsets
+            .iter()
+            .map(|s| {
+                let cells = s.iter().try_fold(1usize, |a, &j| {
+                    radices.get(j).and_then(|&r| a.checked_mul(r as usize))
+                });
+                vec![0; cells.filter(|&c| c < 1 << 24).unwrap_or(0)]
+            })
+            .collect();
+        let mut views: Vec<&mut [i64]> = totals.iter_mut().map(|t| t.as_mut_slice()).collect();
+        count_subsets(digits, n, radices, subsets, &mut views)?;
+        Ok(totals)
+    }
 
     #[test]
     fn histograms_match_a_direct_count() {
@@ -154,7 +255,7 @@ mod tests {
             }
         }
         let subsets = vec![vec![0], vec![2, 1], vec![0, 1, 2], vec![1, 0, 2, 1]];
-        let out = count_subsets(&digits, n, &[2, 3, 4], &subsets).unwrap();
+        let out = counted(&digits, n, &[2, 3, 4], &subsets).unwrap();
         assert_eq!(out[0], vec![3, 2]);
         let mut two = vec![0; 12];
         let mut three = vec![0; 24];
@@ -168,7 +269,43 @@ mod tests {
         assert_eq!(out[1], two);
         assert_eq!(out[2], three);
         assert_eq!(out[3], four);
-        assert!(count_subsets(&digits, n, &[2, 3, 4], &[vec![3]]).is_err());
+        assert!(counted(&digits, n, &[2, 3, 4], &[vec![3]]).is_err());
+    }
+
+    #[test]
+    fn sums_down_match_a_direct_sum_in_any_axis_order() {
+        // A 2 × 3 × 4 histogram of distinct values; every target order.
+        let radices = [2usize, 3, 4];
+        let hist: Vec<i64> = (0..24).map(|x| x * x + 1).collect();
+        let keeps = vec![
+            vec![],
+            vec![0],
+            vec![2],
+            vec![1, 0],
+            vec![2, 0],
+            vec![0, 1, 2],
+            vec![2, 1, 0],
+        ];
+        let out = sum_down(&hist, &radices, &keeps).unwrap();
+        for (keep, got) in keeps.iter().zip(&out) {
+            let size: usize = keep.iter().map(|&j| radices[j]).product();
+            let mut want = vec![0i64; size];
+            for (cell, &h) in hist.iter().enumerate() {
+                let d = [cell / 12, cell / 4 % 3, cell % 4];
+                let at = keep.iter().fold(0, |a, &j| a * radices[j] + d[j]);
+                want[at] += h;
+            }
+            assert_eq!(got, &want, "keep {keep:?}");
+        }
+        // Bad shapes are errors, never panics; a zero radix sums nothing.
+        assert!(sum_down(&hist, &[2, 3, 5], &keeps).is_err());
+        assert!(sum_down(&hist, &radices, &[vec![3]]).is_err());
+        assert!(sum_down(&hist, &radices, &[vec![1, 1]]).is_err());
+        assert_eq!(
+            sum_down(&[], &[2, 0], &[vec![0]]).unwrap(),
+            vec![vec![0, 0]]
+        );
+        assert_eq!(sum_down(&[7], &[], &[vec![]]).unwrap(), vec![vec![7]]);
     }
 
     fn shape(err: KernelError) -> String {
@@ -189,24 +326,24 @@ mod tests {
             vec![vec![0, 1, 0, 1]],
         ] {
             assert_eq!(
-                shape(count_subsets(&digits, 3, &[3, 4], &subsets).unwrap_err()),
+                shape(counted(&digits, 3, &[3, 4], &subsets).unwrap_err()),
                 "digit 7 of attribute 1 at row 1 is not below its radix 4"
             );
         }
         // Attributes no subset reads are not checked; a radix of 0 refuses any row.
         assert_eq!(
-            count_subsets(&digits, 3, &[3, 4], &[vec![0]]).unwrap(),
+            counted(&digits, 3, &[3, 4], &[vec![0]]).unwrap(),
             vec![vec![1, 1, 1]]
         );
-        assert!(count_subsets(&digits, 3, &[0, 4], &[vec![0]]).is_err());
+        assert!(counted(&digits, 3, &[0, 4], &[vec![0]]).is_err());
         // A radix past u16 holds every digit (no scan needed); no rows count nothing.
         assert_eq!(
-            count_subsets(&[3, 9], 1, &[4, 70_000], &[vec![1]]).unwrap()[0].len(),
+            counted(&[3, 9], 1, &[4, 70_000], &[vec![1]]).unwrap()[0].len(),
             70_000
         );
         assert_eq!(
-            count_subsets(&[], 0, &[0, 0], &[vec![0, 1]]).unwrap(),
-            vec![Vec::<u64>::new()]
+            counted(&[], 0, &[0, 0], &[vec![0, 1]]).unwrap(),
+            vec![Vec::<i64>::new()]
         );
     }
 
@@ -214,22 +351,22 @@ mod tests {
     fn subsets_past_2_64_cells_or_memory_and_bad_shapes_are_errors() {
         let digits = [0u16; 3]; // k = 3, n = 1
         assert_eq!(
-            shape(count_subsets(&digits, 1, &[1 << 40; 3], &[vec![0, 1, 2]]).unwrap_err()),
+            shape(counted(&digits, 1, &[1 << 40; 3], &[vec![0, 1, 2]]).unwrap_err()),
             "subset 0 [0, 1, 2] spans more than 2^64 cells"
         );
-        let msg = shape(count_subsets(&digits, 1, &[1 << 30; 3], &[vec![0, 1]]).unwrap_err());
-        assert!(
-            msg.starts_with("cannot allocate the 1152921504606846976 counts of subset 0"),
-            "{msg}"
+        // Totals that are not the subset's cells (the helper gives none past 2^24).
+        assert_eq!(
+            shape(counted(&digits, 1, &[1 << 30; 3], &[vec![0, 1]]).unwrap_err()),
+            "subset 0 [0, 1] has 1152921504606846976 cells but its totals hold 0"
         );
         assert_eq!(
-            shape(count_subsets(&digits, 1, &[2, 2], &[vec![0]]).unwrap_err()),
+            shape(counted(&digits, 1, &[2, 2], &[vec![0]]).unwrap_err()),
             "digits of 3 attributes × 1 rows for 2 radices"
         );
         assert_eq!(
-            shape(count_subsets(&digits, 1, &[2; 3], &[vec![0], vec![2, 3]]).unwrap_err()),
+            shape(counted(&digits, 1, &[2; 3], &[vec![0], vec![2, 3]]).unwrap_err()),
             "subset 1 names attribute 3, but there are only 3 radices"
         );
-        assert!(count_subsets(&digits, usize::MAX, &[2; 3], &[]).is_err());
+        assert!(counted(&digits, usize::MAX, &[2; 3], &[]).is_err());
     }
 }

@@ -43,29 +43,53 @@ def raises(call, *needles: str, cls: type[PrivpubError] = PrivpubError) -> Privp
 # ---------------------------------------------------------------------------------------------
 
 
+def counted(digits: np.ndarray, radices: list[int], subsets: list[list[int]]) -> list:
+    """count_subsets into fresh zero totals."""
+    totals = [np.zeros(int(np.prod([radices[j] for j in s])), dtype=np.int64) for s in subsets]
+    _core.count_subsets(digits, radices, subsets, totals)
+    return totals
+
+
 def test_count_subsets_digit_not_below_its_radix():
     digits = np.array([[0, 1, 2], [0, 7, 1]], dtype=np.uint16)
-    raises(lambda: _core.count_subsets(digits, [3, 4], [[1]]),
+    raises(lambda: counted(digits, [3, 4], [[1]]),
            "digit 7 of attribute 1 at row 1 is not below its radix 4")
-    raises(lambda: _core.count_subsets(digits, [3, 4], [[0, 1]]), "digit 7 of attribute 1")
+    raises(lambda: counted(digits, [3, 4], [[0, 1]]), "digit 7 of attribute 1")
     # An attribute no subset reads is not checked (nor counted).
-    assert _core.count_subsets(digits, [3, 4], [[0]])[0].tolist() == [1, 1, 1]
+    assert counted(digits, [3, 4], [[0]])[0].tolist() == [1, 1, 1]
 
 
 def test_count_subsets_cells_past_2_64_and_bad_shapes():
     digits = np.zeros((3, 1), dtype=np.uint16)
-    raises(lambda: _core.count_subsets(digits, [2**40] * 3, [[0, 1, 2]]),
+    one = [np.zeros(1, dtype=np.int64)]
+    raises(lambda: _core.count_subsets(digits, [2**40] * 3, [[0, 1, 2]], one),
            "subset 0", "more than 2^64 cells")
-    raises(lambda: _core.count_subsets(digits, [2, 2], [[0]]), "3 attributes", "2 radices")
-    raises(lambda: _core.count_subsets(digits, [2, 2, 2], [[0, 3]]),
+    raises(lambda: _core.count_subsets(digits, [2, 2], [[0]], one), "3 attributes", "2 radices")
+    raises(lambda: _core.count_subsets(digits, [2, 2, 2], [[0, 3]], one),
            "attribute 3", "only 3 radices")
+    # Totals that are not the subset's cells, or not one per subset.
+    raises(lambda: _core.count_subsets(digits, [2, 2, 2], [[0]], one),
+           "subset 0 [0] has 2 cells but its totals hold 1")
+    two = [*one, np.zeros(1, dtype=np.int64)]
+    raises(lambda: _core.count_subsets(digits, [2, 2, 2], [[]], two), "2 totals for 1 subsets")
 
 
-def test_count_subsets_valid_input_still_counts():
+def test_count_subsets_adds_into_the_totals():
     digits = np.array([[0, 1, 1, 0], [2, 0, 2, 2]], dtype=np.uint16)
-    two = _core.count_subsets(digits, [2, 3], [[0, 1], []])
+    two = counted(digits, [2, 3], [[0, 1], []])
     assert two[0].tolist() == [0, 0, 2, 1, 0, 1]
     assert two[1].tolist() == [4]
+    _core.count_subsets(digits, [2, 3], [[0, 1], []], two)  # a second batch adds
+    assert two[0].tolist() == [0, 0, 4, 2, 0, 2] and two[1].tolist() == [8]
+
+
+def test_sum_down_bad_shapes():
+    hist = np.arange(6, dtype=np.int64)
+    raises(lambda: _core.sum_down(hist, [2, 4], [[0]]), "6 cells over radices [2, 4]")
+    raises(lambda: _core.sum_down(hist, [2, 3], [[0, 0]]), "target 0 keeps axes [0, 0]")
+    raises(lambda: _core.sum_down(hist, [2, 3], [[2]]), "keeps axes [2] of a histogram over 2")
+    assert [h.tolist() for h in _core.sum_down(hist, [2, 3], [[1], [1, 0], []])] == \
+        [[3, 5, 7], [0, 3, 1, 4, 2, 5], [15]]
 
 
 # ---------------------------------------------------------------------------------------------

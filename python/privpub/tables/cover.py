@@ -10,10 +10,10 @@ cells, not the view's rows.
 Fewer, wider passes are cheaper still while each histogram stays in cache:
 :func:`budgeted_cover` grows each maximal subset greedily by the attribute
 that covers the most other maximal subsets, as long as its cells stay within
-a budget. On Adult's 84 three-attribute sets (one thread, CPU): 84 passes
-101 ms; a 2^16-cell budget 18 passes, 61 ms; 2^18, 12 passes, 45 ms, but then
-summing the triples down from the wide covers costs 55 ms instead of 12 ms,
-so 2^16 is the fastest whole (all 304,364 estimates: ~75 ms against ~125 ms).
+a budget. All 304,364 estimates on Adult (``estimate_marginals_arrays``, both
+cores, best of 5 on a loaded machine; the summing down in Rust): a budget of
+2^14 cells, 27 passes, 81 ms; 2^16, 18 passes, 80 ms; 2^17, 14 passes, 64 ms;
+2^18, 12 passes, 77 ms; 2^19, 11 passes, 81 ms.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+
+from privpub import _core
 
 
 def maximal_cover(subsets: Sequence[Sequence[str]],
@@ -34,8 +36,8 @@ def maximal_cover(subsets: Sequence[Sequence[str]],
     return [[a for a in order if a in c] for c in maximal], where
 
 
-#: Largest histogram a cover set may have (cells): 512 KiB of u64 counts.
-CELL_BUDGET = 1 << 16
+#: Largest histogram a cover set may have (cells): 1 MiB of int64 counts.
+CELL_BUDGET = 1 << 17
 #: Past this many maximal subsets the greedy growth (quadratic) is skipped.
 GREEDY_LIMIT = 2000
 
@@ -72,12 +74,11 @@ def budgeted_cover(subsets: Sequence[Sequence[str]], order: Sequence[str],
     return [[a for a in order if a in c] for c in covers], where
 
 
-def sum_down(hist: np.ndarray, cover: Sequence[str], subset: Sequence[str],
-             sizes: dict[str, int]) -> np.ndarray:
-    """The histogram over ``subset`` (first attribute slowest) of a histogram
-    over ``cover`` (a superset, first attribute slowest): exact integer sums."""
-    cube = hist.reshape([sizes[a] for a in cover])
-    drop = tuple(i for i, a in enumerate(cover) if a not in subset)
-    kept = [a for a in cover if a in subset]
-    out = cube.sum(axis=drop) if drop else cube
-    return np.transpose(out, [kept.index(a) for a in subset]).reshape(-1)
+def sum_down(hist: np.ndarray, cover: Sequence[str], subsets: Sequence[Sequence[str]],
+             sizes: dict[str, int]) -> list[np.ndarray]:
+    """The histogram over each of ``subsets`` (first attribute slowest) of a
+    histogram over ``cover`` (a superset of each, first attribute slowest):
+    exact integer sums, in Rust, one pass over ``hist`` per subset."""
+    return _core.sum_down(np.ascontiguousarray(hist, dtype=np.int64),
+                          [sizes[a] for a in cover],
+                          [[list(cover).index(a) for a in subset] for subset in subsets])

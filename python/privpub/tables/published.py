@@ -400,7 +400,7 @@ class PublishedView(Release):
             part = slice(bulk.offsets[s], bulk.offsets[s + 1])
             radices = [self.schema[a].size for a in attributes]
             digits = np.indices(radices, dtype=np.int32).reshape(len(radices), -1)
-            columns = {a: pandas_column(self.schema[a], d)
+            columns = {a: pandas_column(self.schema[a], d, checked=True)
                        for a, d in zip(attributes, digits, strict=True)}
             n_domain = bulk.n_domain[s]
             # Exact: int64 when it fits, else Python ints (never rounded, never text).
@@ -517,16 +517,13 @@ def _covered_histograms(schema: Schema, subsets: list[list[str]],
     covers, where = budgeted_cover(subsets, schema.names, sizes)
     used = [n for n in schema.names if any(n in c for c in covers)]
     hists = _histograms(schema, covers, batches(used))
-    # Widest subsets first, each summed down from the smallest histogram at hand
-    # that holds it (a pair from its triple, not from the triple's wide cover).
-    done: dict[frozenset, tuple[list[str], np.ndarray]] = {}
-    for s in sorted(range(len(subsets)), key=lambda i: -len(subsets[i])):
-        key = frozenset(subsets[s])
-        if key not in done:
-            attrs, hist = min((v for k, v in done.items() if key <= k), key=lambda v: v[1].size,
-                              default=(covers[where[s]], hists[where[s]]))
-            done[key] = (list(subsets[s]), sum_down(hist, attrs, subsets[s], sizes))
-    return [sum_down(done[frozenset(s)][1], done[frozenset(s)][0], s, sizes) for s in subsets]
+    out: list[np.ndarray] = [np.empty(0)] * len(subsets)
+    for c, cover in enumerate(covers):
+        members = [s for s in range(len(subsets)) if where[s] == c]
+        for s, counts in zip(members, sum_down(hists[c], cover, [subsets[s] for s in members],
+                                               sizes), strict=True):
+            out[s] = counts
+    return out
 
 
 @dataclass(frozen=True)
@@ -572,15 +569,14 @@ def _histograms(schema: Schema, subsets: list[list[str]],
             small = np.empty((len(used), len(batch[used[0]])), dtype=np.uint16)
             for j, n in enumerate(used):  # cast as copied: one pass per column
                 small[j] = batch[n]
-            counts = _core.count_subsets(small, radices, index)
-        else:
-            counts = [np.bincount(_core.encode_u64([np.ascontiguousarray(batch[used[j]])
-                                                    for j in attrs], [0] * len(attrs),
-                                                   [None] * len(attrs),
-                                                   [radices[j] for j in attrs]).astype(np.int64),
-                                  minlength=len(t)) for attrs, t in zip(index, totals,
-                                                                         strict=True)]
-        totals = [t + c.astype(np.int64) for t, c in zip(totals, counts, strict=True)]
+            _core.count_subsets(small, radices, index, totals)
+            continue
+        for attrs, total in zip(index, totals, strict=True):
+            total += np.bincount(_core.encode_u64([np.ascontiguousarray(batch[used[j]])
+                                                   for j in attrs], [0] * len(attrs),
+                                                  [None] * len(attrs),
+                                                  [radices[j] for j in attrs]).astype(np.int64),
+                                 minlength=len(total))
     return totals
 
 

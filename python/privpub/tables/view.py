@@ -113,14 +113,17 @@ def index_width(size: int) -> np.dtype:
     return np.dtype(np.int64)
 
 
-def pandas_column(attr: Attribute, digits: np.ndarray) -> Any:
-    """One attribute's pandas column: a Categorical with the declared categories
-    and order for string (or 'category') domains; integers, floats and booleans
-    keep their dtype."""
+def pandas_column(attr: Attribute, digits: np.ndarray, *, checked: bool = False) -> Any:
+    """One attribute's pandas column, as an array (a frame built from arrays
+    skips the index alignment a Series asks for): a Categorical with the
+    declared categories and order for string (or 'category') domains;
+    integers, floats and booleans keep their dtype. ``checked``: the digits
+    are known to be domain indices (pandas then skips its own check)."""
     if isinstance(attr, Categorical) and (attr.kind == "string" or attr.dtype == "category"):
-        return pd.Categorical.from_codes(digits, dtype=attr.categorical_dtype)
-    return pd.Series(attr._from_raw(with_offset(digits, attr.offset)), dtype=attr.dtype,
-                     copy=False)
+        return pd.Categorical.from_codes(digits, dtype=attr.categorical_dtype,
+                                         validate=not checked)
+    return pd.array(attr._from_raw(with_offset(digits, attr.offset)), dtype=attr.dtype,
+                    copy=False)
 
 
 def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
