@@ -66,7 +66,11 @@ def python_blocks() -> list:
         blocks = [b for b in fenced_blocks(path) if b[0] in PYTHON_LANGS]
         for index, (_, line, code) in enumerate(blocks):
             name = _rel(path)
-            params.append(pytest.param(name, index, line, code, id=f"{name}:block{index}:L{line}"))
+            # A LocalCluster starts worker processes (seconds): such a block runs
+            # in the slow step (CI runs it).
+            marks = [pytest.mark.slow] if "LocalCluster(" in code else []
+            params.append(pytest.param(name, index, line, code, marks=marks,
+                                       id=f"{name}:block{index}:L{line}"))
     return params
 
 
