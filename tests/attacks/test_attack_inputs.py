@@ -19,8 +19,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from sparse_table import N
 
-import privpub
 from privpub.alphabeta import AlphaBeta
 from privpub.attacks import (
     AnswerAuditor,
@@ -44,19 +44,6 @@ from privpub.core.errors import ParameterError, PrivpubError, QueryError
 Q = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0], [1, 1, 1]])
 A = np.array([2.0, 1.0, 1.0, 2.0])
 
-N = 400  # records; the domain is 200 · 200 · 2 = 80,000 tuples, so n/m = 1/200
-
-
-@pytest.fixture(scope="module")
-def table():
-    schema = privpub.Schema([privpub.IntRange("a", 0, 199), privpub.IntRange("b", 0, 199),
-                             privpub.Categorical("s", ["no", "yes"])])
-    rng = np.random.default_rng(0)
-    cells = rng.choice(200 * 200, N, replace=False)
-    df = pd.DataFrame({"a": cells // 200, "b": cells % 200,
-                       "s": pd.Categorical(rng.choice(["no", "yes"], N),
-                                           categories=["no", "yes"])})
-    return schema, df
 
 
 FITS = {

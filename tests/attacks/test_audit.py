@@ -15,25 +15,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from sparse_table import N
 
 import privpub
 from privpub.alphabeta import AlphaBeta
 from privpub.attacks import audit, audit_presence
 from privpub.core.errors import ParameterError
-
-N = 400
-
-
-@pytest.fixture(scope="module")
-def table():
-    schema = privpub.Schema([privpub.IntRange("a", 0, 199), privpub.IntRange("b", 0, 199),
-                             privpub.Categorical("s", ["no", "yes"])])
-    rng = np.random.default_rng(0)
-    cells = rng.choice(200 * 200, N, replace=False)
-    df = pd.DataFrame({"a": cells // 200, "b": cells % 200,
-                       "s": pd.Categorical(rng.choice(["no", "yes"], N),
-                                           categories=["no", "yes"])})
-    return schema, df
 
 
 def bayes_rate(alpha: float, beta: float, p: float) -> float:
