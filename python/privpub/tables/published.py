@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 
 from privpub import _core
 from privpub.core.artifacts import encode_metadata, read_metadata, shown
-from privpub.core.errors import ArtifactError, ParameterError
+from privpub.core.errors import ArtifactError, DomainError, ParameterError
 from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.prefetch import prefetched
@@ -69,12 +69,19 @@ from privpub.tables.view import (
     arrow_batch,
     codes_of,
     digest_document,
+    hash_pool,
     index_width,
     metadata_file,
     pandas_column,
     part_files,
 )
 
+#: Values pyarrow's Parquet writer takes per step within a column chunk. At its
+#: default (1,024) it recomputes a dictionary column's page statistics (a hash of
+#: the indices used, a take of their values, their min and max) every 1,024 rows: a
+#: fifth of the Adult view's write. Pages are still cut at the writer's page size,
+#: checked after each step (the Adult view's file is byte for byte the same).
+WRITE_BATCH_ROWS = 1 << 16
 #: Most value combinations estimate_marginals handles in one call.
 MARGINAL_CELLS = 1 << 24
 KIND = "published_view"
@@ -743,25 +750,49 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
             pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
     labels = pa.array(["", *context])
     digests = [Digest(schema, schema.names) for _ in range(1 + len(context))]
-    # The rows' batches are made (drawn, decoded) on a thread while the last is written.
-    rows = prefetched(batches)
-    sources = [rows, *(MemoryView(schema, c).batches() for c in context.values())]
-    # Row-group statistics for pruned counts (filescan), of a file of view rows only.
+    # The rows' batches are made (drawn, decoded) and turned into Arrow on a thread
+    # while the last is written; the writer (one core) is what the write waits for.
+    rows = prefetched(_arrow_batches(schema, batches))
+    sources = [rows, *(_arrow_batches(schema, MemoryView(schema, c).batches())
+                       for c in context.values())]
+    # Row-group statistics for pruned counts (filescan), of a file of view rows only:
+    # hashed on the digest's threads beside the write, one batch pending at a time so
+    # the groups are recorded in order.
     groups = None if context else GroupRecorder(schema, CHUNK_ROWS)
-    with closing(rows), pq.ParquetWriter(path, arrow_schema) as writer:
+    recorded = None
+    with closing(rows), pq.ParquetWriter(path, arrow_schema,
+                                         write_batch_size=WRITE_BATCH_ROWS) as writer:
         for label, source in enumerate(sources):
-            for digits in source:
+            for digits, batch in source:
                 if groups is not None:
-                    groups.add(digits)
-                batch = arrow_batch(schema, digests[label].add(digits))
+                    if recorded is not None:
+                        recorded.result()
+                    recorded = hash_pool().submit(groups.add, digits)
+                digests[label].add(digits)
                 if context:
                     flag = pa.DictionaryArray.from_arrays(
                         np.full(batch.num_rows, label, dtype=np.int8), labels)
                     batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
                                                        schema=arrow_schema)
                 writer.write_batch(batch, row_group_size=CHUNK_ROWS)
+        if recorded is not None:
+            recorded.result()
         view = digests[0].result()
         document = digest_document([view if groups is None else groups.attach(view)], {
             name: found.result() for name, found in zip(context, digests[1:], strict=True)})
         writer.add_key_value_metadata(
             {"privpub": encode_metadata(metadata(digests[0].rows, document))})
+
+
+def _arrow_batches(schema: Schema, batches: Iterable[Digits]
+                   ) -> Iterator[tuple[Digits, pa.RecordBatch]]:
+    """Each batch with its Arrow record batch, every index first checked to be in
+    its domain (a min and a max per column, cheaper than pyarrow's check of each)."""
+    for digits in batches:
+        for attr in schema:
+            column = digits[attr.name]
+            if len(column) and (column.min() < 0 or column.max() >= attr.size):
+                raise DomainError(f"column {attr.name!r}: a batch to write holds domain "
+                                  f"indices {int(column.min())}..{int(column.max())}, outside "
+                                  f"0..{attr.size - 1} ({attr.describe()})")
+        yield digits, arrow_batch(schema, digits, in_domain=True)

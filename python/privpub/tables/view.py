@@ -86,12 +86,15 @@ def metadata_file(path: str | os.PathLike) -> str:
 # ---- columns: digits ↔ Arrow ↔ pandas ---------------------------------------------------------
 
 
-def arrow_column(attr: Attribute, digits: np.ndarray) -> pa.Array:
+def arrow_column(attr: Attribute, digits: np.ndarray, in_domain: bool = False) -> pa.Array:
     """One attribute's Arrow column: dictionary-encoded over its domain
-    (Categorical) or plain integers of its dtype (IntRange)."""
+    (Categorical) or plain integers of its dtype (IntRange). ``in_domain``: the
+    caller has checked every index is in [0, size), so pyarrow's own check of
+    each index (a tenth of a millisecond per 100,000 rows) is skipped."""
     if isinstance(attr, Categorical):
         return pa.DictionaryArray.from_arrays(digits.astype(index_dtype(attr), copy=False),
-                                              arrow_values(attr), ordered=attr.ordered)
+                                              arrow_values(attr), ordered=attr.ordered,
+                                              safe=not in_domain)
     dtype = pd.api.types.pandas_dtype(attr.dtype)
     dtype = getattr(dtype, "numpy_dtype", dtype)  # nullable Int64 → int64 (no nulls here)
     return pa.array(with_offset(digits, attr.offset).astype(dtype, copy=False))
@@ -199,10 +202,11 @@ def codes_of(schema: Schema, batch: Digits) -> np.ndarray:
     return _core.encode_u64(digits, [0] * k, [None] * k, list(schema.radices))
 
 
-def arrow_batch(schema: Schema, digits: Digits) -> pa.RecordBatch:
-    """A batch of domain indices as an Arrow record batch of the attributes' columns."""
-    return pa.RecordBatch.from_arrays([arrow_column(a, digits[a.name]) for a in schema],
-                                      names=list(schema.names))
+def arrow_batch(schema: Schema, digits: Digits, in_domain: bool = False) -> pa.RecordBatch:
+    """A batch of domain indices as an Arrow record batch of the attributes' columns
+    (``in_domain`` as :func:`arrow_column`)."""
+    return pa.RecordBatch.from_arrays([arrow_column(a, digits[a.name], in_domain)
+                                       for a in schema], names=list(schema.names))
 
 
 @dataclass(frozen=True)
@@ -256,7 +260,7 @@ class Digest:
     def add(self, batch: Digits, rows: int | None = None) -> Digits:
         """Take a batch in (``rows``: its row count, when it has no column)."""
         self._wait()
-        pool = _hash_pool()
+        pool = hash_pool()
         self._pending = [pool.submit(hashed.update,
                                      np.ascontiguousarray(batch[name], dtype=self.dtypes[name]))
                          for name, hashed in self.hashes.items()]
@@ -276,7 +280,7 @@ class Digest:
 _POOL: list[ThreadPoolExecutor] = []
 
 
-def _hash_pool() -> ThreadPoolExecutor:
+def hash_pool() -> ThreadPoolExecutor:
     """The digest's threads (two: the machines we run on have few cores, and the
     caller's reading or writing runs beside them), made on first use."""
     if not _POOL:
