@@ -75,6 +75,7 @@ from privpub.tables.view import (
     pandas_column,
     part_files,
 )
+from privpub.tables.wholeread import read_whole
 
 #: Values pyarrow's Parquet writer takes per step within a column chunk. At its
 #: default (1,024) it recomputes a dictionary column's page statistics (a hash of
@@ -221,18 +222,20 @@ class PublishedView(Release):
         in one full pass of :meth:`open`'s view, so every part's row groups,
         rows and digests are checked now.
 
-        The check is the same whatever the speed-ups: a dictionary column whose
-        dictionary is the domain itself (as privpub writes it) is taken as its
-        indices without a remap or a copy, but only after every index is checked
-        to be in [0, size); each column's digest is hashed on threads while the
-        next row group is read, yet over every batch in file order, and compared
-        with the stored one before this returns."""
+        The check is the same whatever the speed-ups: each column is read on
+        its own thread, its pages decoded straight into domain indices where
+        privpub's page reader can, and hashed in file order as it is read
+        (:mod:`privpub.tables.wholeread`; a file that also holds context sets
+        is read by the view's batches); each column's digest is compared with
+        the stored one before this returns."""
         view = cls.open(path)
-        batches = list(view.rows.batches())
-        rows = MemoryView(view.schema, digits=[
-            batches[0][a.name] if len(batches) == 1 else np.concatenate(
+        digits = read_whole(view.rows)
+        if digits is None:  # a file that also holds context sets: its view rows filtered
+            batches = list(view.rows.batches())
+            digits = [batches[0][a.name] if len(batches) == 1 else np.concatenate(
                 [np.zeros(0, dtype=index_width(a.size)), *(b[a.name] for b in batches)])
-            for a in view.schema])
+                for a in view.schema]
+        rows = MemoryView(view.schema, digits=digits)
         return cls(rows, view.schema, view.mechanism, view.parameters, view.seed_policy,
                    view.context, view.library_version)
 

@@ -434,15 +434,15 @@ class MemoryView(TableView):
             yield {n: digits[self.schema.names.index(n)] for n in names}
 
 
-def _row_groups(path: str, where: str, columns: Sequence[str],
-                batch_rows: int) -> Iterator[pa.Table]:
-    """A Parquet file's rows (``columns``), row group by row group in batches of at
-    most ``batch_rows``: a damaged file, or a row group holding other than the
-    rows its footer says, is an ArtifactError naming ``where``."""
+def row_groups(path: str, where: str, columns: Sequence[str], batch_rows: int,
+               groups: Sequence[int] | None = None) -> Iterator[pa.Table]:
+    """A Parquet file's rows (``columns``), row group by row group (``groups``, default
+    all) in batches of at most ``batch_rows``: a damaged file, or a row group holding
+    other than the rows its footer says, is an ArtifactError naming ``where``."""
     try:
         with pq.ParquetFile(path) as file:
             meta = file.metadata
-            for group in range(meta.num_row_groups):
+            for group in range(meta.num_row_groups) if groups is None else groups:
                 read = 0
                 for batch in file.iter_batches(batch_size=batch_rows, row_groups=[group],
                                                columns=list(columns), use_threads=True):
@@ -492,7 +492,7 @@ class FileView(TableView):
         read = 0
         for index, path in enumerate(self.files):
             where, seen = self.where(index), Digest(self.schema, names)
-            for table in _row_groups(path, where, columns, self.batch_rows):
+            for table in row_groups(path, where, columns, self.batch_rows):
                 if self.label is not None:
                     table = table.filter(pc.equal(table.column(SET_COLUMN), self.label))
                 yield seen.add(file_digits(self.schema, table, names, where), table.num_rows)
