@@ -47,7 +47,7 @@ from privpub.counting.query import QueryLike
 from privpub.tables.filescan import Part, PrunedFileView, count_parts
 from privpub.tables.groupstats import GroupRecorder
 from privpub.tables.partsview import PartsView
-from privpub.tables.published import KIND, PublishedView
+from privpub.tables.published import KIND, WRITE_BATCH_ROWS, PublishedView
 from privpub.tables.records import (
     as_schema_codes,
     check_duplicates,
@@ -296,7 +296,7 @@ def _write_part(schema: Schema, rows: np.ndarray, path: str) -> PartDigest:
     writes them); its rows' digest, taken in the write pass."""
     view = MemoryView(schema, as_schema_codes(schema, aligned(rows)))
     found, groups = Digest(schema, schema.names), GroupRecorder(schema, CHUNK_ROWS)
-    with pq.ParquetWriter(path, view.arrow_schema()) as writer:
+    with pq.ParquetWriter(path, view.arrow_schema(), write_batch_size=WRITE_BATCH_ROWS) as writer:
         for digits in view.batches():
             writer.write_batch(arrow_batch(schema, found.add(groups.add(digits))),
                                row_group_size=CHUNK_ROWS)

@@ -67,8 +67,11 @@ def read_whole(view: FileView, workers: int | None = None) -> list[np.ndarray] |
             expected.check(PartDigest(expected.rows, {name: found}), where)
 
     workers = workers or min(os.cpu_count() or 1, len(tasks))
-    with ThreadPoolExecutor(workers, thread_name_prefix="privpub-read") as pool:
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="privpub-read")
+    try:
         list(pool.map(run, tasks))  # the first failure, in task order, is raised
+    finally:
+        pool.shutdown(cancel_futures=True)  # after a failure, the columns not begun are not read
     return out
 
 
