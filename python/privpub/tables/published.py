@@ -83,6 +83,7 @@ from privpub.tables.wholeread import read_whole
 #: fifth of the Adult view's write. Pages are still cut at the writer's page size,
 #: checked after each step (the Adult view's file is byte for byte the same).
 WRITE_BATCH_ROWS = 1 << 16
+
 #: Most value combinations estimate_marginals handles in one call.
 MARGINAL_CELLS = 1 << 24
 KIND = "published_view"
