@@ -9,6 +9,8 @@ refused, naming the column.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -234,3 +236,24 @@ def test_digits_outside_the_domain_are_not_written(tmp_path):
                                  lambda rows, digest: {}, None)
         assert not path.exists()
     assert MemoryView(schema, digits=[good["a"], good["b"]]).to_arrow().num_rows == 3
+
+
+def test_an_index_outside_its_dictionary_is_named_where_it_is(tmp_path, monkeypatch):
+    """A data page holding index 200 of a 200-entry dictionary (pyarrow writes what it
+    is not asked to check): the page reader gives up on the chunk, and pyarrow's read
+    names the file, the column and the index."""
+    schema = Schema([Categorical("city", [f"c{i}" for i in range(200)]),
+                     Categorical("sex", ["F", "M"]), IntRange("age", 0, 99)])
+    view, path = _written(schema, tmp_path, monkeypatch, 9)
+    table = pq.read_table(path)
+    city = table.column("city").combine_chunks()
+    indices = city.indices.to_numpy().astype(np.int16)
+    indices[len(indices) - 5] = 200
+    broken = table.set_column(0, "city", pa.DictionaryArray.from_arrays(
+        indices, city.dictionary, safe=False))
+    out = _rewrite(path, str(tmp_path / "outside.parquet"), broken, write_statistics=False)
+    decoded = _Decoded(monkeypatch)
+    with pytest.raises(ArtifactError, match=re.escape(
+            f"{out!r}: column 'city': dictionary index 200 (its dictionary has 200 entries)")):
+        PublishedView.read_parquet(out)
+    assert decoded.chunks > 0
