@@ -60,3 +60,30 @@ def test_a_caller_that_stops_early_stops_the_thread_and_closes_the_source():
     assert closed.is_set()  # closed on the producer thread before close() returned
     assert not any(t.name == "privpub-prefetch" and t.is_alive()
                    for t in threading.enumerate())
+
+
+def test_then_runs_on_the_thread_and_its_error_closes_the_source():
+    """``then`` converts each item on the producer thread; when it fails, the error
+    is raised at that item and the source is closed at once (not left to the
+    garbage collector, which the error's traceback would delay)."""
+    threads, closed = [], []
+
+    def source():
+        try:
+            yield from range(5)
+        finally:
+            closed.append(True)
+
+    def then(item):
+        threads.append(threading.current_thread())
+        if item == 2:
+            raise ValueError("item 2")
+        return item * 10
+
+    seen = []
+    with pytest.raises(ValueError, match="item 2") as info:
+        for item in prefetched(source(), then=then):
+            seen.append(item)
+    assert seen == [0, 10] and closed == [True]
+    assert threading.current_thread() not in threads
+    assert info.value is not None

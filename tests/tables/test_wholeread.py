@@ -225,16 +225,25 @@ def test_a_file_with_context_sets_is_read_by_its_batches(tmp_path):
 
 def test_digits_outside_the_domain_are_not_written(tmp_path):
     """A stream whose batch holds an index outside its domain is refused before
-    pyarrow (which is told the indices were checked) writes it; nothing is left."""
+    pyarrow (which is told the indices were checked) writes it; nothing is left,
+    and the stream is closed."""
     schema = Schema([Categorical("a", ["x", "y", "z"]), IntRange("b", 0, 9)])
     good = {"a": np.array([0, 1, 2], dtype=np.int8), "b": np.array([0, 9, 3], dtype=np.int8)}
+    closed = []
+
+    def stream(bad):
+        try:
+            yield from (good, bad, good)
+        finally:
+            closed.append(True)
+
     for bad in ({"a": np.array([0, 3, 1], dtype=np.int8), "b": good["b"]},
                 {"a": good["a"], "b": np.array([-1, 0, 0], dtype=np.int8)}):
         path = tmp_path / "bad.parquet"
         with pytest.raises(DomainError, match="outside 0..[29]"):
-            published.write_view(path, schema, iter([good, bad]),
-                                 lambda rows, digest: {}, None)
+            published.write_view(path, schema, stream(bad), lambda rows, digest: {}, None)
         assert not path.exists()
+    assert closed == [True, True]  # the stream closed, not left to the garbage collector
     assert MemoryView(schema, digits=[good["a"], good["b"]]).to_arrow().num_rows == 3
 
 

@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 _DONE = object()
 #: How often a producer blocked on a full queue looks whether the caller left.
 _POLL_SECONDS = 0.1
 
 
-def prefetched(items: Iterable[T], depth: int = 1) -> Iterator[T]:
+def prefetched(items: Iterable[T], depth: int = 1,
+               then: Callable[[T], U] | None = None) -> Iterator[T] | Iterator[U]:
     """``items``, in order, each made on a background thread while the caller
-    holds the previous one. An exception raised while making an item is raised
-    here, at that item; when the caller stops early (an error of its own, or
-    closing this generator) the thread stops after the item it is making and
-    ``items`` is closed on it."""
+    holds the previous one (and passed through ``then`` there, when given). An
+    exception raised while making an item is raised here, at that item; when
+    the caller stops early (an error of its own, or closing this generator), or
+    an item fails, the thread stops after the item it is making and ``items``
+    is closed on it."""
     ready: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -43,7 +46,7 @@ def prefetched(items: Iterable[T], depth: int = 1) -> Iterator[T]:
         source = iter(items)
         try:
             for item in source:
-                if not offer((item, None)):
+                if not offer((item if then is None else then(item), None)):
                     return
             offer((_DONE, None))
         except BaseException as exc:  # handed to the caller, raised there

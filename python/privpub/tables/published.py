@@ -26,6 +26,7 @@ one query or for a batch (every cell of a marginal) at once.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -756,8 +757,9 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
     digests = [Digest(schema, schema.names) for _ in range(1 + len(context))]
     # The rows' batches are made (drawn, decoded) and turned into Arrow on a thread
     # while the last is written; the writer (one core) is what the write waits for.
-    rows = prefetched(_arrow_batches(schema, batches))
-    sources = [rows, *(_arrow_batches(schema, MemoryView(schema, c).batches())
+    with_arrow = functools.partial(_with_arrow, schema)
+    rows = prefetched(batches, then=with_arrow)
+    sources = [rows, *(map(with_arrow, MemoryView(schema, c).batches())
                        for c in context.values())]
     # Row-group statistics for pruned counts (filescan), of a file of view rows only:
     # hashed on the digest's threads beside the write, one batch pending at a time so
@@ -788,15 +790,13 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
             {"privpub": encode_metadata(metadata(digests[0].rows, document))})
 
 
-def _arrow_batches(schema: Schema, batches: Iterable[Digits]
-                   ) -> Iterator[tuple[Digits, pa.RecordBatch]]:
-    """Each batch with its Arrow record batch, every index first checked to be in
-    its domain (a min and a max per column, cheaper than pyarrow's check of each)."""
-    for digits in batches:
-        for attr in schema:
-            column = digits[attr.name]
-            if len(column) and (column.min() < 0 or column.max() >= attr.size):
-                raise DomainError(f"column {attr.name!r}: a batch to write holds domain "
-                                  f"indices {int(column.min())}..{int(column.max())}, outside "
-                                  f"0..{attr.size - 1} ({attr.describe()})")
-        yield digits, arrow_batch(schema, digits, in_domain=True)
+def _with_arrow(schema: Schema, digits: Digits) -> tuple[Digits, pa.RecordBatch]:
+    """A batch with its Arrow record batch, every index first checked to be in its
+    domain (a min and a max per column, cheaper than pyarrow's check of each)."""
+    for attr in schema:
+        column = digits[attr.name]
+        if len(column) and (column.min() < 0 or column.max() >= attr.size):
+            raise DomainError(f"column {attr.name!r}: a batch to write holds domain "
+                              f"indices {int(column.min())}..{int(column.max())}, outside "
+                              f"0..{attr.size - 1} ({attr.describe()})")
+    return digits, arrow_batch(schema, digits, in_domain=True)
