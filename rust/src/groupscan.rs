@@ -87,16 +87,70 @@ fn scan_group(group: &Group<'_>, tables: &[Table<'_>]) -> Result<Scanned, Kernel
                 .ok_or_else(|| KernelError::Shape(format!("no condition {t}")))?;
             let cols = positions
                 .iter()
-                .map(|&p| decoded.get(p).map(|(c, _)| values(c)))
+                .map(|&p| decoded.get(p).map(|(c, checked)| (c, checked.range)))
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| KernelError::Shape("a position past the group's chunks".into()))?;
-            count_in_table(&cols, &table.radices, table.table)
+            count(&cols, &table.radices, table.table)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Scanned {
         columns: decoded.into_iter().map(|(_, c)| c).collect(),
         counts,
     })
+}
+
+/// Rows whose digits (first column slowest) index a true cell of `table`.
+/// Each column's range, known from its check, is held against its radix
+/// first, so the loop has no per-row test and runs on u32 cell numbers (8 to
+/// a vector lane); a table past 2^32 cells goes to `count_in_table`, which
+/// tests every digit.
+fn count(
+    cols: &[(&DigitColumn, Option<(i64, i64)>)],
+    radices: &[u64],
+    table: &[bool],
+) -> Result<u64, KernelError> {
+    let rows = cols.first().map_or(0, |(c, _)| values(c).len());
+    let fits = cols.len() == radices.len()
+        && cols.iter().all(|(c, _)| values(c).len() == rows)
+        && radices.iter().try_fold(1u64, |a, &r| a.checked_mul(r)) == Some(table.len() as u64)
+        && u32::try_from(table.len()).is_ok()
+        && cols
+            .iter()
+            .zip(radices)
+            .all(|((_, range), &r)| range.is_none_or(|(lo, hi)| lo >= 0 && (hi as u64) < r));
+    if !fits {
+        let values: Vec<_> = cols.iter().map(|(c, _)| values(c)).collect();
+        return count_in_table(&values, radices, table);
+    }
+    const BLOCK: usize = 4096;
+    let mut idx = [0u32; BLOCK];
+    let mut total = 0u64;
+    for start in (0..rows).step_by(BLOCK) {
+        let end = (start + BLOCK).min(rows);
+        let idx = &mut idx[..end - start];
+        idx.fill(0);
+        for ((column, _), &r) in cols.iter().zip(radices) {
+            let r = r as u32; // below 2^32: a factor of the table's size
+            match column {
+                DigitColumn::I8(v) => step(idx, &v[start..end], r, |d| d as u32),
+                DigitColumn::I16(v) => step(idx, &v[start..end], r, |d| d as u32),
+                DigitColumn::I32(v) => step(idx, &v[start..end], r, |d| d as u32),
+                DigitColumn::I64(v) => step(idx, &v[start..end], r, |d| d as u32),
+            }
+        }
+        total += idx
+            .iter()
+            .map(|&i| u64::from(table.get(i as usize).copied().unwrap_or(false)))
+            .sum::<u64>();
+    }
+    Ok(total)
+}
+
+/// idx ← idx · radix + digit (digits known to be in 0..radix).
+fn step<T: Copy>(idx: &mut [u32], digits: &[T], radix: u32, cast: fn(T) -> u32) {
+    for (x, &d) in idx.iter_mut().zip(digits) {
+        *x = *x * radix + cast(d);
+    }
 }
 
 fn values(column: &DigitColumn) -> Values<'_> {
