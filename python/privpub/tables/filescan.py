@@ -219,10 +219,11 @@ def _scan_groups(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
     used: dict[int, int] = {}
     requests: list[tuple | None] = []
     fds: dict[str, int] = {}
+    remaps: dict = {}
     try:
         for part, g, undecided in tasks:
             requests.append(_request(schema, part, g, undecided, conditions, tables, used,
-                                     footers.get(part.path), fds))
+                                     footers.get(part.path), fds, remaps))
     finally:
         for fd in fds.values():
             os.close(fd)
@@ -243,7 +244,7 @@ def _scan_groups(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
 def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
              conditions: Sequence[Any], tables: Mapping[int, np.ndarray | None],
              used: dict[int, int], meta: pq.FileMetaData | None,
-             fds: dict[str, int]) -> tuple | None:
+             fds: dict[str, int], remaps: dict) -> tuple | None:
     """A group as ``_core.scan_groups`` takes it, or None when it cannot."""
     if meta is None or any(tables[i] is None for i in undecided):
         return None
@@ -259,7 +260,8 @@ def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
         return None  # read_group says what is wrong
     chunks = []
     for name in names:
-        found = pages.chunk_args(schema, fds[part.path], meta, g, index[name], name, where)
+        found = pages.chunk_args(schema, fds[part.path], meta, g, index[name], name, where,
+                                 remaps)
         if found is None:
             return None
         chunks.append(found)
