@@ -233,6 +233,10 @@ type ChunkArgs<'py> = (
     u32,
 );
 
+/// A group as `scan_groups` takes it: (rows, its chunks, its counts as
+/// (table, positions of the table's attributes among its chunks)).
+type GroupArgs<'py> = (usize, Vec<ChunkArgs<'py>>, Vec<(usize, Vec<usize>)>);
+
 /// A group's result: each requested count, and each chunk's (SHA-256 as hex,
 /// least and greatest index, None for an empty column).
 type GroupResult = (Vec<u64>, Vec<(String, Option<(i64, i64)>)>);
@@ -245,7 +249,7 @@ type GroupResult = (Vec<u64>, Vec<(String, Option<(i64, i64)>)>);
 #[pyfunction]
 pub(crate) fn scan_groups<'py>(
     py: Python<'py>,
-    groups: Vec<(usize, Vec<ChunkArgs<'py>>, Vec<(usize, Vec<usize>)>)>,
+    groups: Vec<GroupArgs<'py>>,
     tables: Vec<(Vec<u64>, PyReadonlyArray1<'py, bool>)>,
 ) -> PyResult<Vec<Option<GroupResult>>> {
     let tables = tables
