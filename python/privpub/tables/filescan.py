@@ -312,13 +312,27 @@ def group_batches(schema: Schema, parts: Sequence[Part], names: Sequence[str],
                                             footers.get(task[0].path)), tasks, workers)
 
 
+#: Footers already read, by file identity (device, inode, size, mtime): a count
+#: costs ~0.7 ms less without parsing one again. A stale footer could only
+#: misplace chunks, whose digests then differ, and those groups are read again
+#: from the file itself by pyarrow (:func:`read_group`).
+_FOOTER_CACHE: dict[tuple, pq.FileMetaData] = {}
+_FOOTER_CACHE_SIZE = 64
+
+
 def _footers(paths: set[str]) -> dict[str, pq.FileMetaData]:
     """Each file's footer, read once for a pass (one that cannot be read is left
     out: reading its groups says what is wrong)."""
     found = {}
     for path in paths:
         with contextlib.suppress(OSError, pa.ArrowException):
-            found[path] = pq.read_metadata(path)
+            info = os.stat(path)
+            key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+            if key not in _FOOTER_CACHE:
+                while len(_FOOTER_CACHE) >= _FOOTER_CACHE_SIZE:
+                    del _FOOTER_CACHE[next(iter(_FOOTER_CACHE))]
+                _FOOTER_CACHE[key] = pq.read_metadata(path)
+            found[path] = _FOOTER_CACHE[key]
     return found
 
 
