@@ -101,9 +101,10 @@ fn scan_group(group: &Group<'_>, tables: &[Table<'_>]) -> Result<Scanned, Kernel
 
 /// Rows whose digits (first column slowest) index a true cell of `table`.
 /// Each column's range, known from its check, is held against its radix
-/// first, so the loop has no per-row test and runs on u32 cell numbers (8 to
-/// a vector lane); a table past 2^32 cells goes to `count_in_table`, which
-/// tests every digit.
+/// first, so the loop has no per-row test and runs on the narrowest cell
+/// numbers that hold the table (u16: 8 to a vector lane, with a native
+/// multiply); a table past 2^32 cells goes to `count_in_table`, which tests
+/// every digit.
 fn count(
     cols: &[(&DigitColumn, Option<(i64, i64)>)],
     radices: &[u64],
@@ -113,43 +114,78 @@ fn count(
     let fits = cols.len() == radices.len()
         && cols.iter().all(|(c, _)| values(c).len() == rows)
         && radices.iter().try_fold(1u64, |a, &r| a.checked_mul(r)) == Some(table.len() as u64)
-        && u32::try_from(table.len()).is_ok()
         && cols
             .iter()
             .zip(radices)
             .all(|((_, range), &r)| range.is_none_or(|(lo, hi)| lo >= 0 && (hi as u64) < r));
-    if !fits {
+    if fits && table.len() < 1 << 16 {
+        Ok(count_cells::<u16>(cols, radices, table, rows))
+    } else if fits && u32::try_from(table.len()).is_ok() {
+        Ok(count_cells::<u32>(cols, radices, table, rows))
+    } else {
         let values: Vec<_> = cols.iter().map(|(c, _)| values(c)).collect();
-        return count_in_table(&values, radices, table);
+        count_in_table(&values, radices, table)
     }
+}
+
+/// A cell number type: every cell of the table fits it (the caller checks).
+trait Cell: Copy + Default + std::ops::Mul<Output = Self> + std::ops::Add<Output = Self> {
+    fn of(v: i64) -> Self;
+    fn at(self) -> usize;
+}
+
+impl Cell for u16 {
+    fn of(v: i64) -> Self {
+        v as u16
+    }
+    fn at(self) -> usize {
+        usize::from(self)
+    }
+}
+
+impl Cell for u32 {
+    fn of(v: i64) -> Self {
+        v as u32
+    }
+    fn at(self) -> usize {
+        self as usize
+    }
+}
+
+fn count_cells<I: Cell>(
+    cols: &[(&DigitColumn, Option<(i64, i64)>)],
+    radices: &[u64],
+    table: &[bool],
+    rows: usize,
+) -> u64 {
     const BLOCK: usize = 4096;
-    let mut idx = [0u32; BLOCK];
+    let mut idx = [I::default(); BLOCK];
     let mut total = 0u64;
     for start in (0..rows).step_by(BLOCK) {
         let end = (start + BLOCK).min(rows);
         let idx = &mut idx[..end - start];
-        idx.fill(0);
+        idx.fill(I::default());
         for ((column, _), &r) in cols.iter().zip(radices) {
-            let r = r as u32; // below 2^32: a factor of the table's size
+            let r = I::of(r as i64); // a factor of the table's size: it fits
             match column {
-                DigitColumn::I8(v) => step(idx, &v[start..end], r, |d| d as u32),
-                DigitColumn::I16(v) => step(idx, &v[start..end], r, |d| d as u32),
-                DigitColumn::I32(v) => step(idx, &v[start..end], r, |d| d as u32),
-                DigitColumn::I64(v) => step(idx, &v[start..end], r, |d| d as u32),
+                DigitColumn::I8(v) => step(idx, &v[start..end], r),
+                DigitColumn::I16(v) => step(idx, &v[start..end], r),
+                DigitColumn::I32(v) => step(idx, &v[start..end], r),
+                DigitColumn::I64(v) => step(idx, &v[start..end], r),
             }
         }
         total += idx
             .iter()
-            .map(|&i| u64::from(table.get(i as usize).copied().unwrap_or(false)))
+            .map(|&i| u64::from(table.get(i.at()).copied().unwrap_or(false)))
             .sum::<u64>();
     }
-    Ok(total)
+    total
 }
 
 /// idx ← idx · radix + digit (digits known to be in 0..radix).
-fn step<T: Copy>(idx: &mut [u32], digits: &[T], radix: u32, cast: fn(T) -> u32) {
+fn step<T: Copy + Into<i64>, I: Cell>(idx: &mut [I], digits: &[T], radix: I) {
     for (x, &d) in idx.iter_mut().zip(digits) {
-        *x = *x * radix + cast(d);
+        *x = *x * radix + I::of(d.into());
     }
 }
 
