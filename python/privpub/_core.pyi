@@ -52,6 +52,21 @@ def decode_data_pages(data: npt.NDArray[np.uint8], snappy: bool, nullable: bool,
     ``rows`` values as signed integers of ``width`` bits. PrivpubError on
     anything else (another page type or encoding, a missing value, bad bytes)."""
 
+def scan_groups(
+    groups: list[tuple[int, list[tuple[npt.NDArray[np.uint8], bool, bool,
+                                       npt.NDArray[np.int64], int]],
+                       list[tuple[int, list[int]]]]],
+    tables: list[tuple[list[int], npt.NDArray[np.bool_]]],
+) -> list[tuple[list[int], list[tuple[str, tuple[int, int] | None]]] | None]:
+    """Row groups decoded, digested and counted in one call, on rayon's pool
+    with the GIL released. Each group is (rows, its column chunks as
+    ``decode_data_pages`` takes them less the rows, its counts as (index into
+    ``tables``, positions of the table's attributes among its chunks)); each
+    table (radices, truth table). Per group: (its counts, per chunk the
+    SHA-256 hex of its indices as little-endian integers of its width and its
+    least and greatest index), or None when a chunk cannot be decoded or a
+    count cannot be made (the caller reads that group another way)."""
+
 def limbs_for(radices: list[int]) -> int:
     """64-bit words needed for codes below the product of the radices."""
 

@@ -50,11 +50,6 @@ fn decode_into<T: Copy>(
     };
     let (mut pos, mut done) = (0usize, 0usize);
     let value_bytes = bit_width.div_ceil(8) as usize;
-    let mask = if bit_width == 0 {
-        0
-    } else {
-        u64::MAX >> (64 - bit_width)
-    };
     while done < count {
         let header = uleb128(data, &mut pos)?;
         let runs = usize::try_from(header >> 1).map_err(|_| malformed("run too long"))?;
@@ -83,18 +78,67 @@ fn decode_into<T: Copy>(
                 .ok_or_else(|| malformed("truncated bit-packed run"))?;
             pos += len;
             let take = values.min(count - done);
-            let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
-            for slot in &mut out[done..done + take] {
-                while bits < bit_width {
-                    acc |= u64::from(packed[at]) << bits;
-                    at += 1;
-                    bits += 8;
-                }
-                *slot = lookup(acc & mask)?;
-                acc >>= bit_width;
-                bits -= bit_width;
-            }
+            unpack(bit_width, packed, &mut out[done..done + take], remap)?;
             done += take;
+        }
+    }
+    Ok(())
+}
+
+/// `out.len()` values bit-packed `bit_width` bits each in `packed` (which
+/// holds at least ⌈out.len() / 8⌉ groups of 8), mapped through `remap`.
+/// Specialised per bit width, so that each group of 8 is unpacked by
+/// constant shifts of one little-endian word per value.
+fn unpack<T: Copy>(
+    bit_width: u32,
+    packed: &[u8],
+    out: &mut [T],
+    remap: &[T],
+) -> Result<(), KernelError> {
+    macro_rules! widths {
+        ($($w:literal)*) => {
+            match bit_width {
+                $($w => unpack_width::<T, $w>(packed, out, remap),)*
+                _ => Err(malformed("bit width above 32")),
+            }
+        };
+    }
+    widths!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+            31 32)
+}
+
+fn unpack_width<T: Copy, const W: usize>(
+    packed: &[u8],
+    out: &mut [T],
+    remap: &[T],
+) -> Result<(), KernelError> {
+    let past = || malformed("an index past the dictionary");
+    if W == 0 {
+        // Zero bits a value: every value is index 0 (and the run holds no bytes).
+        out.fill(*remap.first().ok_or_else(past)?);
+        return Ok(());
+    }
+    let mask = u64::MAX >> (64 - W);
+    // A group of 8 takes W bytes; 8 more of padding let every value be read
+    // as one whole word.
+    let mut staged = [0u8; 40];
+    for (group, slots) in packed.chunks(W).zip(out.chunks_mut(8)) {
+        staged[..group.len()].copy_from_slice(group);
+        for (i, slot) in slots.iter_mut().enumerate() {
+            let bit = i * W;
+            let at = bit / 8;
+            let word = u64::from_le_bytes([
+                staged[at],
+                staged[at + 1],
+                staged[at + 2],
+                staged[at + 3],
+                staged[at + 4],
+                staged[at + 5],
+                staged[at + 6],
+                staged[at + 7],
+            ]);
+            let v = (word >> (bit % 8)) & mask;
+            *slot = *remap.get(v as usize).ok_or_else(past)?;
         }
     }
     Ok(())
@@ -386,6 +430,56 @@ mod tests {
             want.extend([101; 9]);
             want.extend(tail.iter().map(|&v| 100 + v as i64));
             assert_eq!(got, want, "bit width {bit_width}");
+        }
+    }
+
+    #[test]
+    fn every_bit_width_unpacks_as_bit_by_bit() {
+        // Against a reference that reads each value bit by bit, at every width
+        // and at lengths that end inside a group of 8.
+        let remap: Vec<i32> = (0..50).map(|i| 1000 - i).collect();
+        let mut state = 12345u64;
+        for bit_width in 0u32..=32 {
+            for len in [1usize, 8, 13, 64, 203] {
+                let limit = if bit_width == 0 {
+                    1
+                } else {
+                    (1u64 << bit_width).min(50)
+                };
+                let values: Vec<u64> = (0..len)
+                    .map(|_| {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        (state >> 33) % limit
+                    })
+                    .collect();
+                let data = pack(&values, bit_width);
+                let packed = &data[1..];
+                let bit = |i: usize| packed[i / 8] >> (i % 8) & 1;
+                let want: Vec<i32> = (0..len)
+                    .map(|v| {
+                        let index = (0..bit_width as usize)
+                            .map(|b| u64::from(bit(v * bit_width as usize + b)) << b)
+                            .sum::<u64>();
+                        remap[index as usize]
+                    })
+                    .collect();
+                assert_eq!(
+                    want,
+                    values
+                        .iter()
+                        .map(|&v| remap[v as usize])
+                        .collect::<Vec<_>>()
+                );
+                let got = decode(&data, bit_width, len, &remap).unwrap();
+                assert_eq!(got, want, "bit width {bit_width}, {len} values");
+            }
+        }
+        // An index past the dictionary at any width is an error.
+        for bit_width in 6u32..=32 {
+            let data = pack(&[1, 60, 2], bit_width);
+            assert!(decode(&data, bit_width, 3, &remap).is_err(), "{bit_width}");
         }
     }
 

@@ -12,6 +12,7 @@ pub mod encode;
 pub mod error;
 pub mod frapp;
 pub mod graph;
+pub mod groupscan;
 pub mod hybrid;
 pub mod intlist;
 pub mod marginals;
@@ -36,6 +37,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codes::to_digits, m)?)?;
     m.add_function(wrap_pyfunction!(codes::count_in_table, m)?)?;
     m.add_function(wrap_pyfunction!(codes::decode_data_pages, m)?)?;
+    m.add_function(wrap_pyfunction!(codes::scan_groups, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::uniform, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::keep_records, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::beta_step, m)?)?;

@@ -458,3 +458,71 @@ def test_a_wrong_page_reader_is_never_trusted(sorted_by_age, monkeypatch):
     queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150')"]
     assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
         [view.count(q) for q in queries]
+
+
+@pytest.mark.parametrize("schema", [NARROW, WIDE], ids=["narrow", "wide"])
+def test_the_group_scan_counts_as_numpy_does(schema, tmp_path, monkeypatch):
+    """``_core.scan_groups`` (decode, digest, range and count in one Rust call)
+    against a brute-force numpy count over pyarrow's digits of every group, on
+    random conditions; and the pruned counts take that path (no group falls
+    back to :func:`filescan.read_group` when every condition has a truth table)."""
+    view, path = _write(schema, tmp_path, monkeypatch, "v")
+    opened = PublishedView.open(path)
+    parts = opened.rows.scan_parts()
+    rng = np.random.default_rng(11)
+    conditions = [c for c in (Condition(schema, _random_query(schema, rng)) for _ in range(40))
+                  if c.attributes and c.truth_table() is not None]
+    part = parts[0]
+    tasks = [(part, g, list(range(len(conditions)))) for g in range(len(part.groups))]
+    footers = filescan._footers({path})
+    scanned = filescan._scan_groups(schema, tasks, conditions, footers)
+    for (_, g, _), counts in zip(tasks, scanned, strict=True):
+        assert counts is not None, g
+        digits = filescan._arrow_group(schema, part, g, schema.names, "x")
+        rows = part.groups[g].rows
+        want = [int(c.mask_digits(digits, rows).sum()) for c in conditions]
+        assert [n for _, n in counts] == want, g
+    reads = []
+    original = filescan.read_group
+    monkeypatch.setattr(filescan, "read_group", lambda *a: reads.append(a[2]) or original(*a))
+    assert opened.rows.count_many(conditions) == [view.count(c) for c in conditions]
+    assert reads == []
+
+
+def test_a_wrong_group_scan_is_never_trusted(sorted_by_age, monkeypatch):
+    """A group scan whose digits are wrong (the remap rolled: its digests differ)
+    is not trusted: those groups are read again and the counts stay right."""
+    from privpub import _core
+
+    view, path = sorted_by_age
+    original = _core.scan_groups
+    groups_seen = []
+
+    def rolled(groups, tables):
+        groups_seen.append(len(groups))
+        wrong = [(rows, [(d, s, n, np.roll(remap, 1), w) for d, s, n, remap, w in chunks], counts)
+                 for rows, chunks, counts in groups]
+        return original(wrong, tables)
+
+    monkeypatch.setattr(filescan._core, "scan_groups", rolled)
+    queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150')"]
+    assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
+        [view.count(q) for q in queries]
+    assert sum(groups_seen) > 0
+
+
+def test_a_stale_footer_never_changes_a_count(tmp_path, monkeypatch):
+    """Footers are kept by file identity; one that no longer describes the file
+    (here: another file's, of the same shape) only misplaces chunks: here they
+    do not decode (a chunk that decodes to other digits has another digest:
+    test_a_wrong_group_scan_is_never_trusted), and those groups are read from
+    the file by pyarrow."""
+    view, path = _write(NARROW, tmp_path, monkeypatch, "a", seed=1)
+    _, other = _write(NARROW, tmp_path, monkeypatch, "b", seed=2)
+    filescan._footers({path})
+    key = next(k for k in filescan._FOOTER_CACHE if k[0] == path)
+    monkeypatch.setitem(filescan._FOOTER_CACHE, key, pq.read_metadata(other))
+    queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150') AND job = 'a'",
+               "day >= '2020-02-01' AND sex = 'M'"]
+    assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
+        [view.count(q) for q in queries]

@@ -8,7 +8,9 @@ module reads the dictionary page (Thrift compact header parsed here, pyarrow
 decompresses it), maps the dictionary to domain indices once
 (:func:`~privpub.tables.view.file_digits`: the same checks as any read), and
 decodes the data pages in Rust through that map (``_core.decode_data_pages``:
-headers, Snappy, definition levels and values in one call per column chunk).
+headers, Snappy, definition levels and values in one call per column chunk;
+or ``_core.scan_groups``, which also digests and counts, from
+:func:`chunk_args`).
 
 Anything else (another page type, encoding, codec or physical type, nulls,
 a header it cannot parse) gives None, and the caller reads the column with
@@ -108,25 +110,43 @@ def read_column(schema: Schema, fd: int, meta: object, group: int, column: int, 
     """Row group ``group``'s column ``column`` (attribute ``name``) as domain
     indices of its attribute's width, or None when it is not a chunk this
     reader decodes (module docstring)."""
+    found = chunk_args(schema, fd, meta, group, column, name, where)
+    if found is None:
+        return None
+    try:
+        return _core.decode_data_pages(*found, meta.row_group(group).num_rows)
+    except (PrivpubError, ValueError):
+        return None
+
+
+def chunk_args(schema: Schema, fd: int, meta: object, group: int, column: int, name: str,
+               where: str, remaps: dict | None = None) -> tuple | None:
+    """Row group ``group``'s column ``column`` as ``_core.decode_data_pages``
+    takes it (data pages, snappy, nullable, remap, width: the rows aside), its
+    dictionary page read and mapped to domain indices here; None when it is
+    not a chunk this reader decodes (module docstring). ``remaps``, kept by
+    the caller for one schema, holds the remap of each dictionary page met
+    (by its bytes): a view's groups mostly repeat their columns' dictionaries,
+    and mapping one costs as much as decoding a chunk of long runs."""
     chunk = meta.row_group(group).column(column)
     codec = chunk.compression
     if codec not in _CODECS or not chunk.has_dictionary_page or \
             chunk.physical_type not in ("BYTE_ARRAY", "INT64", "INT32"):
         return None
     start = chunk.dictionary_page_offset or chunk.data_page_offset
-    data = os.pread(fd, chunk.total_compressed_size, start)
-    nullable = meta.schema.column(column).max_definition_level > 0
     try:
-        return _decode(schema, data, _CODECS[codec], chunk.physical_type, name, nullable,
-                       meta.row_group(group).num_rows, where)
+        data = os.pread(fd, chunk.total_compressed_size, start)
+        nullable = meta.schema.column(column).max_definition_level > 0
+        return _prepare(schema, data, _CODECS[codec], chunk.physical_type, name, nullable,
+                        where, {} if remaps is None else remaps)
     except (_Unknown, PrivpubError, ValueError, OSError, pa.ArrowException, struct.error):
         return None
 
 
-def _decode(schema: Schema, data: bytes, codec: str | None, physical: str, name: str,
-            nullable: bool, rows: int, where: str) -> np.ndarray:
+def _prepare(schema: Schema, data: bytes, codec: str | None, physical: str, name: str,
+             nullable: bool, where: str, remaps: dict) -> tuple:
     """The dictionary page here (its values mapped to domain indices with the
-    checks of any read), the data pages in Rust (``_core.decode_data_pages``)."""
+    checks of any read); the data pages left to Rust."""
     header = _Compact(data, 0)
     page = header.struct()
     size, info = page.get(3), page.get(7)
@@ -134,13 +154,16 @@ def _decode(schema: Schema, data: bytes, codec: str | None, physical: str, name:
             info.get(2) not in (_PLAIN, _PLAIN_DICTIONARY) or not isinstance(size, int) or \
             not 0 <= size <= len(data) - header.pos:
         raise _Unknown("dictionary page")
-    body = _body(data[header.pos:header.pos + size], codec, page.get(2))
-    values = _plain(body, physical, info.get(1))
-    remap = file_digits(schema, pa.table({name: values}), [name], where)[name]
+    key = (name, physical, codec, data[:header.pos + size])
+    remap = remaps.get(key)
+    if remap is None:
+        body = _body(data[header.pos:header.pos + size], codec, page.get(2))
+        values = _plain(body, physical, info.get(1))
+        remap = remaps[key] = np.ascontiguousarray(
+            file_digits(schema, pa.table({name: values}), [name], where)[name], dtype=np.int64)
     width = index_width(schema[name].size).itemsize * 8
-    return _core.decode_data_pages(np.frombuffer(data, np.uint8, offset=header.pos + size),
-                                   codec is not None, nullable,
-                                   np.ascontiguousarray(remap, dtype=np.int64), width, rows)
+    return (np.frombuffer(data, np.uint8, offset=header.pos + size), codec is not None,
+            nullable, remap, width)
 
 
 def _body(raw: bytes, codec: str | None, uncompressed: object) -> bytes:

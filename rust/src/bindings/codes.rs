@@ -2,7 +2,7 @@
 
 use super::{shape_err, to_py};
 use crate::error::{buffer, KernelError};
-use crate::{columns, encode, hybrid};
+use crate::{columns, encode, groupscan, hybrid};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -221,4 +221,85 @@ pub(crate) fn decode_data_pages<'py>(
         .detach(|| hybrid::decode_data_pages(data, snappy, nullable, remap, width, rows))
         .map_err(|e| to_py(py, e))?;
     Ok(digit_array(py, out))
+}
+
+/// One column chunk as `scan_groups` takes it: (data pages, snappy, nullable,
+/// remap, width), as `decode_data_pages` takes them.
+type ChunkArgs<'py> = (
+    PyReadonlyArray1<'py, u8>,
+    bool,
+    bool,
+    PyReadonlyArray1<'py, i64>,
+    u32,
+);
+
+/// A group as `scan_groups` takes it: (rows, its chunks, its counts as
+/// (table, positions of the table's attributes among its chunks)).
+type GroupArgs<'py> = (usize, Vec<ChunkArgs<'py>>, Vec<(usize, Vec<usize>)>);
+
+/// A group's result: each requested count, and each chunk's (SHA-256 as hex,
+/// least and greatest index, None for an empty column).
+type GroupResult = (Vec<u64>, Vec<(String, Option<(i64, i64)>)>);
+
+/// Row groups decoded, digested and counted in one call (`groupscan`): each
+/// group is (rows, its chunks, its counts as (table, positions of the table's
+/// attributes among its chunks)); each table (radices, truth table). A group
+/// whose chunks cannot be decoded or counted gives None (the caller reads it
+/// another way).
+#[pyfunction]
+pub(crate) fn scan_groups<'py>(
+    py: Python<'py>,
+    groups: Vec<GroupArgs<'py>>,
+    tables: Vec<(Vec<u64>, PyReadonlyArray1<'py, bool>)>,
+) -> PyResult<Vec<Option<GroupResult>>> {
+    let tables = tables
+        .iter()
+        .map(|(radices, table)| {
+            Ok(groupscan::Table {
+                radices: radices.clone(),
+                table: table.as_slice()?,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let groups = groups
+        .iter()
+        .map(|(rows, chunks, counts)| {
+            let chunks = chunks
+                .iter()
+                .map(|(data, snappy, nullable, remap, width)| {
+                    Ok(groupscan::Chunk {
+                        data: data.as_slice()?,
+                        snappy: *snappy,
+                        nullable: *nullable,
+                        remap: remap.as_slice()?,
+                        width: *width,
+                    })
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(groupscan::Group {
+                rows: *rows,
+                chunks,
+                counts: counts.clone(),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let found = py.detach(|| groupscan::scan_groups(&groups, &tables));
+    Ok(found
+        .into_iter()
+        .map(|r| {
+            r.ok().map(|s| {
+                let columns = s
+                    .columns
+                    .into_iter()
+                    .map(|c| {
+                        (
+                            c.sha256.iter().map(|b| format!("{b:02x}")).collect(),
+                            c.range,
+                        )
+                    })
+                    .collect();
+                (s.counts, columns)
+            })
+        })
+        .collect())
 }
