@@ -931,3 +931,24 @@ def test_a_row_moved_between_parts_is_refused(directory, tmp_path):
 def test_the_untouched_directory_opens(directory):
     view, folder = directory
     accepted(folder, view)
+
+
+def test_a_file_rewritten_in_place_is_read_anew_and_opens_share_nothing(original, tmp_path):
+    """open() parses a document once per exact bytes: the same path with other
+    bytes (metadata edited in place, the old one opened before) is checked
+    anew and refused, and one opened view's parameters edited by its user do
+    not reach another open of the same file."""
+    _, path, _ = original
+    here = tmp_path / "view.parquet"
+    shutil.copy(path, here)
+    first = PublishedView.open(here)
+    stored = metadata_of(path)["parameters"]
+    first.parameters["alpha"] = -1.0
+    first.parameters["records"].clear()  # a nested value too
+    again = PublishedView.open(here).parameters
+    assert (again["alpha"], again["records"]) == (stored["alpha"], stored["records"]) != ({}, {})
+    rewrite(path, here, edit_meta=lambda meta: meta.update(rows=meta["rows"] + 1))
+    with pytest.raises(ArtifactError, match="field 'rows'"):
+        PublishedView.open(here)
+    shutil.copy(path, here)
+    assert len(PublishedView.open(here)) == len(first)

@@ -233,11 +233,16 @@ def read_metadata(path: str | os.PathLike, version: int = FORMAT_VERSION,
     metadata, where :meth:`pyarrow.parquet.ParquetWriter.add_key_value_metadata`
     and schema metadata both land), without reading its rows (``version`` and
     ``retired`` as in :func:`parse_metadata`)."""
+    return parse_metadata(path, pa.schema([], metadata=footer_metadata(path)), version, retired)
+
+
+def footer_metadata(path: str | os.PathLike) -> dict[bytes, bytes]:
+    """The key-value metadata of a Parquet file's footer (the privpub document
+    under ``METADATA_KEY``), without reading its rows."""
     try:
-        stored = pq.ParquetFile(path).metadata.metadata or {}
+        return pq.ParquetFile(path).metadata.metadata or {}
     except (OSError, pa.ArrowException) as exc:
         raise ArtifactError(f"{os.fspath(path)!r} is not a readable Parquet file: {exc}") from None
-    return parse_metadata(path, pa.schema([], metadata=stored), version, retired)
 
 
 def parse_metadata(path: str | os.PathLike, schema: pa.Schema,

@@ -26,6 +26,7 @@ one query or for a batch (every cell of a marginal) at once.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import os
@@ -41,7 +42,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from privpub import _core
-from privpub.core.artifacts import encode_metadata, read_metadata, shown
+from privpub.core.artifacts import (
+    METADATA_KEY,
+    encode_metadata,
+    footer_metadata,
+    parse_metadata,
+    shown,
+)
 from privpub.core.errors import ArtifactError, DomainError, ParameterError
 from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
@@ -252,29 +259,11 @@ class PublishedView(Release):
         ``path`` may also be the directory a Dask release wrote (its metadata in
         ``_common_metadata``, its rows in the part files, read in order)."""
         where = os.fspath(path)
-        meta = read_metadata(metadata_file(path), VIEW_FORMAT, RETIRED_FORMATS)
-        envelope = Release.read_envelope(meta, KIND)
-        stored_schema = field(meta, "schema", "metadata")
-        try:
-            schema = Schema.from_dict(stored_schema)
-        except (TypeError, ValueError) as exc:  # SchemaError, or a dtype pandas refuses
-            raise ArtifactError(f"{where!r}: field 'schema': {shown(str(exc), 300)}") from None
-        stored_m = field(meta, "domain_size", "metadata")
-        if stored_m != str(schema.size):
-            raise ArtifactError(f"{where!r}: field 'domain_size' = {shown(stored_m)} but the "
-                                f"schema has m = {schema.size}; the schema was altered")
-        rows = _stored_count(field(meta, "rows", "metadata"), "rows", where)
-        context_sizes = _context_sizes(field(meta, "context", "metadata"), where)
-        parts, context_digests = _stored_digest(field(meta, "digest", "metadata"), schema,
-                                                where)
-        in_parts = sum(p.rows for p in parts)
-        if in_parts != rows:
-            raise ArtifactError(f"{where!r}: field 'rows' = {rows:,} but the digest's parts "
-                                f"hold {in_parts:,} rows")
-        if {k: d.rows for k, d in context_digests.items()} != context_sizes:
-            raise ArtifactError(f"{where!r}: field 'context' = {shown(context_sizes)} does not "
-                                "match the digest's context sets "
-                                f"{shown({k: d.rows for k, d in context_digests.items()})}")
+        document = metadata_file(path)
+        stored = _stored_view(where, document,
+                              footer_metadata(document).get(METADATA_KEY))
+        schema, rows, context_sizes = stored.schema, stored.rows, stored.context_sizes
+        parts, context_digests = stored.parts, stored.context_digests
         files = part_files(where)
         if context_sizes and os.path.isdir(where):
             raise ArtifactError(f"{where!r}: a directory release holds no context sets, its "
@@ -288,7 +277,7 @@ class PublishedView(Release):
             # file rewritten with other groups is counted by full passes).
             view_rows.expected[index] = usable_groups(parts[index], sizes)
         try:
-            release = cls(view_rows, schema, **envelope)
+            release = cls(view_rows, schema, **copy.deepcopy(stored.envelope))
         except ParameterError as exc:
             raise ArtifactError(f"{where!r}: field 'parameters': {exc}") from exc
         for name, size in context_sizes.items():
@@ -689,6 +678,53 @@ def _stored_digest(value: Any, schema: Schema, where: str
     return ([_part_digest(p, f"digest.parts[{i}]", schema, where) for i, p in enumerate(parts)],
             {k: _part_digest(v, f"digest.context[{k!r}]", schema, where)
              for k, v in context.items()})
+
+
+@dataclass(frozen=True)
+class _StoredView:
+    """What a view file's privpub document says, parsed and checked."""
+
+    envelope: dict[str, Any]
+    schema: Schema
+    rows: int
+    context_sizes: dict[str, int]
+    parts: list[PartDigest]
+    context_digests: dict[str, PartDigest]
+
+
+@functools.lru_cache(maxsize=32)
+def _stored_view(where: str, document: str, raw: bytes | None) -> _StoredView:
+    """The privpub document ``raw`` of the view at ``where`` (found in the file
+    ``document``), parsed and checked: format, envelope, schema against its
+    domain size, row counts against the digest's parts. Memoised on the exact
+    bytes (the same bytes parse the same; an open reads them from the footer
+    each time, and checks the part files itself): a view reopened skips the
+    JSON, schema and digest parses. The envelope is copied by each caller."""
+    meta = parse_metadata(document, pa.schema([], metadata={} if raw is None
+                                              else {METADATA_KEY: raw}),
+                          VIEW_FORMAT, RETIRED_FORMATS)
+    envelope = Release.read_envelope(meta, KIND)
+    stored_schema = field(meta, "schema", "metadata")
+    try:
+        schema = Schema.from_dict(stored_schema)
+    except (TypeError, ValueError) as exc:  # SchemaError, or a dtype pandas refuses
+        raise ArtifactError(f"{where!r}: field 'schema': {shown(str(exc), 300)}") from None
+    stored_m = field(meta, "domain_size", "metadata")
+    if stored_m != str(schema.size):
+        raise ArtifactError(f"{where!r}: field 'domain_size' = {shown(stored_m)} but the "
+                            f"schema has m = {schema.size}; the schema was altered")
+    rows = _stored_count(field(meta, "rows", "metadata"), "rows", where)
+    context_sizes = _context_sizes(field(meta, "context", "metadata"), where)
+    parts, context_digests = _stored_digest(field(meta, "digest", "metadata"), schema, where)
+    in_parts = sum(p.rows for p in parts)
+    if in_parts != rows:
+        raise ArtifactError(f"{where!r}: field 'rows' = {rows:,} but the digest's parts "
+                            f"hold {in_parts:,} rows")
+    if {k: d.rows for k, d in context_digests.items()} != context_sizes:
+        raise ArtifactError(f"{where!r}: field 'context' = {shown(context_sizes)} does not "
+                            "match the digest's context sets "
+                            f"{shown({k: d.rows for k, d in context_digests.items()})}")
+    return _StoredView(envelope, schema, rows, context_sizes, parts, context_digests)
 
 
 def _check_file(file: str, where: str, schema: Schema, with_sets: bool,

@@ -349,9 +349,9 @@ class Categorical(Attribute):
                 _check_text(v, f"attribute {name!r}: value {v!r}")
         if self.kind == "integer":
             _check_integer_width(self.name, self.values)
-        index = pd.Index(self.values, dtype=object)
-        if not index.is_unique:
-            dup = index[index.duplicated()][0]
+        if len(set(self.values)) != len(self.values):  # one kind: Python's equality is pandas'
+            seen: set = set()
+            dup = next(v for v in self.values if v in seen or seen.add(v))
             raise SchemaError(f"attribute {name!r} lists value {dup!r} more than once")
         self.dtype = _check_dtype(name, dtype if dtype is not None
                                   else str(pd.Series(self.values).dtype))
@@ -362,7 +362,6 @@ class Categorical(Attribute):
             self._decoder = pd.array(np.array(self.values, dtype=object), dtype=self.dtype)
             if list(self._decoder) != list(self.values):
                 raise SchemaError(f"attribute {name!r}: dtype {self.dtype} cannot hold its values")
-        self._index = pd.Index(self.values)
         if missing is not None and _py(missing) not in self.values:
             raise SchemaError(f"attribute {name!r}: missing={missing!r} is not one of its "
                               "values; list it in the domain")
@@ -386,6 +385,15 @@ class Categorical(Attribute):
         if self.ordered:
             out["ordered"] = True
         return out if self.missing is None else out | {"missing": self.missing}
+
+    @property
+    def _index(self) -> pd.Index:
+        """The values as a pandas Index, made on first use (a release's schema is
+        parsed on every open, and counting over a file never needs it)."""
+        cached = self.__dict__.get("_values_index")
+        if cached is None:
+            cached = self.__dict__["_values_index"] = pd.Index(self.values)
+        return cached
 
     @property
     def categorical_dtype(self) -> pd.CategoricalDtype:
