@@ -526,3 +526,28 @@ def test_a_stale_footer_never_changes_a_count(tmp_path, monkeypatch):
                "day >= '2020-02-01' AND sex = 'M'"]
     assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
         [view.count(q) for q in queries]
+
+
+def test_a_group_reads_only_the_columns_its_box_leaves_open(sorted_by_age, monkeypatch):
+    """Over a group whose ages all satisfy ``age < k``, ``sex = 'F' AND age < k``
+    is ``sex = 'F'``: that group's ``age`` column is not read; groups across k
+    read both; the counts stay the in-memory view's."""
+    from privpub.tables import pages
+
+    view, path = sorted_by_age
+    groups = _metadata(path)["digest"]["parts"][0]["groups"]
+    age = view.schema.names.index("age")
+    k = groups[len(groups) // 2]["high"][age]  # some groups below k, one across it
+    across = [g for g, s in enumerate(groups) if s["low"][age] < k <= s["high"][age]]
+    below = [g for g, s in enumerate(groups) if s["high"][age] < k]
+    assert across and below
+    read = []
+    original = pages.chunk_args
+    monkeypatch.setattr(pages, "chunk_args",
+                        lambda schema, fd, meta, g, c, name, *rest:
+                        read.append((g, name)) or original(schema, fd, meta, g, c, name, *rest))
+    query = f"sex = 'F' AND age < {k}"
+    assert PublishedView.open(path).count(query) == view.count(query)
+    assert {(g, "sex") for g in below} <= set(read)
+    assert not {(g, "age") for g in below} & set(read)
+    assert {(g, n) for g in across for n in ("age", "sex")} <= set(read)

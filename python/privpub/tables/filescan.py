@@ -13,8 +13,8 @@ index ranges from the condition's truth table over its attributes
 Kleene's three-valued logic over its atoms' tables, and an atom on one huge
 integer range by its intervals of values, as the domain count does): false on every
 tuple of the box, the group is skipped; true on every tuple, its row count is
-added unread; otherwise only the condition's columns of that group are read
-and counted: the groups of a count in batches, each batch in one Rust call
+added unread; otherwise only the columns the condition still depends on inside
+that box (:class:`Reductions`) are read and counted: the groups of a count in batches, each batch in one Rust call
 (``_core.scan_groups``: every chunk decoded by :mod:`privpub.tables.pages`'s
 reader, its SHA-256 and range computed, the group counted under each
 condition's truth table; groups and columns on rayon's pool, the GIL
@@ -224,39 +224,77 @@ def _scan_groups(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
     here; None for a group that call cannot count or whose digest differs
     (the caller reads it through :func:`read_group`)."""
     tables = {i: c.truth_table() for i, c in enumerate(conditions)}
-    used: dict[int, int] = {}
+    reduced = Reductions(schema, conditions, tables)
     requests: list[tuple | None] = []
     fds: dict[str, int] = {}
     remaps: dict = {}
     try:
         for part, g, undecided in tasks:
-            requests.append(_request(schema, part, g, undecided, conditions, tables, used,
+            requests.append(_request(schema, part, g, undecided, reduced,
                                      footers.get(part.path), fds, remaps))
     finally:
         for fd in fds.values():
             os.close(fd)
-    sent = [r for r in requests if r is not None]
-    order = sorted(used, key=used.get)
-    found = iter(_core.scan_groups(
-        sent, [([schema[a].size for a in conditions[i].attributes], tables[i]) for i in order])
-        if sent else [])
+    sent = [r[1:] for r in requests if r is not None]
+    found = iter(_core.scan_groups(sent, reduced.tables) if sent else [])
     results: list[list[tuple[int, int]] | None] = []
     for (part, g, undecided), request in zip(tasks, requests, strict=True):
         got = next(found) if request is not None else None
         results.append(None if got is None else
-                       _checked(schema, part, g, _names(schema, conditions, undecided),
-                                undecided, got))
+                       _checked(schema, part, g, request[0], undecided, got))
     return results
 
 
+class Reductions:
+    """Each undecided condition restricted to a group's box: an attribute on
+    which its truth table does not change inside the box is fixed at the box's
+    low end and dropped (every row of the group holds a value in the box), so
+    its column is neither read nor counted (one is kept when the condition
+    is constant over the box: a decided group is never sent, but may be) — ``race = 'White' AND age > 60``
+    over a group whose ages all exceed 60 reads ``race`` alone. The reduced
+    tables are the ``tables`` argument of ``_core.scan_groups``, each made once."""
+
+    def __init__(self, schema: Schema, conditions: Sequence[Any],
+                 tables: Mapping[int, np.ndarray | None]):
+        self.schema, self.conditions, self.full = schema, conditions, tables
+        self.tables: list[tuple[list[int], np.ndarray]] = []
+        self.slots: dict[tuple, tuple[int, list[str]]] = {}
+
+    def __call__(self, i: int, group: GroupStats) -> tuple[int, list[str]]:
+        """Condition i over the group: (its slot in ``tables``, the attributes read)."""
+        attributes = self.conditions[i].attributes
+        box = tuple((group.low[j], group.high[j])
+                    for j in (self.schema.names.index(a) for a in attributes))
+        key = (i, box)
+        if key not in self.slots:
+            shape = [self.schema[a].size for a in attributes]
+            table = self.full[i].reshape(shape)
+            inside = _within(self.full[i], attributes, self.schema, box)
+            # An axis matters if some slice along it differs from the first.
+            keep = [k for k in range(len(attributes))
+                    if not (inside == inside.take([0], axis=k)).all()] or [0]
+            fixed = tuple(slice(None) if k in keep else box[k][0] for k in range(len(shape)))
+            read = [attributes[k] for k in keep]
+            slot = next((s for s, (radices, t) in enumerate(self.tables)
+                         if radices == [shape[k] for k in keep]
+                         and np.array_equal(t, table[fixed].reshape(-1))), None)
+            if slot is None:
+                slot = len(self.tables)
+                self.tables.append(([shape[k] for k in keep],
+                                    np.ascontiguousarray(table[fixed].reshape(-1))))
+            self.slots[key] = (slot, read)
+        return self.slots[key]
+
+
 def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
-             conditions: Sequence[Any], tables: Mapping[int, np.ndarray | None],
-             used: dict[int, int], meta: pq.FileMetaData | None,
+             reduced: Reductions, meta: pq.FileMetaData | None,
              fds: dict[str, int], remaps: dict) -> tuple | None:
-    """A group as ``_core.scan_groups`` takes it, or None when it cannot."""
-    if meta is None or any(tables[i] is None for i in undecided):
+    """A group as ``_core.scan_groups`` takes it, after the names of the
+    columns it reads; or None when it cannot."""
+    if meta is None or any(reduced.full[i] is None for i in undecided):
         return None
-    names = _names(schema, conditions, undecided)
+    wanted = [reduced(i, part.groups[g]) for i in undecided]
+    names = [n for n in schema.names if any(n in read for _, read in wanted)]
     where = f"{part.where}, row group {g}"
     index = {meta.schema.column(k).path: k for k in range(meta.num_columns)}
     if any(n not in index for n in names):
@@ -273,9 +311,8 @@ def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
         if found is None:
             return None
         chunks.append(found)
-    counts = [(used.setdefault(i, len(used)), [names.index(a) for a in conditions[i].attributes])
-              for i in undecided]
-    return part.groups[g].rows, chunks, counts
+    counts = [(slot, [names.index(a) for a in read]) for slot, read in wanted]
+    return names, part.groups[g].rows, chunks, counts
 
 
 def _checked(schema: Schema, part: Part, g: int, names: Sequence[str], undecided: Sequence[int],
