@@ -14,8 +14,8 @@ Kleene's three-valued logic over its atoms' tables, and an atom on one huge
 integer range by its intervals of values, as the domain count does): false on every
 tuple of the box, the group is skipped; true on every tuple, its row count is
 added unread; otherwise only the columns the condition still depends on inside
-that box (:class:`Reductions`) are read and counted: the groups of a count in batches, each batch in one Rust call
-(``_core.scan_groups``: every chunk decoded by :mod:`privpub.tables.pages`'s
+that box (:class:`Reductions`) are read and counted: the groups of a count in
+batches, each batch in one Rust call (``_core.scan_groups``: every chunk decoded by :mod:`privpub.tables.pages`'s
 reader, its SHA-256 and range computed, the group counted under each
 condition's truth table; groups and columns on rayon's pool, the GIL
 released), each column's digest and range then compared here with the stats
@@ -249,10 +249,11 @@ class Reductions:
     """Each undecided condition restricted to a group's box: an attribute on
     which its truth table does not change inside the box is fixed at the box's
     low end and dropped (every row of the group holds a value in the box), so
-    its column is neither read nor counted (one is kept when the condition
-    is constant over the box: a decided group is never sent, but may be) — ``race = 'White' AND age > 60``
-    over a group whose ages all exceed 60 reads ``race`` alone. The reduced
-    tables are the ``tables`` argument of ``_core.scan_groups``, each made once."""
+    its column is neither read nor counted: ``race = 'White' AND age > 60``
+    over a group whose ages all exceed 60 reads ``race`` alone. (One is kept
+    when the condition is constant over the box: a decided group is never
+    sent, but could be.) The reduced tables are the ``tables`` argument of
+    ``_core.scan_groups``, each made once."""
 
     def __init__(self, schema: Schema, conditions: Sequence[Any],
                  tables: Mapping[int, np.ndarray | None]):
