@@ -16,8 +16,8 @@ tuple of the box, the group is skipped; true on every tuple, its row count is
 added unread; otherwise only the columns the condition still depends on inside
 that box (:class:`Reductions`) are read and counted: the groups of a count in
 batches, each batch in one Rust call (``_core.scan_groups``: every chunk
-decoded by :mod:`privpub.tables.pages`'s reader, its SHA-256 and range computed, the group counted under each
-condition's truth table; groups and columns on rayon's pool, the GIL
+decoded by :mod:`privpub.tables.pages`'s reader, its SHA-256 and range
+computed, the group counted under each condition's truth table; groups and columns on rayon's pool, the GIL
 released), each column's digest and range then compared here with the stats
 before the group's counts are used. A group that call cannot take (a chunk
 that reader does not decode, a condition without a truth table) or whose
