@@ -7,23 +7,22 @@ and greatest *domain index* its rows hold, and per column the SHA-256 of the
 group's domain indices; the list sealed. The view is written in code order,
 so the leading attributes are clustered and their ranges narrow.
 
-A count (:func:`count_parts`) decides a condition over each group's box of
-index ranges from the condition's truth table over its attributes
-(:meth:`~privpub.counting.query.Condition.truth_table`; when that is too large,
-Kleene's three-valued logic over its atoms' tables, and an atom on one huge
-integer range by its intervals of values, as the domain count does): false on every
-tuple of the box, the group is skipped; true on every tuple, its row count is
-added unread; otherwise only the columns the condition still depends on inside
-that box (:class:`Reductions`) are read and counted: the groups of a count in
-batches, each batch in one Rust call (``_core.scan_groups``: every chunk
-decoded by :mod:`privpub.tables.pages`'s reader, its SHA-256 and range
-computed, the group counted under each condition's truth table; groups and columns on rayon's pool, the GIL
-released), each column's digest and range then compared here with the stats
-before the group's counts are used. A group that call cannot take (a chunk
-that reader does not decode, a condition without a truth table) or whose
-digest differs is read by :func:`read_group` (pyarrow when the page reader's
-digits do not match) and counted in Python, so a count never rests on
-privpub's own page reader.
+A count (:func:`count_parts`) decides a condition over each group's box of index ranges
+from the condition's truth table over its attributes
+(:meth:`~privpub.counting.query.Condition.truth_table`; when that is too large, Kleene's
+three-valued logic over its atoms' tables, and an atom on one huge integer range by its
+intervals of values, as the domain count does): false on every tuple of the box, the
+group is skipped; true on every tuple, its row count is added unread; otherwise only the
+columns the condition still depends on inside that box (:class:`Reductions`) are read
+and counted: the groups of a count in batches, each batch in one Rust call
+(``_core.scan_groups``: every chunk decoded by :mod:`privpub.tables.pages`'s reader, its
+SHA-256 and range computed, the group counted under each condition's truth table; groups
+and columns on rayon's pool, the GIL released), each column's digest and range then
+compared here with the stats before the group's counts are used. A group that call
+cannot take (a chunk that reader does not decode, a condition without a truth table) or
+whose digest differs is read by :func:`read_group` (pyarrow when the page reader's
+digits do not match) and counted in Python, so a count never rests on privpub's own page
+reader.
 
 What a pruned count checks, and what it trusts:
 
