@@ -308,7 +308,10 @@ def _smooth():
 
 #: The exact coverage each law gives its 95% interval, and of the 20%-narrower one
 #: (computed from the law; the run must land near the first and below 0.94 for the second).
-@pytest.mark.parametrize("make", [_laplace, _alg21, _alg21_gs, _smooth],
+# 2,000 answers each (seconds): the quick run keeps Laplace's; CI's slow run runs the rest.
+@pytest.mark.parametrize("make", [_laplace, pytest.param(_alg21, marks=pytest.mark.slow),
+                                  pytest.param(_alg21_gs, marks=pytest.mark.slow),
+                                  pytest.param(_smooth, marks=pytest.mark.slow)],
                          ids=["laplace", "alg2.1", "alg2.1-min-gs", "smooth-K8"])
 def test_intervals_cover_at_their_level_with_power(make):
     answers, truths = make()
