@@ -258,6 +258,7 @@ class Reductions:
                  tables: Mapping[int, np.ndarray | None]):
         self.schema, self.conditions, self.full = schema, conditions, tables
         self.tables: list[tuple[list[int], np.ndarray]] = []
+        self.made: dict[tuple, int] = {}  # (radices, table bytes) -> its slot
         self.slots: dict[tuple, tuple[int, list[str]]] = {}
 
     def __call__(self, i: int, group: GroupStats) -> tuple[int, list[str]]:
@@ -274,15 +275,13 @@ class Reductions:
             keep = [k for k in range(len(attributes))
                     if not (inside == inside.take([0], axis=k)).all()] or [0]
             fixed = tuple(slice(None) if k in keep else box[k][0] for k in range(len(shape)))
-            read = [attributes[k] for k in keep]
-            slot = next((s for s, (radices, t) in enumerate(self.tables)
-                         if radices == [shape[k] for k in keep]
-                         and np.array_equal(t, table[fixed].reshape(-1))), None)
-            if slot is None:
-                slot = len(self.tables)
-                self.tables.append(([shape[k] for k in keep],
-                                    np.ascontiguousarray(table[fixed].reshape(-1))))
-            self.slots[key] = (slot, read)
+            radices = [shape[k] for k in keep]
+            reduced = np.ascontiguousarray(table[fixed].reshape(-1))
+            same = (tuple(radices), reduced.tobytes())
+            if same not in self.made:
+                self.made[same] = len(self.tables)
+                self.tables.append((radices, reduced))
+            self.slots[key] = (self.made[same], [attributes[k] for k in keep])
         return self.slots[key]
 
 
