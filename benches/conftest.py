@@ -15,6 +15,9 @@
   (above 1: privpub is faster). With ``PRIVPUB_BENCH_REPORT=FILE`` the table and
   the lines are also written to FILE (the README's performance section is one):
   a new file, or one replaced with ``PRIVPUB_BENCH_OVERWRITE=1``.
+- The suites run in one process whatever ``-n`` says (the tests' configuration
+  runs them on every core with pytest-xdist, under which pytest-benchmark
+  times nothing).
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ import pytest
 from privpub.core.files import write_text
 
 _REPORT: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """No pytest-xdist workers (before xdist reads ``-n``): one process times."""
+    if hasattr(config.option, "numprocesses"):
+        config.option.numprocesses = 0
 
 
 def pytest_collect_file(file_path, parent):
