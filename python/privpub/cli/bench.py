@@ -84,8 +84,11 @@ def _bench(args: argparse.Namespace) -> int:
     check_output(args.output, args.force, suffix=".md", option="--output")
     out = Path(args.output).resolve()
     # The suites' conftest writes the table (through privpub.core.files, as --force says).
-    env = dict(os.environ, PRIVPUB_BENCH_REPORT=str(out),
-               PRIVPUB_BENCH_OVERWRITE="1" if args.force else "")
+    # A session of its own: run from a pytest-xdist worker (the test suite), the
+    # inherited PYTEST_XDIST_* variables would make pytest-benchmark time nothing.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    env |= {"PRIVPUB_BENCH_REPORT": str(out),
+            "PRIVPUB_BENCH_OVERWRITE": "1" if args.force else ""}
     command = [sys.executable, "-m", "pytest", *map(str, files), "-q", "-p", "no:cacheprovider",
                "--benchmark-enable", "--benchmark-columns=median,rounds",
                f"--rootdir={benches.parent}"]
