@@ -475,7 +475,8 @@ def test_the_group_scan_counts_as_numpy_does(schema, tmp_path, monkeypatch):
     part = parts[0]
     tasks = [(part, g, list(range(len(conditions)))) for g in range(len(part.groups))]
     footers = filescan._footers({path})
-    scanned = filescan._scan_groups(schema, tasks, conditions, footers)
+    scanned = filescan._scan_groups(schema, tasks, filescan.Reductions(schema, conditions),
+                                    footers, {})
     for (_, g, _), counts in zip(tasks, scanned, strict=True):
         assert counts is not None, g
         digits = filescan._arrow_group(schema, part, g, schema.names, "x")

@@ -2,7 +2,8 @@
 
 A file's key-value metadata holds, under the key ``privpub``, a JSON
 document with the mechanism, its parameters, the schema and the library
-version (:func:`encode_metadata`, :func:`read_metadata`). Reading it back gives the
+version (:func:`encode_metadata`; read by :func:`footer_metadata` and
+:func:`parse_metadata`). Reading it back gives the
 same frame (values and dtypes, via pyarrow's pandas metadata) and the same
 metadata. Table releases (:mod:`privpub.tables.published`) use the same metadata key
 and document with Arrow columns of their own.
@@ -225,15 +226,6 @@ def load_json(raw: bytes | str, where: str) -> Any:
                             ) from None
     except RecursionError:  # not reached after _nesting; kept so it can never escape
         raise ArtifactError(f"{where} is nested too deep") from None
-
-
-def read_metadata(path: str | os.PathLike, version: int = FORMAT_VERSION,
-                  retired: Mapping[int, str] | None = None) -> dict[str, Any]:
-    """The privpub metadata of a Parquet file (from its footer's key-value
-    metadata, where :meth:`pyarrow.parquet.ParquetWriter.add_key_value_metadata`
-    and schema metadata both land), without reading its rows (``version`` and
-    ``retired`` as in :func:`parse_metadata`)."""
-    return parse_metadata(path, pa.schema([], metadata=footer_metadata(path)), version, retired)
 
 
 def footer_metadata(path: str | os.PathLike) -> dict[bytes, bytes]:

@@ -197,10 +197,11 @@ def count_parts(schema: Schema, parts: Sequence[Part], conditions: Sequence[Any]
     # once), each batch in one Rust call; a group it cannot count (a chunk the
     # page reader does not decode, a condition with no truth table, a digest
     # that differs) is read and counted as before, the reads checked there.
-    batch = 4 * (os.cpu_count() or 1)
+    # The reductions and dictionary remaps serve every batch of the count.
+    batch, reduced, remaps = 4 * (os.cpu_count() or 1), Reductions(schema, conditions), {}
     for start in range(0, len(tasks), batch):
         chunk = tasks[start:start + batch]
-        scanned = _scan_groups(schema, chunk, conditions, footers)
+        scanned = _scan_groups(schema, chunk, reduced, footers, remaps)
         missed = [task for task, counts in zip(chunk, scanned, strict=True) if counts is None]
         for counted in [*(c for c in scanned if c is not None), *_run(count_group, missed,
                                                                       workers)]:
@@ -215,18 +216,16 @@ def _names(schema: Schema, conditions: Sequence[Any], undecided: Sequence[int]) 
 
 
 def _scan_groups(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
-                 conditions: Sequence[Any], footers: Mapping[str, pq.FileMetaData]
-                 ) -> list[list[tuple[int, int]] | None]:
+                 reduced: Reductions, footers: Mapping[str, pq.FileMetaData],
+                 remaps: dict) -> list[list[tuple[int, int]] | None]:
     """Each task's counts from one ``_core.scan_groups`` call (every group's
     columns decoded, digested and counted in Rust, on both cores, the GIL
     released), each group's digests and ranges checked against its stats
     here; None for a group that call cannot count or whose digest differs
-    (the caller reads it through :func:`read_group`)."""
-    tables = {i: c.truth_table() for i, c in enumerate(conditions)}
-    reduced = Reductions(schema, conditions, tables)
+    (the caller reads it through :func:`read_group`). ``remaps``: the
+    dictionary pages' remaps met so far (:func:`pages.chunk_args`)."""
     requests: list[tuple | None] = []
     fds: dict[str, int] = {}
-    remaps: dict = {}
     try:
         for part, g, undecided in tasks:
             requests.append(_request(schema, part, g, undecided, reduced,
@@ -254,9 +253,9 @@ class Reductions:
     sent, but could be.) The reduced tables are the ``tables`` argument of
     ``_core.scan_groups``, each made once."""
 
-    def __init__(self, schema: Schema, conditions: Sequence[Any],
-                 tables: Mapping[int, np.ndarray | None]):
-        self.schema, self.conditions, self.full = schema, conditions, tables
+    def __init__(self, schema: Schema, conditions: Sequence[Any]):
+        self.schema, self.conditions = schema, conditions
+        self.full = [c.truth_table() for c in conditions]
         self.tables: list[tuple[list[int], np.ndarray]] = []
         self.made: dict[tuple, int] = {}  # (radices, table bytes) -> its slot
         self.slots: dict[tuple, tuple[int, list[str]]] = {}
