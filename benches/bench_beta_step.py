@@ -8,14 +8,18 @@ into ranks in place in one preallocated output, and ranks becoming codes by
 searching the *excluded* codes (the small side) into each chunk's ranks. One
 thread (numpy's generators are sequential), PCG64 bits (not cryptographic).
 privpub: the same skipping in Rust on both cores, from ChaCha12 streams (a
-CSPRNG, as the conventions ask of noise that protects people); at 10^8 codes
-the cryptographic bits make it slower than this baseline.
+CSPRNG, as the conventions ask of noise that protects people). At 10^8 codes
+both sides also pay the kernel for 800 MB of fresh pages, and both ask for
+huge pages (numpy does for large arrays); on this VM that first touch costs
+0.07-1.4 s from run to run, so ``test_publish_best_of_interleaved`` times
+the sides in turn and reports each one's best.
 """
 
 import math
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 
 import numpy as np
@@ -119,7 +123,7 @@ def test_beta_step_1e8_privpub(benchmark, request):
     m, beta = _scale(request.config)
     benchmark.extra_info["role"] = "privpub"
     empty = np.zeros((0, 1), dtype=np.uint64)
-    out = benchmark.pedantic(lambda: _core.beta_step(bytes(32), m, beta, empty), rounds=5,
+    out = benchmark.pedantic(lambda: _core.beta_step(bytes(32), m, beta, empty), rounds=11,
                              warmup_rounds=1)
     assert abs(len(out) - beta * m) < 5 * np.sqrt(beta * m)
 
@@ -130,7 +134,7 @@ def test_beta_step_1e8_numpy(benchmark, request):
     benchmark.extra_info["role"] = "baseline"
     rng = np.random.default_rng(0)
     empty = np.zeros(0, dtype=np.uint64)
-    out = benchmark.pedantic(lambda: numpy_beta_step(rng, m, beta, empty), rounds=5,
+    out = benchmark.pedantic(lambda: numpy_beta_step(rng, m, beta, empty), rounds=11,
                              warmup_rounds=1)
     assert abs(len(out) - beta * m) < 5 * np.sqrt(beta * m)
 
@@ -165,7 +169,7 @@ def test_publish_one_record_privpub(benchmark, one_record):
             warnings.simplefilter("ignore", privpub.UsefulnessWarning)
             return mech.publish(df, seed=1)
 
-    view = benchmark.pedantic(publish, rounds=5, warmup_rounds=1)
+    view = benchmark.pedantic(publish, rounds=11, warmup_rounds=1)
     m = mech.schema.size
     assert abs(len(view) - 1 - mech.beta * m) < 6 * np.sqrt(mech.beta * m)
 
@@ -176,8 +180,44 @@ def test_publish_one_record_numpy(benchmark, one_record):
     benchmark.extra_info["role"] = "baseline"
     rng, records = np.random.default_rng(0), df["a"].to_numpy(np.uint64)
     out = benchmark.pedantic(lambda: numpy_publish(rng, mech.schema.size, mech.alpha,
-                                                   mech.beta, records), rounds=5, warmup_rounds=1)
+                                                   mech.beta, records), rounds=11, warmup_rounds=1)
     assert np.all(np.diff(out.astype(np.int64)) >= 0)
+
+
+def test_publish_best_of_interleaved(one_record, bench_report, request):
+    """The kernel, the public call and numpy's publish timed interleaved, best of
+    7 (1 when small): the first touch of each 800 MB output costs 0.07-1.4 s
+    of kernel time from run to run (the host faults the pages in), which makes
+    medians of separate runs a lottery; interleaving lets it hit every side
+    alike. Printed, not asserted."""
+    mech, df = one_record
+    m, beta = mech.schema.size, mech.beta
+    rng, records = np.random.default_rng(0), df["a"].to_numpy(np.uint64)
+    empty = np.zeros((0, 1), dtype=np.uint64)
+
+    def publish():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", privpub.UsefulnessWarning)
+            return mech.publish(df, seed=1)
+
+    sides = {"numpy publish": lambda: numpy_publish(rng, m, mech.alpha, beta, records),
+             "mech.publish": publish,
+             "β-step kernel": lambda: _core.beta_step(bytes(32), m, beta, empty)}
+    rounds = 7 if full_size(request.config) else 1
+    best = dict.fromkeys(sides, float("inf"))
+    for _ in range(rounds):
+        for label, run in sides.items():
+            t0 = time.perf_counter()
+            out = run()
+            best[label] = min(best[label], time.perf_counter() - t0)
+            del out  # freed before the next side allocates its own
+    base = best["numpy publish"]
+    parts = "; ".join(f"{label} {best[label] * 1e3:.0f} ms ({base / best[label]:.2f}x)"
+                      for label in sides if label != "numpy publish")
+    bench_report.append(f"Publish of one record at {beta * m:.0e} noise codes, interleaved best "
+                        f"of {rounds}: numpy baseline {base * 1e3:.0f} ms; {parts} (baseline / "
+                        "privpub; goal for mech.publish: >= 1.5x, and within 1.2x of the "
+                        "kernel)")
 
 
 PEAK_SCRIPT = textwrap.dedent("""
