@@ -136,7 +136,7 @@ fn geometric(rng: &mut ChaCha12Rng, inv_rate: f64) -> u128 {
     if g < (1u64 << 52) as f64 {
         // The common case, converted by one instruction (`as` saturates,
         // and a u128's conversion calls a routine).
-        // SAFETY: 0 ≤ g < 2^52 (E ≥ 0, inv_rate > 0), so it fits an i64.
+        // SAFETY: 0 ≤ g < 2^52 (E ≥ 0, inv_rate ≥ 0; NaN fails the test), so it fits an i64.
         return u128::from(unsafe { g.to_int_unchecked::<i64>() } as u64);
     }
     wide_geometric(rng, g)
