@@ -19,13 +19,12 @@ import math
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
+from conftest import best_of_interleaved, full_size  # noqa: I001 (benches/conftest.py, not a package)
 
 import privpub
 from privpub import _core
@@ -159,17 +158,20 @@ def one_record(request):
     return mech, pd.DataFrame({"a": [123_456_789]})
 
 
+def _publish(mech, df):
+    """The public call, as the README shows it (the one-row table's warning
+    that the view is mostly noise is expected here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", privpub.UsefulnessWarning)
+        return mech.publish(df, seed=1)
+
+
 @pytest.mark.benchmark(group="publish: one record, 10^8 noise tuples")
 def test_publish_one_record_privpub(benchmark, one_record):
     mech, df = one_record
     benchmark.extra_info["role"] = "privpub"
 
-    def publish():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", privpub.UsefulnessWarning)
-            return mech.publish(df, seed=1)
-
-    view = benchmark.pedantic(publish, rounds=11, warmup_rounds=1)
+    view = benchmark.pedantic(lambda: _publish(mech, df), rounds=11, warmup_rounds=1)
     m = mech.schema.size
     assert abs(len(view) - 1 - mech.beta * m) < 6 * np.sqrt(mech.beta * m)
 
@@ -195,22 +197,11 @@ def test_publish_best_of_interleaved(one_record, bench_report, request):
     rng, records = np.random.default_rng(0), df["a"].to_numpy(np.uint64)
     empty = np.zeros((0, 1), dtype=np.uint64)
 
-    def publish():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", privpub.UsefulnessWarning)
-            return mech.publish(df, seed=1)
-
     sides = {"numpy publish": lambda: numpy_publish(rng, m, mech.alpha, beta, records),
-             "mech.publish": publish,
+             "mech.publish": lambda: _publish(mech, df),
              "β-step kernel": lambda: _core.beta_step(bytes(32), m, beta, empty)}
     rounds = 7 if full_size(request.config) else 1
-    best = dict.fromkeys(sides, float("inf"))
-    for _ in range(rounds):
-        for label, run in sides.items():
-            t0 = time.perf_counter()
-            out = run()
-            best[label] = min(best[label], time.perf_counter() - t0)
-            del out  # freed before the next side allocates its own
+    best = best_of_interleaved(sides, rounds)
     base = best["numpy publish"]
     parts = "; ".join(f"{label} {best[label] * 1e3:.0f} ms ({base / best[label]:.2f}x)"
                       for label in sides if label != "numpy publish")

@@ -14,11 +14,10 @@ one ``np.bincount`` per set of a four-attribute cover, summed down,
 """
 
 import math
-import time
 
 import numpy as np
 import pytest
-from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
+from conftest import best_of_interleaved, full_size  # noqa: I001 (benches/conftest.py, not a package)
 
 import privpub
 from privpub.experiments.adult_alphabeta import equality_queries
@@ -122,12 +121,7 @@ def test_marginals_best_of_interleaved(adult_view, bench_report, request):
              "arrays": lambda: privpub_all(adult_view),
              "frames (95% intervals)": lambda: privpub_frames(adult_view, 0.95)}
     rounds = 7 if full_size(request.config) else 1
-    best = dict.fromkeys(sides, float("inf"))
-    for _ in range(rounds):
-        for label, run in sides.items():
-            t0 = time.perf_counter()
-            run()
-            best[label] = min(best[label], time.perf_counter() - t0)
+    best = best_of_interleaved(sides, rounds)
     base = best["numpy cover"]
     parts = "; ".join(f"{label} {best[label] * 1e3:.0f} ms ({base / best[label]:.2f}x)"
                       for label in sides if label != "numpy cover")

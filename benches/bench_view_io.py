@@ -98,7 +98,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package)
+from conftest import best_of_interleaved, full_size  # noqa: I001 (benches/conftest.py, not a package)
 
 from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.datasets import load_adult
@@ -367,12 +367,7 @@ def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
         "sha256 + pq.read_table + codes": lambda: (
             file_sha256(adult.path), codec.codes_from_table(pq.read_table(adult.path))),
     }
-    best = dict.fromkeys(sides, float("inf"))
-    for _ in range(7 if full_size(request.config) else 1):
-        for label, run in sides.items():
-            t0 = time.perf_counter()
-            run()
-            best[label] = min(best[label], time.perf_counter() - t0)
+    best = best_of_interleaved(sides, 7 if full_size(request.config) else 1)
     for verb, ours, baselines in (("write", "privpub write",
                                    ("pq.write_table", "pq.write_table (default step)",
                                     "divmod + pq.write_table",

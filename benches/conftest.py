@@ -23,6 +23,8 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -55,6 +57,20 @@ def full_size(config: pytest.Config) -> bool:
     """Whether a benchmark should run at full size: when benchmarks are enabled
     and not asked to be quick."""
     return benchmarks_enabled(config) and not os.environ.get("PRIVPUB_BENCH_QUICK")
+
+
+def best_of_interleaved(sides: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Each side's best time in seconds over ``rounds`` rounds that run every
+    side in turn, so machine noise hits all alike. A side's result is freed
+    before the next side runs (outputs of 800 MB must not overlap)."""
+    best = dict.fromkeys(sides, float("inf"))
+    for _ in range(rounds):
+        for label, run in sides.items():
+            t0 = time.perf_counter()
+            out = run()
+            best[label] = min(best[label], time.perf_counter() - t0)
+            del out
+    return best
 
 
 @pytest.fixture(scope="session")
