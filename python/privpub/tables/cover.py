@@ -10,10 +10,10 @@ cells, not the view's rows.
 Fewer, wider passes are cheaper still while each histogram stays in cache:
 :func:`budgeted_cover` grows each maximal subset greedily by the attribute
 that covers the most other maximal subsets, as long as its cells stay within
-a budget. All 304,364 estimates on Adult (``estimate_marginals_arrays``, both
-cores, best of 5 on a loaded machine; the summing down in Rust): a budget of
-2^14 cells, 27 passes, 81 ms; 2^16, 18 passes, 80 ms; 2^17, 14 passes, 64 ms;
-2^18, 12 passes, 77 ms; 2^19, 11 passes, 81 ms.
+a budget. The histograms for all 304,364 estimates on Adult (both cores,
+u32 counts, best of 25 on a loaded machine): a budget of 2^14 cells, 27
+passes, 57 ms; 2^16, 18 passes, 54 ms; 2^17, 14 passes, 39 ms; 2^18, 12
+passes, 59 ms; 2^19, 11 passes, 72 ms.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def maximal_cover(subsets: Sequence[Sequence[str]],
     return [[a for a in order if a in c] for c in maximal], where
 
 
-#: Largest histogram a cover set may have (cells): 1 MiB of int64 counts.
+#: Largest histogram a cover set may have (cells): 512 KiB of u32 counts.
 CELL_BUDGET = 1 << 17
 #: Past this many maximal subsets the greedy growth (quadratic) is skipped.
 GREEDY_LIMIT = 2000
