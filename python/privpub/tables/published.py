@@ -33,7 +33,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub import _core
 from privpub.core.artifacts import (
     METADATA_KEY,
     encode_metadata,
@@ -58,10 +56,16 @@ from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
-from privpub.tables.confidence import LEVEL, check_level
-from privpub.tables.cover import budgeted_cover, sum_down
+from privpub.tables.confidence import LEVEL
 from privpub.tables.filescan import PrunedFileView
 from privpub.tables.groupstats import GroupRecorder, stored_groups, usable_groups
+from privpub.tables.marginals import (
+    MarginalEstimates,
+    check_subsets,
+    covered_histograms,
+    labelled_frames,
+    product_sums,
+)
 from privpub.tables.records import counted, isin_sorted
 from privpub.tables.schema import Schema
 from privpub.tables.view import (
@@ -80,7 +84,6 @@ from privpub.tables.view import (
     hash_pool,
     index_width,
     metadata_file,
-    pandas_column,
     part_files,
 )
 from privpub.tables.wholeread import read_whole
@@ -92,8 +95,6 @@ from privpub.tables.wholeread import read_whole
 #: checked after each step (the Adult view's file is byte for byte the same).
 WRITE_BATCH_ROWS = 1 << 16
 
-#: Most value combinations estimate_marginals handles in one call.
-MARGINAL_CELLS = 1 << 24
 KIND = "published_view"
 #: Layout of a view file's metadata (3: rows as dictionary-encoded columns with an
 #: order-sensitive digest per part file and column; 2, before, had order-invariant
@@ -390,30 +391,8 @@ class PublishedView(Release):
         declared categories and order (``pd.Categorical.from_codes``, no
         per-cell strings), an integer attribute its integer dtype; every
         other column is a slice of the flat arrays, not a copy."""
-        subsets = self._check_subsets(subsets)
         bulk = self.estimate_marginals_arrays(subsets)
-        lo, hi = (None, None) if level is None else bulk.interval(level)
-        attrs = {"counts": bulk.counts}
-        if level is not None:
-            attrs |= {"level": check_level(level), "interval_method": bulk.interval_method}
-        tables = []
-        for s, attributes in enumerate(subsets):
-            part = slice(bulk.offsets[s], bulk.offsets[s + 1])
-            radices = [self.schema[a].size for a in attributes]
-            digits = np.indices(radices, dtype=np.int32).reshape(len(radices), -1)
-            columns = {a: pandas_column(self.schema[a], d, checked=True)
-                       for a, d in zip(attributes, digits, strict=True)}
-            n_domain = bulk.n_domain[s]
-            # Exact: int64 when it fits, else Python ints (never rounded, never text).
-            columns |= {"n_view": bulk.n_view[part], "n_domain": np.full(
-                        len(digits[0]), n_domain, dtype=np.int64 if n_domain < 2**63 else object),
-                        "estimate": bulk.estimate[part], "stderr": bulk.stderr[part]}
-            if level is not None:
-                columns |= {"lo": lo[part], "hi": hi[part]}
-            frame = pd.DataFrame(columns, copy=False)
-            frame.attrs = dict(attrs)
-            tables.append(frame)
-        return tables
+        return labelled_frames(self.schema, bulk, level)
 
     def estimate_marginals_arrays(self, subsets: Sequence[Sequence[str]]) -> MarginalEstimates:
         """Every equality query over each attribute subset, as flat arrays.
@@ -424,7 +403,7 @@ class PublishedView(Release):
         other subset's counts are summed down from one of them exactly; the
         estimator then runs once over all cells. Confidence intervals are
         computed when asked (:meth:`MarginalEstimates.interval`)."""
-        subsets = self._check_subsets(subsets)
+        subsets = check_subsets(self.schema, subsets)
         n_view = self._histograms(subsets)
         offsets = np.cumsum([0] + [len(h) for h in n_view])
         n_domain = [self.schema.size // len(h) for h in n_view]
@@ -433,13 +412,13 @@ class PublishedView(Release):
         def context(name: str) -> tuple[np.ndarray, np.ndarray]:
             within = self._context(name)
             inside = self._histograms(subsets, within=within)
-            known = _covered_histograms(self.schema, subsets,
-                                        lambda used: MemoryView(self.schema, within).batches())
+            known = covered_histograms(self.schema, subsets,
+                                       lambda used: MemoryView(self.schema, within).batches())
             return np.concatenate(inside), np.concatenate(known)
 
         counts = Counts(np.concatenate(n_view),
                         np.repeat(np.array(n_domain, dtype=float), np.diff(offsets)),
-                        _memo(lambda w: np.concatenate([_product_sums(self.schema, a, w)
+                        _memo(lambda w: np.concatenate([product_sums(self.schema, a, w)
                                                         for a in subsets])),
                         context)
         mech = self.mechanism_object()
@@ -449,24 +428,6 @@ class PublishedView(Release):
                                  np.asarray(value, dtype=float),
                                  np.sqrt(np.maximum(variance, 0.0)), self.counts,
                                  law.method, law)
-
-    def _check_subsets(self, subsets: Sequence[Sequence[str]]) -> list[list[str]]:
-        subsets = [list(s) for s in subsets]
-        if not subsets:
-            raise ParameterError("no attribute subsets were given")
-        for attributes in subsets:
-            if not attributes:
-                raise ParameterError("a marginal needs at least one attribute; "
-                                     "estimate(None) counts all records")
-            for name in attributes:
-                self.schema[name]  # names unknown attributes
-            if len(set(attributes)) != len(attributes):
-                raise ParameterError(f"attributes repeat: {attributes}")
-            cells = math.prod(self.schema[a].size for a in attributes)
-            if cells > MARGINAL_CELLS:
-                raise ParameterError(f"{cells:,} value combinations over {attributes}; the "
-                                     f"limit is {MARGINAL_CELLS:,}")
-        return subsets
 
     # ---- counting passes -----------------------------------------------------------------
     def _context(self, name: str) -> np.ndarray:
@@ -506,91 +467,8 @@ class PublishedView(Release):
     def _histograms(self, subsets: list[list[str]],
                     within: np.ndarray | None = None) -> list[np.ndarray]:
         """Each subset's histogram over the view's rows (within a code set)."""
-        return _covered_histograms(self.schema, subsets,
-                                   lambda used: self._batches(used, within))
-
-
-def _covered_histograms(schema: Schema, subsets: list[list[str]],
-                        batches: Callable[[list[str]], Iterator[Digits]]) -> list[np.ndarray]:
-    """Each subset's histogram, from histograms over a budgeted cover of the
-    subsets summed down exactly (``batches(attributes)`` yields the rows)."""
-    sizes = {a.name: a.size for a in schema}
-    covers, where = budgeted_cover(subsets, schema.names, sizes)
-    used = [n for n in schema.names if any(n in c for c in covers)]
-    hists = _histograms(schema, covers, batches(used))
-    out: list[np.ndarray] = [np.empty(0)] * len(subsets)
-    for c, cover in enumerate(covers):
-        members = [s for s in range(len(subsets)) if where[s] == c]
-        for s, counts in zip(members, sum_down(hists[c], cover, [subsets[s] for s in members],
-                                               sizes), strict=True):
-            out[s] = counts
-    return out
-
-
-@dataclass(frozen=True)
-class MarginalEstimates:
-    """Estimates of every equality query over several attribute subsets, flat:
-    subset s's cells are ``offsets[s]:offsets[s+1]`` of ``n_view``,
-    ``estimate`` and ``stderr`` (plug-in; first attribute slowest);
-    ``n_domain[s]`` is exact (a Python int) and the same for every cell of
-    subset s. ``counts`` says what the estimates count, as
-    :attr:`Estimate.counts`; :meth:`interval` gives every cell's confidence
-    interval (``interval_method`` as :attr:`Estimate.interval_method`)."""
-
-    subsets: list[list[str]]
-    offsets: np.ndarray
-    n_view: np.ndarray
-    n_domain: list[int]
-    estimate: np.ndarray
-    stderr: np.ndarray
-    counts: str
-    interval_method: str
-    #: The law the intervals invert.
-    law: Any = dataclass_field(default=None, compare=False, repr=False)
-
-    def interval(self, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-        """(lo, hi), int64 arrays aligned with ``estimate``: each cell's count
-        is within its interval with probability ≥ ``level`` whatever it is
-        (:class:`Estimate`). Vectorised over the cells (cells with the same
-        Q(V) and Q(D) are solved once)."""
-        lo, hi = self.law.interval(check_level(level))
-        return np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
-
-
-def _histograms(schema: Schema, subsets: list[list[str]],
-                batches: Iterator[Digits]) -> list[np.ndarray]:
-    """Counts of the rows over each subset's value combinations, summed over
-    batches (Rust, parallel over subsets, when every radix fits in u16)."""
-    used = [n for n in schema.names if any(n in s for s in subsets)]
-    radices = [schema[n].size for n in used]
-    index = [[used.index(a) for a in attrs] for attrs in subsets]
-    totals = [np.zeros(math.prod(radices[j] for j in attrs), dtype=np.int64) for attrs in index]
-    for batch in batches:
-        if max(radices) <= 1 << 16:  # the Rust kernel reads u16 digits
-            small = np.empty((len(used), len(batch[used[0]])), dtype=np.uint16)
-            for j, n in enumerate(used):  # cast as copied: one pass per column
-                small[j] = batch[n]
-            _core.count_subsets(small, radices, index, totals)
-            continue
-        for attrs, total in zip(index, totals, strict=True):
-            total += np.bincount(_core.encode_u64([np.ascontiguousarray(batch[used[j]])
-                                                   for j in attrs], [0] * len(attrs),
-                                                  [None] * len(attrs),
-                                                  [radices[j] for j in attrs]).astype(np.int64),
-                                 minlength=len(total))
-    return totals
-
-
-def _product_sums(schema: Schema, attributes: Sequence[str],
-                  weights: Sequence[np.ndarray]) -> np.ndarray:
-    """Σ over each cell's domain tuples of Π_j w_j: the cell's own weights
-    (outer product, first attribute slowest) times the other attributes' sums."""
-    chosen = [schema.names.index(a) for a in attributes]
-    grid = np.ones(1)
-    for j in chosen:
-        grid = np.multiply.outer(grid, weights[j]).reshape(-1)
-    others = [j for j in range(len(schema)) if j not in chosen]
-    return grid * math.prod(float(weights[j].sum()) for j in others)
+        return covered_histograms(self.schema, subsets,
+                                  lambda used: self._batches(used, within))
 
 
 def _memo(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
