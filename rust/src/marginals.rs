@@ -55,13 +55,12 @@ fn check_digits(
 /// Rows whose cell indices are built together.
 const ROWS_PER_BLOCK: usize = 2048;
 
-/// Add each row's cell (the digits of `cols`, first slowest, in `sizes`) into
-/// `counts`. The digits are below their sizes and the cells number at most
+/// Add each of the `n` rows' cell (the digits of `cols`, first slowest, in
+/// `sizes`; no columns: every row is the one cell) into `counts`. The digits are below their sizes and the cells number at most
 /// 2^32 (checked by the caller), so every cell index is a u32: built column
 /// by column over a block of rows in u32 multiply-adds, which vectorise (u64
 /// ones do not on AVX2; 1.5× the whole count on Adult), then one scatter.
-fn count_rows(cols: &[&[u16]], sizes: &[usize], counts: &mut [u32]) {
-    let n = cols.first().map_or(0, |c| c.len());
+fn count_rows(cols: &[&[u16]], n: usize, sizes: &[usize], counts: &mut [u32]) {
     let mut idx = vec![0u32; ROWS_PER_BLOCK.min(n)];
     for start in (0..n).step_by(ROWS_PER_BLOCK) {
         let block = &mut idx[..ROWS_PER_BLOCK.min(n - start)];
@@ -142,7 +141,7 @@ pub fn count_subsets(
             for start in (0..n).step_by(u32::MAX as usize) {
                 let rows = start..n.min(start + u32::MAX as usize);
                 let part: Vec<&[u16]> = cols.iter().map(|c| &c[rows.clone()]).collect();
-                count_rows(&part, &sizes, &mut counts);
+                count_rows(&part, rows.len(), &sizes, &mut counts);
                 for (t, c) in totals.iter_mut().zip(&mut counts) {
                     *t += i64::from(std::mem::take(c));
                 }
@@ -278,7 +277,7 @@ mod tests {
     #[test]
     fn histograms_across_row_blocks_match_a_direct_count() {
         // Rows past several blocks (and a partial one), one to six attributes,
-        // and a radix of 2^16 (a digit of u16::MAX).
+        // no attributes, and a radix of 2^16 (a digit of u16::MAX).
         let radices = [3u64, 1 << 16, 7, 2, 5, 11];
         let n = 2 * ROWS_PER_BLOCK + 37;
         let mut state = 12345u64;
@@ -298,6 +297,7 @@ mod tests {
             vec![5, 0, 4],
             vec![0, 2, 3, 4, 5],
             vec![1, 2],
+            vec![], // no attributes: every row in the one cell
         ];
         let out = counted(&digits, n, &radices, &subsets).unwrap();
         for (subset, got) in subsets.iter().zip(&out) {

@@ -59,11 +59,13 @@ def test_count_subsets_digit_not_below_its_radix():
     assert counted(digits, [3, 4], [[0]])[0].tolist() == [1, 1, 1]
 
 
-def test_count_subsets_cells_past_2_64_and_bad_shapes():
+def test_count_subsets_cells_past_2_32_and_bad_shapes():
     digits = np.zeros((3, 1), dtype=np.uint16)
     one = [np.zeros(1, dtype=np.int64)]
-    raises(lambda: _core.count_subsets(digits, [2**40] * 3, [[0, 1, 2]], one),
-           "subset 0", "more than 2^64 cells")
+    # Cell indices are u32 in the kernel: 2^33 cells are refused, as are 2^120.
+    for radices in ([2**16, 2**16, 2], [2**40] * 3):
+        raises(lambda r=radices: _core.count_subsets(digits, r, [[0, 1, 2]], one),
+               "subset 0", "more than 2^32 cells")
     raises(lambda: _core.count_subsets(digits, [2, 2], [[0]], one), "3 attributes", "2 radices")
     raises(lambda: _core.count_subsets(digits, [2, 2, 2], [[0, 3]], one),
            "attribute 3", "only 3 radices")
