@@ -56,10 +56,11 @@ fn check_digits(
 const ROWS_PER_BLOCK: usize = 2048;
 
 /// Add each of the `n` rows' cell (the digits of `cols`, first slowest, in
-/// `sizes`; no columns: every row is the one cell) into `counts`. The digits are below their sizes and the cells number at most
-/// 2^32 (checked by the caller), so every cell index is a u32: built column
-/// by column over a block of rows in u32 multiply-adds, which vectorise (u64
-/// ones do not on AVX2; 1.5× the whole count on Adult), then one scatter.
+/// `sizes`; no columns: every row is the one cell) into `counts`. The digits
+/// are below their sizes and the cells number at most 2^32 (checked by the
+/// caller), so every cell index is a u32: built column by column over a block
+/// of rows in u32 multiply-adds, which vectorise (u64 ones do not on AVX2;
+/// 1.5× the whole count on Adult), then one scatter.
 fn count_rows(cols: &[&[u16]], n: usize, sizes: &[usize], counts: &mut [u32]) {
     let mut idx = vec![0u32; ROWS_PER_BLOCK.min(n)];
     for start in (0..n).step_by(ROWS_PER_BLOCK) {
@@ -67,7 +68,9 @@ fn count_rows(cols: &[&[u16]], n: usize, sizes: &[usize], counts: &mut [u32]) {
         block.fill(0);
         for (col, &r) in cols.iter().zip(sizes) {
             let col = &col[start..start + block.len()];
-            let r = r as u32; // a radix of a histogram of at most 2^32 cells
+            // At most 2^32 cells: a radix of 2^32 (0 as a u32) has only radices
+            // of 1 beside it, so x is 0 when it is applied.
+            let r = r as u32;
             for (x, &d) in block.iter_mut().zip(col) {
                 *x = *x * r + u32::from(d);
             }
