@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import best_of_interleaved, full_size  # noqa: I001 (benches/conftest.py, not a package)
+from conftest import against_baseline, full_size  # noqa: I001 (benches/conftest.py, not a package)
 
 import privpub
 from privpub import _core
@@ -200,11 +200,7 @@ def test_publish_best_of_interleaved(one_record, bench_report, request):
     sides = {"numpy publish": lambda: numpy_publish(rng, m, mech.alpha, beta, records),
              "mech.publish": lambda: _publish(mech, df),
              "β-step kernel": lambda: _core.beta_step(bytes(32), m, beta, empty)}
-    rounds = 7 if full_size(request.config) else 1
-    best = best_of_interleaved(sides, rounds)
-    base = best["numpy publish"]
-    parts = "; ".join(f"{label} {best[label] * 1e3:.0f} ms ({base / best[label]:.2f}x)"
-                      for label in sides if label != "numpy publish")
+    rounds, base, parts = against_baseline(sides, "numpy publish", request.config)
     bench_report.append(f"Publish of one record at {beta * m:.0e} noise codes, interleaved best "
                         f"of {rounds}: numpy baseline {base * 1e3:.0f} ms; {parts} (baseline / "
                         "privpub; goal for mech.publish: >= 1.5x, and within 1.2x of the "

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import best_of_interleaved, full_size  # noqa: I001 (benches/conftest.py, not a package)
+from conftest import against_baseline  # noqa: I001 (benches/conftest.py, not a package)
 
 import privpub
 from privpub.experiments.adult_alphabeta import equality_queries
@@ -120,11 +120,7 @@ def test_marginals_best_of_interleaved(adult_view, bench_report, request):
              "frames (level=None)": lambda: privpub_frames(adult_view),
              "arrays": lambda: privpub_all(adult_view),
              "frames (95% intervals)": lambda: privpub_frames(adult_view, 0.95)}
-    rounds = 7 if full_size(request.config) else 1
-    best = best_of_interleaved(sides, rounds)
-    base = best["numpy cover"]
-    parts = "; ".join(f"{label} {best[label] * 1e3:.0f} ms ({base / best[label]:.2f}x)"
-                      for label in sides if label != "numpy cover")
+    rounds, base, parts = against_baseline(sides, "numpy cover", request.config)
     bench_report.append(f"Adult marginals, 129 subsets of <= 3 attributes, interleaved best of "
                         f"{rounds}: numpy cover baseline {base * 1e3:.0f} ms; privpub "
                         f"estimate_marginals_many {parts} (baseline / privpub; goal for "

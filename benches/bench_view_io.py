@@ -98,7 +98,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from conftest import best_of_interleaved, full_size  # noqa: I001 (benches/conftest.py, not a package)
+from conftest import best_of_interleaved, full_size, interleaved_rounds  # noqa: I001 (benches/conftest.py, not a package)
 
 from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.datasets import load_adult
@@ -367,7 +367,8 @@ def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
         "sha256 + pq.read_table + codes": lambda: (
             file_sha256(adult.path), codec.codes_from_table(pq.read_table(adult.path))),
     }
-    best = best_of_interleaved(sides, 7 if full_size(request.config) else 1)
+    rounds = interleaved_rounds(request.config)
+    best = best_of_interleaved(sides, rounds)
     for verb, ours, baselines in (("write", "privpub write",
                                    ("pq.write_table", "pq.write_table (default step)",
                                     "divmod + pq.write_table",
@@ -379,7 +380,7 @@ def test_io_best_of_interleaved(adult, tmp_path, bench_report, request):
                           f"{best[ours] / best[b]:.2f}x" for b in baselines)
         goal = "1.3x" if verb == "write" else "1.5x"
         bench_report.append(f"Adult view {verb} ({len(view):,} rows), interleaved best of "
-                            f"{7 if full_size(request.config) else 1}: {ours} "
+                            f"{rounds}: {ours} "
                             f"{best[ours] * 1e3:.0f} ms; {parts} (goal: <= {goal} "
                             f"{baselines[0]})")
 

@@ -73,6 +73,23 @@ def best_of_interleaved(sides: dict[str, Callable[[], object]], rounds: int) -> 
     return best
 
 
+def interleaved_rounds(config) -> int:
+    """Rounds of :func:`best_of_interleaved`: 7 at full size, 1 in a smoke run."""
+    return 7 if full_size(config) else 1
+
+
+def against_baseline(sides: dict[str, Callable[[], object]], baseline: str,
+                     config) -> tuple[int, float, str]:
+    """The sides timed interleaved: (rounds, the baseline's best time in
+    seconds, each other side as "label N ms (baseline / side x)")."""
+    rounds = interleaved_rounds(config)
+    best = best_of_interleaved(sides, rounds)
+    base = best[baseline]
+    parts = "; ".join(f"{label} {best[label] * 1e3:.0f} ms ({base / best[label]:.2f}x)"
+                      for label in sides if label != baseline)
+    return rounds, base, parts
+
+
 @pytest.fixture(scope="session")
 def bench_rows(request):
     def rows(full: int, small: int) -> int:
