@@ -290,6 +290,13 @@ def table_schema(args: argparse.Namespace, table: Any) -> Any:
         if extra:
             raise SchemaError(f"{args.input!r} has columns the schema does not list: {extra}; "
                               "publishing would drop them: choose columns with --columns")
+        absent = [c for c in schema.names if c not in table.column_names]
+        if absent:
+            fix = "add it to --columns" if args.columns else "give the table that holds it"
+            raise SchemaError(f"{args.input!r} has no column {absent[0]!r}, which --schema "
+                              f"{args.schema!r} lists (columns: "
+                              f"{', '.join(table.column_names)}); {fix}, or leave it out of "
+                              "the schema")
         return schema
     with warnings.catch_warnings():  # said here, on one line, and in the guarantee
         warnings.simplefilter("ignore", PrivacyWarning)
@@ -384,7 +391,11 @@ def render(rows: Sequence[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         out = io.StringIO()
         if rows:
-            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+            # Rows of different kinds (a SPLU-Gen release's exact and reconstructed
+            # counts) have different fields: every field, in first-seen order; a row
+            # without one has an empty cell.
+            fields = list(dict.fromkeys(field for row in rows for field in row))
+            writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
             writer.writeheader()
             writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
         return out.getvalue()

@@ -32,6 +32,7 @@ ESTIMATE_EXAMPLES = """examples:
 INSPECT_EXAMPLES = """examples:
   privpub inspect view.parquet
   privpub inspect view.parquet --format json | jq .guarantee
+  privpub inspect dask-release/          # a Dask release's directory
 """
 
 
@@ -67,9 +68,11 @@ def add_parsers(sub: Any) -> None:
         "inspect", help="show a release's mechanism, parameters, guarantee and size",
         description="Open a release file (re-validating its metadata) and show what it is: "
                     "the mechanism and its parameters, the guarantee for the data it "
-                    "published, how its randomness was drawn, its schema and its size.\n\n"
+                    "published, how its randomness was drawn, its schema and its size (of a "
+                    "directory: its part files and metadata file together).\n\n"
                     + INSPECT_EXAMPLES, formatter_class=ExampleFormatter)
-    ins.add_argument("release", metavar="RELEASE", help="the release's Parquet file")
+    ins.add_argument("release", metavar="RELEASE",
+                     help="the release's Parquet file, or a Dask release's directory")
     ins.add_argument("--format", choices=("table", "json"), default="table",
                      help="output: text (default) or JSON")
     ins.set_defaults(run=_inspect)
@@ -139,10 +142,18 @@ def _estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _release_bytes(path: str) -> int:
+    """The bytes a release takes: its file, or a directory release's part files
+    and metadata file (a directory's own size is that of its entry list)."""
+    from privpub.tables.view import metadata_file, part_files
+
+    return sum(os.path.getsize(f) for f in {*part_files(path), metadata_file(path)})
+
+
 def _inspect(args: argparse.Namespace) -> int:
     view = _open(args.release)
     guarantee = view.guarantee()
-    info = {"file": args.release, "bytes": os.path.getsize(args.release),
+    info = {"file": args.release, "bytes": _release_bytes(args.release),
             "mechanism": view.mechanism, "rows": len(view),
             "domain_size": str(view.schema.size), "seed_policy": view.seed_policy,
             "library_version": view.library_version, "parameters": view.parameters,
