@@ -85,6 +85,8 @@ def add_parser(sub: Any) -> None:
                "  privpub attack view.parquet --data adult.csv --secret sex --decoder lp "
                "--targets 128\n"
                "  privpub attack view.parquet --data adult.csv --presence --seed 1\n"
+               "  privpub attack view.parquet --data people-latin1.csv --encoding latin-1 "
+               "--secret sex\n"
                "  privpub attack view.parquet --data adult.csv --presence --prior 0.001 "
                "--rounds 2000 --format json",
         formatter_class=ExampleFormatter)

@@ -42,7 +42,8 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
-    """How a CSV table file is read: --sep, --quote, --no-quoting, --na-values, --no-na."""
+    """How a CSV table file is read: --sep, --quote, --no-quoting, --na-values, --no-na,
+    --encoding."""
     parser.add_argument("--sep", default=None, metavar="CHAR",
                         help="CSV field separator: one character, or '\\t' / tab (default ',', "
                              "or a tab for .tsv)")
@@ -55,6 +56,10 @@ def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
                              "markers: empty, NA, N/A, NULL, NaN, None, …)")
     parser.add_argument("--no-na", action="store_true",
                         help="no CSV cell is missing: empty cells and 'NA' are values")
+    parser.add_argument("--encoding", default=None, metavar="CODEC",
+                        help="the CSV file's text encoding, any codec Python knows, e.g. "
+                             "latin-1 or cp1252 (default UTF-8, a byte-order mark skipped; "
+                             "text that does not decode is an error naming its byte)")
 
 
 def add_privacy_arguments(parser: argparse.ArgumentParser) -> None:
@@ -168,7 +173,7 @@ def csv_options(args: argparse.Namespace) -> dict[str, Any]:
     na_values = () if args.no_na else \
         NA_VALUES if args.na_values is None else tuple(args.na_values.split(","))
     return {"delimiter": sep, "quote_char": None if args.no_quoting else args.quote,
-            "na_values": na_values}
+            "na_values": na_values, "encoding": args.encoding}
 
 
 def check_output(path: str, force: bool, *, suffix: str | tuple[str, ...] | None = None,

@@ -22,6 +22,7 @@ EXAMPLES = """examples:
   privpub plan --input adult.csv
   privpub plan --input adult.csv --sensitive occupation --format json > plan.json
   privpub plan --n 98000 --schema people.yaml --mechanism alphabeta,frapp
+  privpub plan --input people-latin1.csv --encoding latin-1
 """
 
 

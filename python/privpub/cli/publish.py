@@ -52,6 +52,8 @@ ALPHABETA_EXAMPLES = """examples:
   privpub publish alphabeta --input adult.parquet --output view.parquet --k 10 --gamma 0.2 \\
       --schema adult-schema.yaml --duplicates set
   privpub publish alphabeta --input people.tsv --sep '\\t' --columns age,sex,zip --output v.parquet
+  privpub publish alphabeta --input people-latin1.csv --encoding latin-1 --output v.parquet \\
+      --duplicates set
   privpub publish alphabeta --input adult.csv --output view.parquet --duplicates set --force
   cat adult.csv | privpub publish alphabeta --input - --output view.parquet --duplicates set
   privpub publish alphabeta --input adult.csv --output - --duplicates set | aws s3 cp - s3://b/v

@@ -10,7 +10,9 @@ from typing import Any
 
 from privpub.cli.common import (
     ExampleFormatter,
+    add_csv_arguments,
     add_output_options,
+    csv_options,
     emit_to,
     notes_in_rows,
     read_table_arg,
@@ -28,6 +30,8 @@ ESTIMATE_EXAMPLES = """examples:
   privpub estimate triangles.json --format json       # a graph answer (answer.to_dict())
   privpub estimate view.parquet "zip IN (SELECT zip FROM regions)" --table regions=regions.csv \\
       --format csv > estimates.csv
+  privpub estimate view.parquet "city IN (SELECT city FROM c)" --table c=cities.csv \\
+      --encoding latin-1
 """
 INSPECT_EXAMPLES = """examples:
   privpub inspect view.parquet
@@ -58,7 +62,8 @@ def add_parsers(sub: Any) -> None:
     est.add_argument("query", nargs="*", help="SQL WHERE conditions, e.g. \"age > 50\"")
     est.add_argument("--table", action="append", metavar="NAME=PATH",
                      help="register an auxiliary table for IN-subqueries (repeatable; PATH "
-                          "'-' reads CSV from standard input)")
+                          "'-' reads CSV from standard input; read as the CSV options below say)")
+    add_csv_arguments(est)
     est.add_argument("--level", type=float, default=0.95, metavar="L",
                      help="confidence level of the interval columns lo, hi (default 0.95)")
     add_output_options(est, "the estimates")
@@ -129,7 +134,7 @@ def _estimate(args: argparse.Namespace) -> int:
         if not sep or not name or not path:
             raise ParameterError(f"--table takes NAME=PATH (the name the subquery uses), "
                                  f"got {spec!r}")
-        tables[name] = read_table_arg(path, f"--table {name}")
+        tables[name] = read_table_arg(path, f"--table {name}", **csv_options(args))
     with notes_in_rows(UsefulnessWarning):
         rows = _estimates(release, args.query, tables).to_records(level)
     if args.format == "table":

@@ -8,8 +8,10 @@ from typing import Any
 
 from privpub.cli.common import (
     ExampleFormatter,
+    add_csv_arguments,
     add_force_argument,
     check_output,
+    csv_options,
     read_table_arg,
 )
 from privpub.core.release import CARD_QUERIES, CARD_ROUNDS, CARD_TARGETS
@@ -18,6 +20,7 @@ EXAMPLES = """examples:
   privpub report view.parquet --output card.html
   privpub report view.parquet --data adult.csv --output card.html
   privpub report view.parquet --data adult.csv --audit --targets 64 --output card.html
+  privpub report view.parquet --data people-latin1.csv --encoding latin-1 --output card.html
   privpub report dask-release/ --output card.html --force
   privpub report triangles.json --output card.html      # a graph answer (answer.to_dict())
 """
@@ -40,7 +43,7 @@ def _report(args: argparse.Namespace) -> int:
         if not hasattr(release, "schema"):
             raise ParameterError("--data is for table releases; for a graph answer's card "
                                  "pass the Graph in Python: answer.report(data=graph)")
-        data = read_table_arg(args.data, "--data")
+        data = read_table_arg(args.data, "--data", **csv_options(args))
     card = release.report(data, audit=args.audit, n_queries=args.queries,
                           n_targets=args.targets, rounds=args.rounds, seed=args.seed)
     card.write(args.output, overwrite=args.force)
@@ -76,6 +79,7 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--data", metavar="TABLE", default=None,
                      help="the table the release was made from (CSV, Parquet, …; '-' reads "
                           "CSV from standard input): adds true counts and coverage")
+    add_csv_arguments(rep)
     rep.add_argument("--audit", action="store_true",
                      help="run the attribute and presence audits (needs --data)")
     add_card_size_arguments(rep)
