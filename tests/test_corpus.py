@@ -193,6 +193,13 @@ def queries(name: str) -> tuple[Query, ...]:
                     attr.size - attr.values.index(value)
                 mask_all &= (truth[attribute] >= value).to_numpy()
                 mask_distinct &= (distinct[attribute] >= value).to_numpy()
+                if attr.missing is not None:  # missing lies outside the order: never >= v
+                    rank = (attr.missing if isinstance(attr, IntRange)
+                            else attr.values.index(attr.missing))
+                    hits -= rank >= (value if isinstance(attr, IntRange)
+                                     else attr.values.index(value))
+                    mask_all &= (truth[attribute] != attr.missing).to_numpy()
+                    mask_distinct &= (distinct[attribute] != attr.missing).to_numpy()
             else:
                 op, hits = "=", 1
                 mask_all &= (truth[attribute] == value).to_numpy()

@@ -52,7 +52,7 @@ def _frame(schema: Schema, n: int, seed: int) -> pd.DataFrame:
             columns[attr.name] = (rng.integers(attr.lo, min(attr.hi, attr.lo + 10**6), n)
                                   if attr.size > 10**6 else rng.integers(attr.lo, attr.hi + 1, n))
         else:
-            values = list(attr.values)
+            values = [v for v in attr.values if v != attr.missing]  # the label marks None only
             p = np.geomspace(1, 0.01, len(values))
             columns[attr.name] = rng.choice(values, n, p=p / p.sum())
     frame = pd.DataFrame(columns)

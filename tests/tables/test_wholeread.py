@@ -68,7 +68,7 @@ def _frame(schema: Schema, n: int, rng: np.random.Generator) -> pd.DataFrame:
         if isinstance(attr, IntRange):
             columns[attr.name] = rng.integers(attr.lo, min(attr.hi, attr.lo + 10**6) + 1, n)
         else:
-            values = list(attr.values)
+            values = [v for v in attr.values if v != attr.missing]  # the label marks None only
             p = np.geomspace(1, 0.01, len(values))
             columns[attr.name] = rng.choice(np.array(values, dtype=object), n, p=p / p.sum())
             if attr.missing is not None:

@@ -154,7 +154,7 @@ class _Counter:
             sizes = [len(c) for c in (clauses, negated) if c is not None]
             raise QueryError(f"the condition expands to {min(sizes) if sizes else 'too many'} "
                              f"DNF clauses (its negation too); inclusion–exclusion supports up "
-                             f"to {MAX_CLAUSES}: {short(self.cond.sql)}")
+                             f"to {MAX_CLAUSES}: {short(self.cond.text)}")
         memo: dict[frozenset, int | float] = {}
         value: int | float = 0
         for size in range(1, len(chosen) + 1):
@@ -172,7 +172,7 @@ class _Counter:
         table = self.cond.atom_table(atom, TABLE_LIMIT)
         if table is None:
             attrs = list(self.cond.atoms[atom].attributes)
-            raise QueryError(f"the atom {self.cond.atoms[atom].sql!r} reads {attrs}, whose "
+            raise QueryError(f"the atom {self.cond.atoms[atom].text!r} reads {attrs}, whose "
                              f"projection has {self.projection_of(attrs):,} tuples, more than "
                              f"the budget of {TABLE_LIMIT:,} cells a truth table may hold")
         return table

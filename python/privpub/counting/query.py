@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 import sqlglot
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
@@ -280,24 +281,45 @@ def _first_line(err: Exception) -> str:
 #: sqlglot's node names, as the operator a user wrote.
 _OPERATORS = {"GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "EQ": "=", "NEQ": "<>",
               "And": "AND", "Or": "OR", "Not": "NOT", "Add": "+", "Sub": "-", "Mul": "*",
-              "Div": "/", "Mod": "%", "In": "IN", "Between": "BETWEEN", "Like": "LIKE"}
+              "Div": "/", "Mod": "%", "In": "IN", "Between": "BETWEEN", "Like": "LIKE",
+              "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseNot": "~", "Neg": "-"}
+
+#: pandas' connectives, which SQL reads as bitwise arithmetic on numbers: the
+#: token, its kind and the SQL word for it. (== and != are SQL too: = and <> in DuckDB.)
+_PANDAS = {exp.BitwiseAnd: ("&", TokenType.AMP, "AND"),
+           exp.BitwiseOr: ("|", TokenType.PIPE, "OR"),
+           exp.BitwiseNot: ("~", TokenType.TILDE, "NOT")}
+
+#: Tokens after which a reserved word stands where a column would (any = 1,
+#: any IN (…)), and before which it stands where a value would (a = any).
+_BEFORE_OPERAND = {TokenType.EQ, TokenType.NEQ, TokenType.GT, TokenType.GTE, TokenType.LT,
+                   TokenType.LTE, TokenType.NULLSAFE_EQ}
+_AFTER_COLUMN = _BEFORE_OPERAND | {TokenType.IN, TokenType.BETWEEN, TokenType.LIKE,
+                                   TokenType.ILIKE, TokenType.IS}
+_AFTER_VALUE = {None, TokenType.AND, TokenType.OR, TokenType.R_PAREN}
+#: Keywords whose own meaning is the likely one where they stand (a = NULL,
+#: x AND = 1 lacks an operand): never suggested as a column to quote.
+_NOT_NAMES = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NULL, TokenType.TRUE,
+              TokenType.FALSE, TokenType.AND, TokenType.OR, TokenType.NOT}
 
 
 def _parse_one(text: str, shown: str) -> exp.Expression:
     try:
         return sqlglot.parse_one(text, dialect=DIALECT)
     except sqlglot.errors.ParseError as err:
-        raise QueryError(f"cannot parse {short(shown)!r}: {_parse_problem(err)}") from None
+        problem = _reserved_word(shown) or _parse_problem(err)
+        raise QueryError(f"cannot parse {short(shown)!r}: {problem}") from None
     except sqlglot.errors.TokenError:
         raise QueryError(f"cannot parse {short(shown)!r}: a quoted string or name is not "
                          "closed, or a character is not SQL") from None
 
 
-def _parse_select(text: str, shown: str | None = None) -> exp.Select:
+def _parse_select(text: str, shown: str | None = None, offset: int = 0) -> exp.Select:
     """``text`` parsed as a SELECT (within the stated limits, literal lists as
-    single nodes: :mod:`privpub.counting.querytext`); errors quote ``shown``."""
+    single nodes: :mod:`privpub.counting.querytext`); errors quote ``shown``,
+    whose character i is character i + ``offset`` of ``text``."""
     shown = text if shown is None else shown
-    tree = querytext.parse(text, shown, lambda t: _parse_one(t, shown))
+    tree = querytext.parse(text, shown, lambda t: _parse_one(t, shown), offset)
     if not isinstance(tree, exp.Select):
         raise QueryError(f"expected a SELECT, got {short(tree.sql(dialect=DIALECT), 200)!r}")
     return tree
@@ -316,29 +338,80 @@ def _parse_problem(err: sqlglot.errors.ParseError) -> str:
     return f"{description}" + (f" near {short(near)!r}" if near else "")
 
 
+def _reserved_word(shown: str) -> str | None:
+    """Where a text does not parse because it names a column by a reserved
+    word (any = 1, order IN (…)), the fix: the word in double quotes."""
+    try:
+        tokens = sqlglot.tokenize(shown, read=DIALECT)
+    except sqlglot.errors.TokenError:
+        return None
+    for i, token in enumerate(tokens):
+        if token.token_type in _NOT_NAMES or not token.text.isidentifier():
+            continue
+        after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
+        before = tokens[i - 1].token_type if i else None
+        if after in _AFTER_COLUMN or (before in _BEFORE_OPERAND and after in _AFTER_VALUE):
+            word = token.text
+            quoted = shown[:token.start] + f'"{word}"' + shown[token.end + 1:]
+            return (f"{word!r} is a reserved word in SQL; a column called {word} must be "
+                    f"double-quoted: {short(quoted)!r}")
+    return None
+
+
+def _check_condition(where: exp.Expression, shown: str) -> None:
+    """Refuse a parsed condition past the stated limits, or using & | ~ as
+    pandas' connectives, naming the SQL word (in the condition only: a
+    subquery runs in DuckDB, where they are arithmetic)."""
+    querytext.check_tree(where, shown)
+    if "&" not in shown and "|" not in shown and "~" not in shown:  # (linear, before a walk)
+        return
+    for node in where.walk(prune=lambda n: isinstance(n, (exp.Select, exp.Subquery))):
+        if type(node) in _PANDAS:
+            token, kind, word = _PANDAS[type(node)]
+            raise QueryError(f"{token!r} in {short(shown)!r} is SQL's bitwise {word} of "
+                             f"numbers, not a logical one: write {word}: "
+                             f"{short(_replaced(shown, kind, word))!r}")
+
+
+def _replaced(shown: str, kind: TokenType, word: str) -> str:
+    """``shown`` with every token of ``kind`` (outside quotes) replaced by ``word``."""
+    pieces, last = [], 0
+    for token in sqlglot.tokenize(shown, read=DIALECT):  # (it parsed: it tokenizes)
+        if token.token_type == kind:
+            left = "" if token.start == 0 or shown[token.start - 1] in " (" else " "
+            right = "" if shown[token.end + 1:token.end + 2] in ("", " ") else " "
+            pieces += [shown[last:token.start], left, word, right]
+            last = token.end + 1
+    return "".join(pieces) + shown[last:]
+
+
 def _parse_where(text: str, tables: Collection[str] = ()) -> exp.Expression | None:
     """The condition of WHERE text, or of ``SELECT count(*) FROM <name> WHERE …``
     (anything else that SELECT holds is refused by name)."""
-    stripped = text.strip()
+    # SQL whitespace only: anything else at either end is refused by name, as inside.
+    stripped = text.strip(querytext.SPACES)
     if re.match(r"(select|with)\b", stripped, re.IGNORECASE):
         select = _parse_select(stripped)
         where, names = querytext.count_select(select, tables, stripped)
         if where is not None:
-            querytext.check_tree(where, stripped)
+            _check_condition(where, stripped)
             querytext.unqualify(where, names)
         return where
     if not stripped:
         raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
+    start = len(text) - len(text.lstrip(querytext.SPACES))  # where stripped begins in text
     if stripped.lower().startswith("where "):
         stripped = stripped[6:]  # "WHERE age > 50" means the condition after it
-    select = _parse_select(f"SELECT 1 FROM I WHERE {stripped}", shown=text)
+        start += 6
+    prefix = "SELECT 1 FROM I WHERE "
+    select = _parse_select(prefix + stripped, shown=text, offset=len(prefix) - start)
     for key, value in select.args.items():
         if value and key not in ("expressions", "from_", "where"):
             raise QueryError(f"{short(text)!r}: {querytext.clause(key)} is not part of a "
                              "condition; write the condition alone, or SELECT count(*) FROM "
                              "<table> WHERE <condition>")
     where = select.args["where"].this
-    querytext.check_tree(where, text)
+    _check_condition(where, text)
     return where
 
 
@@ -368,19 +441,28 @@ QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
 @dataclass(frozen=True)
 class Atom:
     """One atomic predicate: its SQL text as evaluated and the attributes it
-    reads (schema order). ``written`` is the atom as a query states it, where
-    ``sql`` differs (an ordered attribute's values become domain indices, which
-    do not parse as a query again): :attr:`text` parses back to this atom."""
+    reads (schema order). :attr:`written` is the atom as a query states it,
+    where ``node`` differs (an ordered attribute's values become domain
+    indices, which do not parse as a query again): :attr:`text` parses back to
+    this atom, and whatever reads the atom's values (SPLU-Gen's equalities, a
+    message) reads them from :attr:`written`."""
 
     sql: str
     attributes: tuple[str, ...]
     node: exp.Expression = field(compare=False, repr=False)
-    written: str | None = field(default=None, compare=False, repr=False)
+    #: The atom as written, with its values as labels (None: the same as ``node``).
+    written_node: exp.Expression | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def written(self) -> exp.Expression:
+        """The atom with the values the query states (an ordered attribute's
+        labels, not the domain indices ``node`` compares)."""
+        return self.node if self.written_node is None else self.written_node
 
     @property
     def text(self) -> str:
         """The atom as query text (what a Condition over the schema reads)."""
-        return self.sql if self.written is None else self.written
+        return self.sql if self.written_node is None else querytext.to_sql(self.written_node)
 
 
 class Condition:
@@ -440,6 +522,23 @@ class Condition:
             self._sql = "TRUE" if self.expression is None else \
                 querytext.to_sql(self.expression)
         return self._sql
+
+    @property
+    def text(self) -> str:
+        """The condition as the query states it, values as labels (what every
+        estimate, message and card shows; :attr:`sql` is what is evaluated)."""
+        if isinstance(self.source, str):
+            return self.source
+        return "TRUE" if self.expression is None else self.written(self.formula)
+
+    def written(self, formula: tuple) -> str:
+        """A formula over this condition's atoms as query text, each atom as
+        written (it parses back to the same condition)."""
+        if formula[0] == "atom":
+            return f"({self.atoms[formula[1]].text})"
+        if formula[0] == "not":
+            return f"(NOT {self.written(formula[1])})"
+        return "(" + f" {formula[0].upper()} ".join(self.written(f) for f in formula[1]) + ")"
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -529,19 +628,33 @@ class Condition:
             raise QueryError(f"unsupported SQL in a condition: {queryatoms.text(node)!r} "
                              f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
                              "arithmetic, AND, OR, NOT")
-        queryatoms.check_atom(self.schema, node)
+        if not isinstance(node, exp.Is):  # (IS NULL is checked as it is placed)
+            queryatoms.check_atom(self.schema, node)
+            queryatoms.check_order(self.schema, node)
+        placed = queryatoms.place_missing(self.schema, node)
+        if placed is node:
+            return self._atom(node)
+        self._replace(node, placed)
+        if not isinstance(placed, exp.Paren):  # IS NULL as an equality or FALSE
+            return self._atom(placed)
+        return ("and", [self._atom(part) for part in querytext.chain(placed.this)])
+
+    def _replace(self, node: exp.Expression, by: exp.Expression) -> None:
+        if node is self.expression:
+            self.expression = by
+        else:
+            node.replace(by)
+
+    def _atom(self, node: exp.Expression) -> tuple:
+        """The formula of one checked atom, appended to :attr:`atoms`."""
         atom = queryatoms.check_values(self.schema, node)
         columns = {c.name for c in atom.find_all(exp.Column)}
-        # Ranking rewrites the atom in place: keep its text as written first.
-        written = (querytext.to_sql(atom) if any(self.schema[c].ordered for c in columns)
-                   else None)
+        # Ranking rewrites the atom in place: keep it as written first.
+        written = atom.copy() if any(self.schema[c].ordered for c in columns) else None
         atom = queryatoms.rank_ordered(self.schema, atom, self._ranks)
         atom = queryatoms.fold_wide(self.schema, atom)
         if atom is not node:
-            if node is self.expression:
-                self.expression = atom
-            else:
-                node.replace(atom)
+            self._replace(node, atom)
         attrs = tuple(n for n in self.schema.names if n in columns)
         self.atoms.append(Atom(querytext.to_sql(atom), attrs, atom, written))
         return ("atom", len(self.atoms) - 1)

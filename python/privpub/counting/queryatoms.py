@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 #: Nodes that are atoms (a truth value computed from attribute values).
 ATOMS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between, exp.Like,
-         exp.ILike, exp.Boolean)
+         exp.ILike, exp.Boolean, exp.Is)
 #: Nodes allowed inside an atom.
 VALUES = (exp.Column, exp.Identifier, exp.Literal, exp.Neg, exp.Paren, exp.Add, exp.Sub,
           exp.Mul, exp.Div, exp.Mod, exp.Boolean, exp.Tuple)
@@ -224,6 +224,13 @@ def _check_column(schema: Schema, node: exp.Column, atom: exp.Expression) -> Non
                          f"{node.table!r}; a condition reads the counted table's attributes, "
                          "by name alone")
     if node.name not in schema.names:
+        # "x" compared with a known column is a text value written in double quotes.
+        if node.this.args.get("quoted") and any(
+                c.name in schema.names for c in atom.find_all(exp.Column)):
+            value = exp.Literal.string(node.name).sql(dialect=DIALECT)
+            raise QueryError(f"{text(atom)!r}: double quotes name columns, and there is no "
+                             f"column {node.name!r}; write text values in single quotes: "
+                             f"{text(atom).replace(node.sql(dialect=DIALECT), value, 1)!r}")
         hyphenated = [n for n in schema.names if n.startswith(node.name + "-")]
         hint = (f"; a name with a hyphen needs double quotes: \"{hyphenated[0]}\""
                 if hyphenated else "")
@@ -331,6 +338,80 @@ def rank_ordered(schema: Schema, atom: exp.Expression,
         node = literal.parent if isinstance(literal.parent, exp.Neg) else literal
         node.replace(exp.Literal.number(index(constant(node))))
     return atom
+
+
+# ---- missing: a marker outside the value order ------------------------------------------------
+
+#: Atoms that compare by order: they never match a missing cell.
+ORDER = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
+
+
+def literal(value: Any) -> exp.Expression:
+    """The SQL node of a Python value (a negative number as unary minus)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if value < 0:
+        return exp.Neg(this=exp.Literal.number(-value))
+    return exp.Literal.number(value)
+
+
+def _by_value(atom: exp.Expression) -> bool:
+    """Whether the atom tests one bare column against constants for equality
+    (=, <>, a literal IN list): the only atoms that see the missing label as
+    the marker it is."""
+    if isinstance(atom, exp.In):
+        return isinstance(_bare(atom.this), exp.Column) and in_values(atom) is not None
+    if isinstance(atom, (exp.EQ, exp.NEQ)):
+        left, right = _bare(atom.this), _bare(atom.expression)
+        return (isinstance(left, exp.Column) and is_constant(right)) or \
+            (isinstance(right, exp.Column) and is_constant(left))
+    return False
+
+
+def place_missing(schema: Schema, atom: exp.Expression) -> exp.Expression:
+    """The atom with missing cells given their one meaning (docs/design.md,
+    "What a value means"): a declared missing label is a marker, not a value.
+    ``c IS NULL`` is ``c = <label>`` (FALSE where no label is declared: such a
+    column holds no missing cell); ``c = <label>``, ``c <> v`` and IN lists test
+    the marker like any value; every other atom (order comparisons, BETWEEN,
+    LIKE, arithmetic, two columns) never matches a missing cell, so it becomes
+    ``(atom AND c <> <label>)`` for each attribute with a label that it reads."""
+    if isinstance(atom, exp.Is):
+        column = _bare(atom.this)
+        if not isinstance(atom.expression, exp.Null) or not isinstance(column, exp.Column) \
+                or column.name not in schema.names:
+            raise QueryError(f"{text(atom)!r}: IS compares one attribute with NULL "
+                             "(c IS NULL, c IS NOT NULL)")
+        label = schema[column.name].missing
+        if label is None:
+            return exp.Boolean(this=False)
+        return exp.EQ(this=column.copy(), expression=literal(label))
+    if _by_value(atom) or isinstance(atom, exp.Boolean):
+        return atom
+    names = {c.name for c in atom.find_all(exp.Column)}
+    guards = [exp.NEQ(this=exp.column(a.name, quoted=True), expression=literal(a.missing))
+              for a in schema if a.name in names and a.missing is not None]
+    return exp.Paren(this=exp.and_(atom, *guards)) if guards else atom
+
+
+def check_order(schema: Schema, atom: exp.Expression) -> None:
+    """``<``, ``>`` and BETWEEN need an order: an unordered text attribute has
+    none (comparing its labels as text puts '500+' before '<50'), so such an
+    atom is refused with how to declare the order."""
+    if not isinstance(atom, ORDER):
+        return
+    for column in atom.find_all(exp.Column):
+        attr = schema[column.name]
+        if attr.kind == "string" and not attr.ordered:
+            raise QueryError(
+                f"{text(atom)!r} compares {attr.name!r} by order, but its values are text "
+                f"with no declared order (as text, {short(repr(sorted(attr.values)[:3]))} "
+                "sort alphabetically); declare the order (Categorical(..., ordered=True), a "
+                "pandas Categorical with ordered=True, or \"ordered\": true in a schema "
+                "file, --schema for a CSV), or list the values with IN")
 
 
 # ---- literals past 64 bits ---------------------------------------------------------------------

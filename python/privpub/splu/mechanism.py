@@ -230,7 +230,7 @@ class SPLUGen:
         n = view.count(cond)
         notes = (f"{self.residue} record(s) in no decoy group are not in the release; this "
                  "counts the published ones",) if self.residue else ()
-        return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.sql,
+        return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.text,
                         notes=notes)
 
     def count_from_states(self, y: np.ndarray) -> np.ndarray:

@@ -42,16 +42,6 @@ def _atoms(formula: tuple) -> Iterator[int]:
             yield from _atoms(part)
 
 
-def _sql(cond: Condition, formula: tuple) -> str:
-    """A formula of ``cond``'s atoms as query text (parsed again by the
-    reconstruction: ordered attributes keep their values, not their indices)."""
-    if formula[0] == "atom":
-        return f"({cond.atoms[formula[1]].text})"
-    if formula[0] == "not":
-        return f"(NOT {_sql(cond, formula[1])})"
-    return "(" + f" {formula[0].upper()} ".join(_sql(cond, f) for f in formula[1]) + ")"
-
-
 def _literal(node: exp.Expression, attribute: str, shown: str) -> Any:
     if not isinstance(node, exp.Literal):
         raise QueryError(f"{shown!r}: a sensitive attribute ({attribute!r}) is compared with "
@@ -65,11 +55,11 @@ def _literal(node: exp.Expression, attribute: str, shown: str) -> Any:
 def _equality(cond: Condition, atom: int, sensitive: Sequence[str]) -> tuple[str, Any]:
     """(attribute, value) of an atom ``s = value``, or a QueryError naming it."""
     found = cond.atoms[atom]
-    node = found.node
+    node = found.written  # labels as the query states them, never domain indices
     if isinstance(node, exp.Paren):
         node = node.this
     if not isinstance(node, exp.EQ) or len(found.attributes) != 1:
-        raise QueryError(f"{found.sql!r} reads sensitive attribute(s) "
+        raise QueryError(f"{found.text!r} reads sensitive attribute(s) "
                          f"{[a for a in found.attributes if a in sensitive]}; a SPLU-Gen "
                          "release estimates counts of sensitive values only through equalities "
                          "(s = 'value') joined to the rest by AND")
@@ -77,8 +67,8 @@ def _equality(cond: Condition, atom: int, sensitive: Sequence[str]) -> tuple[str
     left, right = node.this, node.expression
     column, value = (left, right) if isinstance(left, exp.Column) else (right, left)
     if not isinstance(column, exp.Column):
-        raise QueryError(f"{found.sql!r}: expected {attribute} = 'value'")
-    literal = _literal(value, attribute, found.sql)
+        raise QueryError(f"{found.text!r}: expected {attribute} = 'value'")
+    literal = _literal(value, attribute, found.text)
     if cond.schema.index_of(attribute, literal) is None:
         # The domain value written as this text (a categorical of numbers, "2" for 2).
         attr = cond.schema[attribute]
@@ -100,7 +90,7 @@ def split(cond: Condition, sensitive: Sequence[str]) -> tuple[str | None, dict[s
             plain.append(part)
             continue
         if part[0] != "atom":
-            shown = _sql(cond, part)
+            shown = cond.written(part)
             raise QueryError(f"{shown!r} combines sensitive attribute(s) "
                              f"{sorted(read & set(sensitive))} with OR or NOT; a SPLU-Gen "
                              "release estimates count(P AND s = value AND …) only, P on the "
@@ -110,5 +100,5 @@ def split(cond: Condition, sensitive: Sequence[str]) -> tuple[str | None, dict[s
             raise QueryError(f"sensitive attribute {attribute!r} is given twice "
                              f"({values[attribute]!r} and {value!r})")
         values[attribute] = value
-    where = " AND ".join(_sql(cond, p) for p in plain) or None
+    where = " AND ".join(cond.written(p) for p in plain) or None
     return where, values

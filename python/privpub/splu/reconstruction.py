@@ -546,8 +546,8 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
             raise ParameterError("method='partition' handles one sensitive attribute per "
                                  f"query; query #{i} names {attrs}")
         # SQL text keys as given (parsed once per distinct text, in _histogram);
-        # expressions and mappings by their parsed SQL.
-        text = where if where is None or isinstance(where, str) else view.condition(where).sql
+        # expressions and mappings as their text (labels, which parse back to them).
+        text = where if where is None or isinstance(where, str) else view.condition(where).text
         key = (text, tuple(attrs))
         parsed.append([value_index(view.schema, a, values[a]) for a in attrs])
         labels.append((text, {a: values[a] for a in attrs}))

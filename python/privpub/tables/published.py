@@ -363,7 +363,7 @@ class PublishedView(Release):
         failure = self.parameters.get("failure_probability")
         return Estimate(float(value), math.sqrt(max(float(variance), 0.0)), self.counts,
                         "unbiased estimator (plug-in stderr)", law.method, law,
-                        query=cond.source if isinstance(cond.source, str) else cond.sql,
+                        query=cond.text,
                         bound=self.parameters.get("error_bound"),
                         bound_confidence=None if failure is None else 1 - failure,
                         details={"n_view": int(n_view), "n_domain": n_domain,

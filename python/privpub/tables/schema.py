@@ -130,6 +130,15 @@ def _missing_error(name: str, total: int, first: Any) -> MissingValueError:
                              f"the first at row {first!r}; {MISSING_FIX}")
 
 
+def _collision_error(name: str, label: Any, count: int) -> MissingValueError:
+    """A missing label that is also a real value would merge the two silently."""
+    return MissingValueError(
+        f"column {name!r}: the missing label {label!r} is also the value of {count:,} cell(s) "
+        "that are not missing; a missing cell would be counted as that value. Choose a label "
+        "that does not occur in the column (text: e.g. '<missing>'; numbers: one outside the "
+        "values, with an IntRange widened to hold it)")
+
+
 def _check_no_missing(name: str, values: pd.Series) -> None:
     missing = values.isna().to_numpy()
     if missing.any():
@@ -141,6 +150,9 @@ def _fill_missing(attr: Attribute, values: pd.Series) -> pd.Series:
     missing value (the column as it is when there is none or no cell is missing)."""
     if attr.missing is None or not values.hasnans:
         return values
+    collisions = int((values == attr.missing).sum())
+    if collisions:
+        raise _collision_error(attr.name, attr.missing, collisions)
     if isinstance(values.dtype, pd.CategoricalDtype):
         if attr.missing not in values.cat.categories:
             values = values.cat.add_categories([attr.missing])
@@ -172,6 +184,9 @@ def _fill_arrow_missing(attr: Attribute, array: pa.Array) -> pa.Array:
         raise DataTypeError(f"column {attr.name!r} holds {kind} values but attribute "
                             f"{attr.name!r} has a {attr.kind} domain ({attr.describe()}); "
                             "convert the column explicitly")
+    collisions = _arrow_count_of(array, attr.missing)
+    if collisions:
+        raise _collision_error(attr.name, attr.missing, collisions)
     if kind == "integer" and array.type != label.type:
         try:  # a narrow or unsigned column widened to hold the label
             array = array.cast(label.type)
@@ -180,6 +195,20 @@ def _fill_arrow_missing(attr: Attribute, array: pa.Array) -> pa.Array:
                                 f"hold its missing value {attr.missing!r}; convert the column "
                                 "explicitly") from None
     return pc.if_else(missing, label.cast(array.type)[0], array)
+
+
+def _arrow_count_of(array: pa.Array, value: Any) -> int:
+    """How many cells of an Arrow column (of the value's kind) equal ``value``."""
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    scalar = pa.scalar(value, type=pa.uint64() if isinstance(value, int) and value >= 2**63
+                       else None)
+    if scalar.type != array.type:
+        try:
+            scalar = scalar.cast(array.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return 0  # the column cannot hold the value: no cell equals it
+    return pc.sum(pc.equal(array, scalar)).as_py() or 0
 
 
 def _temporal_error(name: str, what: str) -> DataTypeError:
@@ -818,23 +847,29 @@ def _column(df: pd.DataFrame, name: str) -> pd.Series:
 
 
 def _with_missing(name: str, kind: str, values: list, label: Any, dtype: str, ordered: bool,
-                  ) -> Categorical:
-    """The inferred attribute, its declared missing label appended to the domain."""
+                  collisions: int = 0) -> Categorical:
+    """The inferred attribute, its declared missing label appended to the domain
+    (``collisions``: the cells that hold the label while others are missing)."""
     if label is None:
         return Categorical(name, values, dtype=dtype, ordered=ordered)
     if _value_kind(label) != kind:
         raise SchemaError(f"column {name!r} holds {kind} values; its missing label {label!r} "
                           f"must be one too")
-    if label not in values:
+    if collisions:
+        raise _collision_error(name, label, collisions)
+    if label not in values:  # (a label that occurs where no cell is missing: a release read back)
         values = [*values, label]
     return Categorical(name, values, dtype=dtype, ordered=ordered, missing=label)
 
 
 def _infer_pandas(name: str, values: pd.Series, label: Any = None,
                   declared: bool = False) -> Categorical:
+    collisions = 0
     if label is None or not values.hasnans:
         _check_no_missing(name, values)
         label = label if declared else None
+    else:
+        collisions = int((values == label).sum())
     present = values.dropna()
     kind = _column_kind(name, present)
     if kind == "empty":
@@ -843,29 +878,33 @@ def _infer_pandas(name: str, values: pd.Series, label: Any = None,
     if isinstance(dtype, pd.CategoricalDtype):
         categories = list(dtype.categories)
         return _with_missing(name, kind, categories if dtype.ordered else sorted(categories),
-                             label, "category", bool(dtype.ordered))
+                             label, "category", bool(dtype.ordered), collisions)
     if label is not None and pd.api.types.is_integer_dtype(dtype):
         dtype = np.dtype(np.int64)  # a nullable Int64 column: its values, then the label
-    return _with_missing(name, kind, sorted(pd.unique(present)), label, str(dtype), False)
+    return _with_missing(name, kind, sorted(pd.unique(present)), label, str(dtype), False,
+                         collisions)
 
 
 def _infer_arrow(name: str, array: pa.Array, label: Any = None,
                  declared: bool = False) -> Categorical:
     kind = _arrow_kind(name, array.type)
+    collisions = 0
     if label is None or pc.sum(pc.is_null(array, nan_is_null=True)).as_py() == 0:
         _check_arrow_missing(name, array)
         label = label if declared else None
+    elif _value_kind(label) == kind:
+        collisions = _arrow_count_of(array, label)
     if kind == "empty" or len(array) == 0:
         raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
     if pa.types.is_dictionary(array.type):
         categories = array.dictionary.to_pylist()
         ordered = bool(array.type.ordered)
         return _with_missing(name, kind, categories if ordered else sorted(categories), label,
-                             "category", ordered)
+                             "category", ordered, collisions)
     present = pc.drop_null(pc.if_else(pc.is_nan(array), None, array)
                            if pa.types.is_floating(array.type) else array)
     return _with_missing(name, kind, sorted(pc.unique(present).to_pylist()), label,
-                         _pandas_dtype(array.type), False)
+                         _pandas_dtype(array.type), False, collisions)
 
 
 def _pandas_dtype(arrow_type: pa.DataType) -> str:
