@@ -8,13 +8,16 @@ import csv
 import io
 import json
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import privpub
 from privpub import cli
+from privpub.core.errors import UsefulnessWarning
 
 
 @pytest.fixture
@@ -103,3 +106,62 @@ def test_inspect_a_dask_directory_counts_its_files(table, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["bytes"] == size
     assert cli.main(["inspect", str(folder)]) == 0
     assert f"{size:,} bytes" in capsys.readouterr().out.splitlines()[0]
+
+
+@pytest.mark.parametrize("mechanism", ["alphabeta", "frapp"])
+@pytest.mark.parametrize("duplicates", ["set", "records"])
+def test_inspect_n_and_d_agree_under_either_duplicates(tmp_path, capsys, mechanism, duplicates):
+    """d = k·n/m with the n the release states: under --duplicates set the distinct tuples
+    (the αβ paper's instance is a set, n = |I|), else every record. The CLI computed d from
+    every record and the release stated the distinct count (300 records as 6 tuples: d
+    was 50 times k·n/m)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.integers(0, 3, 300), "b": rng.choice(["x", "y"], 300)})
+    distinct = len(df.drop_duplicates())
+    assert distinct == 6
+    path = tmp_path / "dup.csv"
+    df.to_csv(path, index=False)
+    schema = privpub.Schema([privpub.IntRange("a", 0, 9_999), privpub.Categorical("b", ["x", "y"])])
+    spec = tmp_path / "schema.json"
+    spec.write_text(json.dumps(schema.to_dict()))
+    out = tmp_path / "v.parquet"
+    k = 5
+    assert cli.main(["publish", mechanism, "--input", str(path), "--schema", str(spec),
+                     "--output", str(out), "--duplicates", duplicates, "--k", str(k),
+                     "--gamma", "0.5", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert cli.main(["inspect", str(out), "--format", "json"]) == 0
+    parameters = json.loads(capsys.readouterr().out)["parameters"]
+    n = distinct if duplicates == "set" else len(df)
+    assert parameters["n"] == n
+    assert parameters["d"] == pytest.approx(k * n / schema.size, rel=1e-12)
+    assert parameters["records"]["records_given"] == len(df)
+    # The CLI's release is the library's for the same n: built for the records published.
+    family = privpub.AlphaBeta if mechanism == "alphabeta" else privpub.FRAPP
+    mech = family.for_privacy(schema, n=n, gamma=0.5, k=k)
+    with warnings.catch_warnings():  # weak usefulness, as the CLI said
+        warnings.simplefilter("ignore", UsefulnessWarning)
+        same = mech.publish(df, seed=1, duplicates=duplicates)
+    assert same.parameters["d"] == parameters["d"] and same.parameters["n"] == n
+    written = pq.read_table(out, columns=["a", "b"]).to_pandas().astype({"b": str})
+    assert sorted(written.itertuples(index=False)) == \
+        sorted(same.frame.astype({"b": str})[["a", "b"]].itertuples(index=False))
+
+
+def test_a_mechanism_is_built_for_the_records_it_publishes():
+    """What the CLI relies on: under duplicates='set' a mechanism built for the distinct
+    tuples publishes them; any other n is refused, naming it."""
+    df = pd.DataFrame({"a": [1, 1, 2, 3], "b": ["x", "x", "y", "y"]})
+    schema = privpub.Schema([privpub.IntRange("a", 0, 9_999), privpub.Categorical("b", ["x", "y"])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UsefulnessWarning)
+        view = privpub.AlphaBeta.for_privacy(schema, n=3, gamma=0.5, k=2).publish(
+            df, seed=1, duplicates="set")
+        assert view.parameters["n"] == 3
+        for n, duplicates, fix in ((3, "records", "n=4)"), (2, "set", "n=4, or n=3 for its "
+                                   "distinct tuples)"), (5, "set", "or n=3 for")):
+            with pytest.raises(privpub.ParameterError) as ei:
+                privpub.AlphaBeta.for_privacy(schema, n=n, gamma=0.5, k=2).publish(
+                    df, seed=1, duplicates=duplicates)
+            assert f"built for n = {n} records but the data hold 4" in str(ei.value)
+            assert fix in str(ei.value)

@@ -148,8 +148,9 @@ def _alphabeta(args: argparse.Namespace) -> int:
     destination = _destination(args)
     table = read_input(args)
     schema = table_schema(args, table)
+    n = published_n(args, table, schema)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
-        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
+        schema, n=n, gamma=args.gamma, k=args.k,
         failure_probability=args.failure_probability, calibration=args.calibration))
     rows, size = expected_view_size(mech)
     note(f"α = {mech.alpha:.6g}, β = {mech.beta:.6g}: the view will hold about {rows:,.0f} "
@@ -180,8 +181,9 @@ def _frapp(args: argparse.Namespace) -> int:
     destination = _destination(args)
     table = read_input(args)
     schema = table_schema(args, table)
+    n = published_n(args, table, schema)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
-        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
+        schema, n=n, gamma=args.gamma, k=args.k,
         failure_probability=args.failure_probability))
     warn_if_seeded(args.seed)
     try:
@@ -215,6 +217,18 @@ def _splu(args: argparse.Namespace) -> int:
     with destination as path:
         view.to_parquet(path, overwrite=args.force)
     return _done(view, args)
+
+
+def published_n(args: argparse.Namespace, table: Any, schema: Any) -> int:
+    """The n of d = k·n/m: the records the release publishes, as it states n. Under
+    --duplicates set those are the distinct tuples (the αβ paper's instance is a set and
+    n = |I|); a d from every record would disagree with the n the release shows."""
+    if args.duplicates != "set":
+        return table.num_rows
+    from privpub.tables.records import distinct_sorted, records_as_codes, sorted_rows
+
+    codes = records_as_codes(schema, table.select(list(schema.names)))
+    return len(distinct_sorted(sorted_rows(codes)))
 
 
 def _calibrated(args: argparse.Namespace, build: Callable[[], Any]) -> Any:

@@ -89,10 +89,14 @@ def record_facts(stats: dict[str, int], n: int | None,
     if total == 0:
         raise ParameterError("the data hold no records; there is nothing to publish (a view "
                              "of noise alone would estimate counts of an empty table)")
-    if n is not None and total != n:
+    # Under set semantics the records published are the distinct tuples: the αβ paper's
+    # instance is a set, so a mechanism may be built for n = |I| (d = k·|I|/m).
+    if n is not None and total != n and not (duplicates == "set" and n == stats["distinct"]):
         raise ParameterError(f"this mechanism was built for n = {n:,} records but the data "
                              f"hold {total:,}: its d and error bound are for another "
-                             f"table; build it for this one (n={total})")
+                             f"table; build it for this one (n={total}"
+                             + (f", or n={stats['distinct']} for its distinct tuples"
+                                if duplicates == "set" else "") + ")")
     if repeated and duplicates is None:
         extra = total - stats["distinct"]
         raise ParameterError(
