@@ -31,11 +31,19 @@ values (:class:`ValueList`), which every consumer treats as a whole (numpy
 ``isin``, a pandas index lookup). A list whose lexing might differ from
 sqlglot's is left in the text; the scan checks that each list it cut out is
 found again as an IN list and otherwise parses the text as it was.
+
+Digits are ASCII 0-9 and whitespace is SQL's (space, \\t \\n \\v \\f \\r), written
+out in every pattern: Python's ``\\d`` and ``\\s`` also match Arabic-Indic digits,
+Unicode spaces and the separators \\x1c–\\x1f, which read ``a IN (- 1, ٣)`` as
+-1, 3 where DuckDB refuses the text. Outside quotes, a digit that is not ASCII,
+a space that is not SQL's and a control character are refused by name and
+position (sqlglot would read the first as a number and skip the others).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection, Sequence
 from decimal import Decimal
 from typing import Any
@@ -172,7 +180,7 @@ def int_sql(ints: np.ndarray) -> str:
 def number(text: str) -> int | float:
     """A numeric literal's value: an exact int for integer syntax, else a float.
     Raises QueryError past Python's int-string limit."""
-    text = text.replace(" ", "")
+    text = _unspaced(text)
     digits = text.lstrip("+-")
     if digits.isdigit():
         try:
@@ -185,7 +193,13 @@ def number(text: str) -> int | float:
 
 def exact(text: str) -> Decimal:
     """A numeric literal's exact value (any size: 1e400, 10^400)."""
-    return Decimal(text.replace(" ", ""))
+    return Decimal(_unspaced(text))
+
+
+def _unspaced(text: str) -> str:
+    """A numeric literal of a scanned list without the SQL whitespace it may
+    hold after its sign (``- 1``, ``-\\t1``: Python's int and float read neither)."""
+    return text.translate(_NO_SPACE)
 
 
 def short(value: Any, limit: int = 200) -> str:
@@ -200,23 +214,33 @@ def short(value: Any, limit: int = 200) -> str:
 
 # ---- the scan --------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"""
-    (?P<space>\s+)
-  | (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
+#: SQL whitespace, the only characters DuckDB skips between tokens (besides
+#: Unicode spaces, which privpub refuses by name): Python's \s also takes
+#: \x1c–\x1f and every Unicode space.
+SPACES = " \t\n\r\f\v"
+_NO_SPACE = str.maketrans("", "", SPACES)
+_S = "[ \\t\\n\\r\\f\\v]"
+_D = "[0-9]"  # \d also matches ٣ (Arabic-Indic three) and every other Unicode digit
+_TOKEN = re.compile(rf"""
+    (?P<space>{_S}+)
+  | (?P<comment>--[^\n\r]*|/\*.*?(?:\*/|\Z))
   | (?P<string>'[^']*(?:''[^']*)*(?:'|\Z))
   | (?P<quoted>"[^"]*(?:""[^"]*)*(?:"|\Z))
-  | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
-  | (?P<word>[^\W\d]\w*)
+  | (?P<number>(?:{_D}+\.?{_D}*|\.{_D}+)(?:[eE][+-]?{_D}+)?)
+  | (?P<word>[^\W0-9]\w*)
   | (?P<punct>.)
 """, re.X | re.S)
-_NUMBER = r"-?\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = rf"-?{_S}*(?:{_D}+\.?{_D}*|\.{_D}+)(?:[eE][+-]?{_D}+)?"
 _STRING = r"'[^']*(?:''[^']*)*'"
 _LITERAL = rf"(?>{_NUMBER}|{_STRING})"
 #: A parenthesised list of literals, cut out whole (atomic groups: linear).
-_LIST = re.compile(rf"\s*\(\s*(?>{_LITERAL}(?:\s*,\s*{_LITERAL})*)\s*\)(?![\w.'\"])")
+_LIST = re.compile(rf"{_S}*\({_S}*(?>{_LITERAL}(?:{_S}*,{_S}*{_LITERAL})*){_S}*\)(?![\w.'\"])")
 _ITEM = re.compile(rf"{_NUMBER}|{_STRING}")
 #: The common case, a list of integers below 10^18 in magnitude.
-_INT_LIST = re.compile(r"\s*\(\s*(-?\d{1,18}(?:\s*,\s*-?\d{1,18})*+)\s*\)(?![\w.'\"])")
+_INT_LIST = re.compile(
+    rf"{_S}*\({_S}*(-?{_D}{{1,18}}(?:{_S}*,{_S}*-?{_D}{{1,18}})*+){_S}*\)(?![\w.'\"])")
+#: The separators the Rust reader takes as space (intlist.rs, built to the old \s).
+_SEPARATORS = re.compile("[\x1c-\x1f]")
 _PLACEHOLDER = "_privpub_in_list_"
 #: Words after which a following token starts an operand (so NOT / - there are prefixes).
 _OPERATOR_WORDS = frozenset({
@@ -234,12 +258,17 @@ class Scan:
         self.depth, self.terms, self.values = depth, terms, values
 
 
-def scan(text: str) -> Scan:
+def scan(text: str, shown: str | None = None, offset: int = 0) -> Scan:
     """One pass over ``text``: its nesting of parentheses and prefix operators,
     its AND/OR operands, and its literal IN lists cut out (replaced by
-    placeholders) unless the text already holds a placeholder's name."""
+    placeholders) unless the text already holds a placeholder's name. A
+    character SQL does not read is refused, quoting ``shown`` (the query as
+    written), where character i of ``text`` is character i - ``offset``."""
     extract = _PLACEHOLDER not in text.lower()
-    ascii = text.isascii()  # then a character's index is its byte offset (Rust's scan)
+    # On ASCII text a character's index is its byte offset (Rust's scan); the
+    # Rust reader also takes \x1c–\x1f as space, so text holding one is left
+    # to the expressions, which do not.
+    fast = text.isascii() and _SEPARATORS.search(text) is None
     pieces: list[str] = []
     lists: list[ValueList] = []
     stack: list[int] = []  # levels each open parenthesis adds (itself + prefixes before it)
@@ -249,10 +278,13 @@ def scan(text: str) -> Scan:
     after_from = False
     last = 0  # text[last:pos] not yet copied into pieces
     pos = 0
+    token = ""
     while pos < len(text):
         m = _TOKEN.match(text, pos)
+        before = token  # the previous token that is not space or a comment
         kind, token, pos = m.lastgroup, m.group(), m.end()
         if kind in ("space", "comment"):
+            token = before
             continue
         if after_from and kind == "string":
             raise QueryError(f"FROM {short(token)} reads a file; a query reads only the "
@@ -261,9 +293,15 @@ def scan(text: str) -> Scan:
         if kind in ("string", "quoted", "number"):
             depth, run, operand_before = max(depth, total + run + 1), 0, True
         elif kind == "word":
+            start = pos - len(token)
+            if token[0].isdigit():  # not 0-9 (a number): ٣, ², a fullwidth digit
+                raise _not_sql(text, start, shown, offset)
+            if token[0] in "eE" and text[start - 1] in "0123456789.":  # 1e, 1.5e (in no list)
+                raise _not_sql(text, start, shown, offset, f"after {before!r}: an exponent "
+                               "needs its digits (1e3, 2.5E-1)")  # (sqlglot reads 1e)
             word = token.upper()
             if word == "IN":
-                found = _int_list(text, pos) if ascii else None
+                found = _int_list(text, pos) if fast else None
                 if found is None:
                     match = _INT_LIST.match(text, pos) or _LIST.match(text, pos)
                     found = match and (_literal_list(match), match.end())
@@ -297,15 +335,44 @@ def scan(text: str) -> Scan:
             stack.append(run + 1)
             total += run + 1
             depth, run, operand_before = max(depth, total), 0, False
+        elif token in ",)" and before == "+":  # sqlglot drops it: (1, +) and (+, 1) read (1)
+            raise _not_sql(text, pos - 1, shown, offset, "after '+': the '+' has no operand")
+        elif token == "," and before in ("(", ","):  # sqlglot reads (,1) and (1,,2) as (1), (1, 2)
+            raise _not_sql(text, pos - 1, shown, offset,
+                           f"after {before!r}: an item is missing; remove the comma")
         elif token == ")":
             total -= stack.pop() if stack else 0
             run, operand_before = 0, True
         elif token in "-+~" and not operand_before:
             run += 1
+        elif token < " " or "\x7f" <= token <= "\x9f" or token.isspace():  # (C0, DEL, C1)
+            raise _not_sql(text, pos - 1, shown, offset)
         else:
             operand_before = False
     pieces.append(text[last:])
     return Scan(text, "".join(pieces), lists, depth, connectives + 1, values)
+
+
+def _not_sql(text: str, at: int, shown: str | None, offset: int,
+             problem: str | None = None) -> QueryError:
+    """The error for character ``at`` of ``text`` (outside quotes): ``problem``,
+    by default why SQL does not read the character."""
+    char = text[at]
+    name = unicodedata.name(char, "")
+    what = repr(char) if char.isascii() and char.isprintable() else \
+        f"{char!r} (U+{ord(char):04X}{' ' + name if name else ''})"
+    return QueryError(f"cannot parse {short(text if shown is None else shown)!r}: "
+                      f"character {at - offset + 1} is {what}, {problem or _unread(char)}")
+
+
+def _unread(char: str) -> str:
+    """Why SQL does not read ``char``: a control character, a space that is
+    not SQL whitespace, or a digit that is not 0-9."""
+    if unicodedata.category(char) == "Cc":  # (Python takes \x1c–\x1f and \x85 as space)
+        return "a control character, which SQL does not read: remove it"
+    if char.isspace():
+        return "not SQL whitespace: use an ordinary space"
+    return "not an ASCII digit: write numbers with 0-9"
 
 
 def _int_list(text: str, pos: int) -> tuple[ValueList, int] | None:
@@ -330,7 +397,7 @@ def _literal_list(found: re.Match) -> ValueList:
     items = _ITEM.findall(found.group())
     parsed = [item[1:-1].replace("''", "'") if item.startswith("'") else number(item)
               for item in items]
-    shown = [item if item.startswith("'") else item.replace(" ", "") for item in items]
+    shown = [item if item.startswith("'") else item.translate(_NO_SPACE) for item in items]
     return ValueList(parsed, ", ".join(shown))
 
 
@@ -349,12 +416,13 @@ def check_limits(depth: int, terms: int, values: int, shown: str) -> None:
                          f"MAX_VALUES = {MAX_VALUES:,}")
 
 
-def parse(text: str, shown: str, parse_one) -> exp.Expression:
+def parse(text: str, shown: str, parse_one, offset: int = 0) -> exp.Expression:
     """``text`` parsed by ``parse_one`` (sqlglot with privpub's error messages)
     after the scan: limits checked, literal lists cut out and put back as
     :class:`ValueList` nodes. (The caller checks the condition's tree:
-    :func:`check_tree`.)"""
-    found = scan(text)
+    :func:`check_tree`.) Character i of ``text`` is character i - ``offset``
+    of ``shown``."""
+    found = scan(text, shown, offset)
     check_limits(found.depth, found.terms, found.values, shown)
     tree = None
     if found.lists:
