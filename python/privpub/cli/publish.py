@@ -36,8 +36,9 @@ CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) al
                     "gives smaller errors against d-independent adversaries only; 'sec4.2' "
                     "and 'half' reproduce the paper's choices")
 DUPLICATES_HELP = ("required when the table repeats a tuple: 'set' publishes distinct tuples "
-                   "with the full guarantee, 'records' keeps every record (the guarantee then "
-                   "leaves the repeated tuples out)")
+                   "with the full guarantee (n in d = k·n/m is then their count, as the release "
+                   "states it), 'records' keeps every record (the guarantee then leaves the "
+                   "repeated tuples out)")
 WRITES = ("The release is written beside --output under a hidden temporary name, checked, "
           "and renamed into place only when whole: an interrupted run (Ctrl-C, SIGTERM) leaves "
           "an earlier file as it was. An existing --output is refused unless --force; an "
