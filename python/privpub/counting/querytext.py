@@ -24,8 +24,8 @@ Limits (each a named :class:`~privpub.QueryError` past it):
 
 Literal IN lists (``a IN (1, 2, 'x', …)``) never become one sqlglot node per
 value: the scan cuts each one out of the text (integer lists in ASCII text by a
-Rust reader of the same language as the regular expression, others by C-speed
-regular expressions),
+Rust reader of the same language as the regular expression, on text without
+\\x1c–\\x1f, others by C-speed regular expressions),
 sqlglot parses the rest, and the list comes back as one node holding its
 values (:class:`ValueList`), which every consumer treats as a whole (numpy
 ``isin``, a pandas index lookup). A list whose lexing might differ from
