@@ -46,6 +46,8 @@ def test_the_fix_a_reserved_word_message_gives_counts():
     assert count_domain(schema, '"any" = 1') == 4
     message = refused(schema, "select count(*) from I where any = 2")
     assert "'select count(*) from I where \"any\" = 2'" in message
+    text = Schema([IntRange("any", 0, 3), Categorical("s", ["Zoë"])])  # (positions: characters)
+    assert "'s = \\'Zoë\\' AND \"any\" = 1'" in refused(text, "s = 'Zoë' AND any = 1")
 
 
 def test_keywords_that_are_not_a_misnamed_column_keep_their_message():
@@ -53,6 +55,9 @@ def test_keywords_that_are_not_a_misnamed_column_keep_their_message():
     schema = Schema([IntRange("a", 0, 3)])
     assert "'=' is missing an operand" in refused(schema, "and = 1")
     assert "reserved" not in refused(schema, "a = 1 AND NOT IN (1, 2)")
+    # After an operand a keyword is an operator missing its operand, not a column.
+    for text in ["a BETWEEN = 1", "a IS = 1", "a LIKE = 'x'"]:
+        assert "reserved" not in refused(schema, text), text
     # A name sqlglot reads as a column (DuckDB reserves it) stays a column.
     order = Schema([IntRange("order", 0, 3), IntRange("all", 0, 1)])
     assert count_domain(order, "order = 1 AND all = 0") == 1

@@ -301,6 +301,9 @@ _AFTER_VALUE = {None, TokenType.AND, TokenType.OR, TokenType.R_PAREN}
 #: x AND = 1 lacks an operand): never suggested as a column to quote.
 _NOT_NAMES = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NULL, TokenType.TRUE,
               TokenType.FALSE, TokenType.AND, TokenType.OR, TokenType.NOT}
+#: Tokens that end an operand: a keyword after one is an operator (a LIKE = 'x').
+_OPERAND_ENDS = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.STRING,
+                 TokenType.R_PAREN}
 
 
 def _parse_one(text: str, shown: str) -> exp.Expression:
@@ -346,12 +349,14 @@ def _reserved_word(shown: str) -> str | None:
     except sqlglot.errors.TokenError:
         return None
     for i, token in enumerate(tokens):
-        if token.token_type in _NOT_NAMES or not token.text.isidentifier():
+        word = shown[token.start:token.end + 1]  # (a string's token text has no quotes)
+        if token.token_type in _NOT_NAMES or not word.isidentifier():
             continue
         after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
         before = tokens[i - 1].token_type if i else None
+        if before in _OPERAND_ENDS:
+            continue
         if after in _AFTER_COLUMN or (before in _BEFORE_OPERAND and after in _AFTER_VALUE):
-            word = token.text
             quoted = shown[:token.start] + f'"{word}"' + shown[token.end + 1:]
             return (f"{word!r} is a reserved word in SQL; a column called {word} must be "
                     f"double-quoted: {short(quoted)!r}")
