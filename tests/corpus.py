@@ -51,7 +51,13 @@ import numpy as np
 import pandas as pd
 
 from privpub import Categorical, IntRange, PrivacyWarning, Schema
-from privpub.core.errors import DataTypeError, DomainError, MissingValueError, PrivpubError
+from privpub.core.errors import (
+    DataTypeError,
+    DomainError,
+    MissingValueError,
+    PrivpubError,
+    SchemaError,
+)
 
 MISSING = "(missing)"
 
@@ -139,12 +145,13 @@ def filled(table: Table) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _derived(frame: pd.DataFrame, names: list[str]) -> list:
+def _derived(frame: pd.DataFrame, names: list[str], exact: tuple[str, ...] = ()) -> list:
     """Attributes inferred from the data (the values that occur); the schema
-    lists them as derived and every guarantee says so."""
+    lists them as derived and every guarantee says so. ``exact``: float columns
+    kept as their exact values on purpose (from_frame's exact_domain; refused otherwise)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        return list(Schema.from_frame(frame[names]).attributes)
+        return list(Schema.from_frame(frame[names], exact_domain=exact).attributes)
 
 
 # ---- statsmodels ------------------------------------------------------------------------------
@@ -271,9 +278,13 @@ def randhie() -> Table:
 
     raw = sm.datasets.randhie.load_pandas().data
     frame = raw[["mdvis", "lncoins", "idp", "lpi", "physlm", "hlthg", "hlthf", "hlthp"]]
-    # Every domain inferred from the data (the user's shortcut; the guarantee says so).
-    schema = Schema(_derived(frame, list(frame.columns)), derived=list(frame.columns))
+    # Every domain inferred from the data (the user's shortcut; the guarantee says so),
+    # the three float columns kept as their exact values on purpose.
+    floats = ("lncoins", "lpi", "physlm")
+    schema = Schema(_derived(frame, list(frame.columns), floats), derived=list(frame.columns))
     return Table("statsmodels.randhie", frame, schema, (2, 0.5), "lpi", (
+        Failure("float domains inferred without exact=", lambda: frame, None, SchemaError,
+                ("lncoins", "non-integer", "exact_domain=")),
         Failure("a visit count outside the inferred domain", lambda: frame.assign(
             mdvis=frame["mdvis"].where(frame.index != 7, 1000)), schema, DomainError,
                 ("mdvis", "1000", "row 7")),
@@ -313,12 +324,13 @@ def breast_cancer() -> Table:
     area = [0, 500, 1000, 1500, 2000, 5000]
     frame = pd.DataFrame({
         "diagnosis": raw["target"].map({0: "malignant", 1: "benign"}),
-        "mean radius": raw["mean radius"],    # 456 distinct floats, kept as they are
+        "mean radius": raw["mean radius"],    # 456 distinct floats, kept as they are (exact_domain)
         "mean texture": bands(raw["mean texture"], texture, band_labels(texture)),
         "worst area": bands(raw["worst area"], area, band_labels(area)),
     })
     schema = Schema([Categorical("diagnosis", ["benign", "malignant"]),
-                     *_derived(frame, ["mean radius"]), declared(frame, "mean texture"),
+                     *_derived(frame, ["mean radius"], ("mean radius",)),
+                     declared(frame, "mean texture"),
                      declared(frame, "worst area")], derived=["mean radius"])
     return Table("sklearn.breast_cancer", frame, schema, (5, 0.3), "mean texture", (
         Failure("a radius not in the inferred list", lambda: frame.assign(

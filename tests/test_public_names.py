@@ -198,6 +198,8 @@ NAMES = {
     "text": "query text",
     "tables": "named tables a condition refers to",
     "atom": "a query atom",
+    "formula": "a condition's tree of atoms, AND, OR and NOT",
+    "exact_domain": "columns whose observed values are kept as an exact domain",
     "atoms": "a conjunctive query's atoms",
     "subsets": "attribute subsets of marginals",
     "q": "a graph query",

@@ -42,3 +42,16 @@ def test_refusals_show_labels_not_indices():
     with pytest.raises(QueryError, match=r"x >= 'mid'") as info:
         release.estimate("x >= 'mid'")
     assert "x >= 1" not in str(info.value)
+
+
+def test_the_non_sensitive_part_keeps_its_grouping():
+    """P is rebuilt from the atoms as written: an OR inside an AND keeps its parentheses."""
+    from privpub.counting.query import Condition
+    from privpub.splu import predicates
+
+    schema = privpub.Schema([privpub.IntRange("a", 0, 9), privpub.Categorical("b", ["x", "y"]),
+                             privpub.Categorical("s", ["p", "q"])])
+    where, values = predicates.split(
+        Condition(schema, "a = 1 AND (b = 'x' OR a = 3) AND s = 'p'"), ["s"])
+    assert values == {"s": "p"}
+    assert Condition(schema, where).sql == Condition(schema, "a = 1 AND (b = 'x' OR a = 3)").sql

@@ -39,6 +39,11 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the schema (public domains) as JSON or YAML, as written by "
                              "Schema.to_dict (default: inferred from the data, which reveals "
                              "the values that occur; the command says so)")
+    parser.add_argument("--exact-domain", metavar="A,B,…", action="append",
+                        help="without --schema: columns whose values are published as they "
+                             "are although they are non-integer numbers or most records hold a "
+                             "value of their own (an identifier), which are refused otherwise "
+                             "(repeatable)")
 
 
 def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
@@ -290,6 +295,9 @@ def table_schema(args: argparse.Namespace, table: Any) -> Any:
         if getattr(args, "missing", None) is not None:
             raise SchemaError("--missing is for inferred domains; with --schema declare the "
                               "missing value in the schema ('missing: LABEL' on the attribute)")
+        if exact_columns(args):
+            raise SchemaError("--exact-domain is for inferred domains; with --schema the "
+                              "schema declares every domain")
         schema = read_schema(args.schema)
         extra = [c for c in table.column_names if c not in schema.names]
         if extra:
@@ -305,10 +313,17 @@ def table_schema(args: argparse.Namespace, table: Any) -> Any:
         return schema
     with warnings.catch_warnings():  # said here, on one line, and in the guarantee
         warnings.simplefilter("ignore", PrivacyWarning)
-        schema = Schema.from_frame(table, missing=missing_labels(args, table))
+        schema = Schema.from_frame(table, missing=missing_labels(args, table),
+                                   exact_domain=exact_columns(args))
     note("the domains were inferred from the data (active domains), which reveals which "
          "values occur; pass --schema for public domains")
     return schema
+
+
+def exact_columns(args: argparse.Namespace) -> list[str]:
+    """--exact-domain as Schema.from_frame's ``exact``."""
+    given = getattr(args, "exact_domain", None) or []
+    return [name.strip() for text in given for name in text.split(",") if name.strip()]
 
 
 def missing_labels(args: argparse.Namespace, table: Any) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from privpub.cli.common import (
     ExampleFormatter,
     add_failure_probability_argument,
     add_input_arguments,
+    exact_columns,
     missing_labels,
     read_input,
     read_schema,
@@ -72,10 +73,11 @@ def _plan(args: argparse.Namespace) -> int:
             raise ParameterError("--n is for planning from a schema alone; with --input the "
                                  "table's own record count is used")
         table = read_input(args)
-        if schema is None and args.missing:
+        if schema is None and (args.missing or exact_columns(args)):
             with warnings.catch_warnings():  # the plan says so itself
                 warnings.simplefilter("ignore", PrivacyWarning)
-                schema = Schema.from_frame(table, missing=missing_labels(args, table))
+                schema = Schema.from_frame(table, missing=missing_labels(args, table),
+                                           exact_domain=exact_columns(args))
         result = plan(table, schema=schema, **options)
     elif schema is not None and args.n is not None:
         result = plan(schema, n=args.n, **options)

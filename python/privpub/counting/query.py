@@ -534,16 +534,25 @@ class Condition:
         estimate, message and card shows; :attr:`sql` is what is evaluated)."""
         if isinstance(self.source, str):
             return self.source
-        return "TRUE" if self.expression is None else self.written(self.formula)
+        if isinstance(self.source, exp.Expression):  # an Expr's tree, before any rewriting
+            return querytext.to_sql(self.source)
+        if self.expression is None:
+            return "TRUE"
+        return self.written(self.formula) if self.formula[0] == "atom" else \
+            self._connected(self.formula)
 
     def written(self, formula: tuple) -> str:
         """A formula over this condition's atoms as query text, each atom as
-        written (it parses back to the same condition)."""
-        if formula[0] == "atom":
-            return f"({self.atoms[formula[1]].text})"
+        written (it parses back to the same condition), in parentheses unless
+        it is one atom, so that it can stand beside AND, OR and NOT."""
+        if formula[0] == "atom":  # (an atom binds tighter than NOT, AND and OR)
+            return self.atoms[formula[1]].text
+        return f"({self._connected(formula)})"
+
+    def _connected(self, formula: tuple) -> str:
         if formula[0] == "not":
-            return f"(NOT {self.written(formula[1])})"
-        return "(" + f" {formula[0].upper()} ".join(self.written(f) for f in formula[1]) + ")"
+            return f"NOT {self.written(formula[1])}"
+        return f" {formula[0].upper()} ".join(self.written(f) for f in formula[1])
 
     @property
     def attributes(self) -> tuple[str, ...]:

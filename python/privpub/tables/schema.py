@@ -597,7 +597,7 @@ class Schema:
     # ---- construction -------------------------------------------------------------
     @classmethod
     def from_frame(cls, data: TableLike, columns: Sequence[str] | None = None,
-                   missing: Any = None) -> Schema:
+                   missing: Any = None, exact_domain: Sequence[str] = ()) -> Schema:
         """Infer a schema of active domains: each column's distinct values, sorted.
 
         ``data`` is any table privpub accepts (pandas, Arrow, polars, a path).
@@ -614,7 +614,11 @@ class Schema:
 
         A domain read off the values reveals which values occur, so the other
         columns are listed in ``schema.derived`` (and in every guarantee) and a
-        :class:`~privpub.PrivacyWarning` says so.
+        :class:`~privpub.PrivacyWarning` says so. A column of non-integer
+        numbers, or one where most records hold a value of their own (more than
+        ``NEAR_UNIQUE`` distinct values, in more than half the rows: an
+        identifier), is refused as such a domain, with how to bin it; name it in
+        ``exact_domain`` to publish its values as they are.
         """
         table = tabular(data)
         names = column_names(table) if columns is None else list(columns)
@@ -622,6 +626,9 @@ class Schema:
         unknown = [n for n in labels if n not in names]
         if unknown:
             raise SchemaError(f"missing= names columns not in the table: {unknown}")
+        if isinstance(exact_domain, str) or [n for n in exact_domain if n not in names]:
+            raise SchemaError(f"exact_domain= lists columns of the table, got {exact_domain!r} "
+                              f"(columns: {', '.join(map(str, names))})")
         declared = isinstance(missing, dict)
         if isinstance(table, pd.DataFrame):
             attributes = [_infer_pandas(name, _column(table, name), labels.get(name), declared)
@@ -629,6 +636,10 @@ class Schema:
         else:
             attributes = [_infer_arrow(name, _arrow_column(table, name), labels.get(name),
                                        declared) for name in names]
+        rows = len(table) if isinstance(table, pd.DataFrame) else table.num_rows
+        for attr in attributes:
+            if attr.name not in exact_domain and attr.dtype != "category":
+                _check_inferred_domain(attr, rows)
         # A categorical/dictionary column declared its domain; the others did not.
         derived = [a.name for a in attributes if a.dtype != "category"]
         if derived:
@@ -844,6 +855,33 @@ def _column(df: pd.DataFrame, name: str) -> pd.Series:
 
 
 # ---- inferring domains ----------------------------------------------------------------------
+
+#: An inferred domain of more values than this, held by more than half the rows,
+#: is refused as an identifier's (Schema.from_frame).
+NEAR_UNIQUE = 100
+
+
+def _check_inferred_domain(attr: Categorical, rows: int) -> None:
+    """Values read off the data are a domain only when a release may show them
+    all and a query can name them: not non-integer numbers (every exact float
+    would be published, and ``wt82 = 68.946`` would name none of them), not an
+    identifier (each record's own value, published for all to see)."""
+    fix = (f"bin it into an ordered categorical first (pd.cut(df[{attr.name!r}], bins=[...], "
+           f"labels=[...]): privpub keeps the order), drop it, or declare its domain; to "
+           f"publish its values as they are, pass exact_domain=[{attr.name!r}] (command line: "
+           f"--exact-domain {attr.name})")
+    if attr.kind == "float":
+        fractional = [v for v in attr.values if not float(v).is_integer()]
+        if fractional:
+            raise SchemaError(f"column {attr.name!r} holds {len(fractional):,} distinct "
+                              f"non-integer numbers (e.g. {fractional[0]!r}), which are no "
+                              f"domain: a release would publish each exact value and a query "
+                              f"would have to name it to the last digit; {fix}")
+    if attr.size > NEAR_UNIQUE and 2 * attr.size > rows:
+        raise SchemaError(f"column {attr.name!r} holds {attr.size:,} distinct values in "
+                          f"{rows:,} rows: most records have a value of their own (an "
+                          f"identifier?), which a release would publish for all to see; {fix}")
+
 
 
 def _with_missing(name: str, kind: str, values: list, label: Any, dtype: str, ordered: bool,
