@@ -1,5 +1,5 @@
-"""The package's layering: core ← counting ← tables ← mechanism families ← experiments/cli,
-no cycles.
+"""The package's layering: core ← domain ← counting ← tables ← mechanism families ←
+experiments/cli, no cycles; what a value means is decided in domain/ alone.
 
 Imports are read from the source (every import statement, including ones
 inside functions, which is where a cycle hides; only ``if TYPE_CHECKING:``
@@ -9,6 +9,7 @@ blocks are left out, as they never run).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -19,19 +20,20 @@ ROOT = Path(privpub.__file__).parent
 #: Which top-level parts of privpub each part may import (besides itself).
 ALLOWED = {
     "core": set(),
-    "counting": {"core"},
-    "tables": {"core", "counting"},
-    "alphabeta": {"core", "counting", "tables"},
-    "frapp": {"core", "counting", "tables"},
+    "domain": {"core"},
+    "counting": {"core", "domain"},
+    "tables": {"core", "domain", "counting"},
+    "alphabeta": {"core", "domain", "counting", "tables"},
+    "frapp": {"core", "domain", "counting", "tables"},
     "graphs": {"core"},
-    "attacks": {"core", "counting", "tables"},
-    "splu": {"core", "counting", "tables"},
-    "datasets": {"core", "tables"},
-    "planning": {"core", "tables", "alphabeta", "frapp", "splu"},
-    "experiments": {"core", "counting", "tables", "alphabeta", "frapp", "graphs", "attacks",
-                    "splu", "datasets"},
-    "report": {"core", "counting", "tables", "alphabeta", "frapp", "graphs", "attacks", "splu",
-               "planning"},
+    "attacks": {"core", "domain", "counting", "tables"},
+    "splu": {"core", "domain", "counting", "tables"},
+    "datasets": {"core", "domain", "tables"},
+    "planning": {"core", "domain", "tables", "alphabeta", "frapp", "splu"},
+    "experiments": {"core", "domain", "counting", "tables", "alphabeta", "frapp", "graphs",
+                    "attacks", "splu", "datasets"},
+    "report": {"core", "domain", "counting", "tables", "alphabeta", "frapp", "graphs", "attacks",
+               "splu", "planning"},
 }
 
 
@@ -102,9 +104,34 @@ def test_layers_point_down():
 
 
 def test_the_schema_does_not_load_the_counting_engine():
-    # The data model sits above the query language only through callers: a
-    # Schema never needs the engine to exist (Q(D) is privpub.count_domain).
-    assert not any(m.startswith("privpub.counting") for m in imports(ROOT / "tables" / "schema.py"))
+    # The data model sits below the query language: a Schema never needs the
+    # engine to exist (Q(D) is privpub.count_domain).
+    for path in (ROOT / "domain").glob("*.py"):
+        assert not any(m.startswith("privpub.counting") for m in imports(path)), path
+
+
+#: An attribute's kind sniffed by the fields it happens to have (``hasattr(attr, "lo")``)
+#: instead of asked by its type: how one value came to mean two things on two paths.
+SNIFFED = re.compile(r"hasattr\([^,]+,\s*[\"'](lo|hi|values|ordered|missing|offset)[\"']\)")
+
+
+def sniffing(path: Path) -> list[str]:
+    return [f"{path.name}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1)
+            if SNIFFED.search(line)]
+
+
+def test_no_attribute_kind_is_sniffed():
+    """An IntRange or a Categorical is told by isinstance (or asked by a method),
+    never by hasattr on its fields, outside domain/ as inside."""
+    found = [s for path in ROOT.rglob("*.py") for s in sniffing(path)]
+    assert not found, found
+
+
+def test_the_sniffing_check_sees_one(tmp_path):
+    copy = tmp_path / "truthtable.py"
+    copy.write_text((ROOT / "counting" / "truthtable.py").read_text()
+                    + "\n\ndef _old(attr):\n    return hasattr(attr, 'lo')\n")
+    assert sniffing(copy) == [f"truthtable.py:{len(copy.read_text().splitlines())}"]
 
 
 def private_imports(path: Path, this: str) -> list[str]:
@@ -135,20 +162,20 @@ def test_the_check_sees_a_private_import(tmp_path):
     assert private_imports(path, "privpub.tables.view") == []
     copy = tmp_path / "view.py"
     copy.write_text(path.read_text() + "\n\ndef _late():\n"
-                    "    from privpub.tables.schema import _missing_error\n"
+                    "    from privpub.domain.schema import _missing_error\n"
                     "    from privpub import _core\n")
     assert private_imports(copy, "privpub.tables.view") == [
-        "privpub.tables.schema._missing_error"]
+        "privpub.domain.schema._missing_error"]
 
 
 def test_the_check_sees_a_cycle(tmp_path):
     """Power: a function-local import back up is an edge the check reports."""
     source = (ROOT / "core" / "seeding.py").read_text()
-    assert "privpub.tables.schema" not in imports(ROOT / "core" / "seeding.py")
-    hidden = source + "\n\ndef _late():\n    from privpub.tables.schema import Schema\n"
+    assert "privpub.domain.schema" not in imports(ROOT / "core" / "seeding.py")
+    hidden = source + "\n\ndef _late():\n    from privpub.domain.schema import Schema\n"
     copy = tmp_path / "seeding.py"
     copy.write_text(hidden)
-    assert "privpub.tables.schema" in imports(copy)
+    assert "privpub.domain.schema" in imports(copy)
 
 
 def test_typed_package():

@@ -142,6 +142,7 @@ NAMES = {
     "ints": "integers to encode",
     "codes": "mixed-radix codes of tuples",
     "digits": "per-attribute codes of tuples",
+    "raw": "an attribute's raw integers (domain index + its offset)",
     "rows": "rows",
     "records": "records (or how repeated tuples were treated)",
     "records_given": "records given to a mechanism",

@@ -41,6 +41,8 @@ from privpub.core.release import Mechanism, Release
 from privpub.core.seeding import RandomSource, resolve_seed
 from privpub.core.version import LIBRARY_VERSION as __version__
 from privpub.counting import Condition, col, count_domain
+from privpub.domain.attributes import Categorical, IntRange
+from privpub.domain.schema import Schema
 from privpub.frapp import FRAPP
 from privpub.graphs import (
     Graph,
@@ -54,7 +56,6 @@ from privpub.planning import Plan, expected_view_size, plan
 from privpub.splu import SPLUGen
 from privpub.tables.artifact import Artifact
 from privpub.tables.published import Counts, PublishedView
-from privpub.tables.schema import Categorical, IntRange, Schema
 from privpub.tables.view import FileView, MemoryView, TableView
 
 __all__ = [

@@ -42,6 +42,7 @@ from privpub.core.errors import ParameterError
 from privpub.core.inputs import TableLike, tabular
 from privpub.core.planners import planner
 from privpub.core.renamed import renamed_keywords
+from privpub.domain.schema import Schema
 from privpub.frapp.planning import FRAPPPlanner
 from privpub.splu import mechanism as splu_mechanism
 from privpub.splu.planning import SPLUPlanner
@@ -52,7 +53,6 @@ from privpub.tables.records import (
     repeated_rows,
     sorted_rows,
 )
-from privpub.tables.schema import Schema
 
 #: The families a plan covers; each registers its planner (privpub.core.planners).
 MECHANISMS = tuple(family.name for family in (AlphaBetaPlanner, FRAPPPlanner, SPLUPlanner))

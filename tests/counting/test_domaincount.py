@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import privpub
 from privpub import col, count_domain
 from privpub.counting.domaincount import MAX_CLAUSES, TABLE_LIMIT, count
-from privpub.tables.schema import PROJECTION_BUDGET
+from privpub.domain.schema import PROJECTION_BUDGET
 
 OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le,
        "==": operator.eq, "!=": operator.ne}

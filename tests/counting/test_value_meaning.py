@@ -153,3 +153,16 @@ def test_a_released_frame_with_its_label_reencodes():
                                  missing="(missing)")])
     back = schema.decode(schema.encode(pd.DataFrame({"h": ["negative", None, "positive"]})))
     assert schema.encode(back).tolist() == [0, 2, 1]
+
+
+def test_outputs_show_labels_not_indices():
+    """An ordered attribute is compared by its indices inside; every output shows
+    the labels the query named (the αβ card read `"wage" = 4`)."""
+    frame = _frame()
+    release = AlphaBeta(SCHEMA, 1.0, 0.0).publish(frame, duplicates="set", seed=1)
+    records = release.estimate_many([{"band": "mid"}, privpub.col("band") >= "mid"]).to_records(
+        0.95)
+    assert [r["query"] for r in records] == ['"band" = \'mid\'', '"band" >= \'mid\'']
+    assert "'high'" in str(release.estimate({"band": "high", "hiv": "positive"}))
+    with pytest.raises(privpub.DomainError, match=r"value 'top' .*'band'"):
+        release.estimate({"band": "top"})

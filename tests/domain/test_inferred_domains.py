@@ -12,7 +12,7 @@ import pytest
 
 from privpub import Schema, cli
 from privpub.core.errors import SchemaError
-from privpub.tables.schema import NEAR_UNIQUE
+from privpub.domain.inference import NEAR_UNIQUE
 
 pytestmark = pytest.mark.filterwarnings("ignore::privpub.PrivacyWarning",
                                         "ignore::privpub.UsefulnessWarning")

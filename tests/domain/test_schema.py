@@ -1,4 +1,4 @@
-"""Schema, attribute domains and mixed-radix tuple codes (privpub.tables.schema)."""
+"""Schema, attribute domains and mixed-radix tuple codes (privpub.domain.schema)."""
 
 from __future__ import annotations
 

@@ -57,6 +57,7 @@ from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.domain.schema import Schema
 from privpub.tables.confidence import CountLaw, HoeffdingLaw, KeepLaw, count_top
 from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.published import Counts, PublishedView, write_view
@@ -69,7 +70,6 @@ from privpub.tables.records import (
     prepare_records,
     repeated_rows,
 )
-from privpub.tables.schema import Schema
 from privpub.tables.view import MemoryView
 
 #: Largest expected number of noise tuples publish() accepts by default.

@@ -57,6 +57,7 @@ from privpub.core.guarantee import Guarantee, Resolution, usefulness_claim, warn
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.domain.schema import Schema
 from privpub.tables.confidence import KeepLaw, SplitLaw, count_top
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
@@ -68,7 +69,6 @@ from privpub.tables.records import (
     repeated_rows,
     union_sorted,
 )
-from privpub.tables.schema import Schema
 
 
 @register_mechanism

@@ -16,7 +16,8 @@ import numpy as np
 
 from privpub import _core
 from privpub.core.errors import ParameterError
-from privpub.tables.schema import Schema
+from privpub.domain.attributes import Categorical
+from privpub.domain.schema import Schema
 
 
 class SourceDistribution:
@@ -90,7 +91,7 @@ class SourceDistribution:
 
 
 def _values(attr) -> Sequence[Any]:
-    return attr.values if hasattr(attr, "values") else range(attr.lo, attr.hi + 1)
+    return attr.values if isinstance(attr, Categorical) else range(attr.lo, attr.hi + 1)
 
 
 def _aligned(attr, given) -> np.ndarray:

@@ -45,7 +45,7 @@ def _attack(args: argparse.Namespace) -> int:
 def _secret_value(view, args: argparse.Namespace):
     """The command line gives text: the category it names, or an integer range's integer."""
     from privpub.core.errors import ParameterError
-    from privpub.tables.schema import Categorical
+    from privpub.domain.attributes import Categorical
 
     if args.secret_value is None:
         return None

@@ -199,7 +199,7 @@ def read_schema(path: str) -> Any:
     every value is text unless its field or its attribute's dtype says otherwise
     (``[no, yes]`` stay the strings 'no' and 'yes', ``02134`` keeps its zero)."""
     from privpub.core.errors import SchemaError
-    from privpub.tables.schema import Schema
+    from privpub.domain.schema import Schema
 
     try:
         with open(path, encoding="utf-8") as fh:
@@ -289,7 +289,7 @@ def table_schema(args: argparse.Namespace, table: Any) -> Any:
     """--schema if given (every column of the table must be in it), else the
     active domains of the table, with a note on stderr saying what that reveals."""
     from privpub.core.errors import PrivacyWarning, SchemaError
-    from privpub.tables.schema import Schema
+    from privpub.domain.schema import Schema
 
     if args.schema:
         if getattr(args, "missing", None) is not None:

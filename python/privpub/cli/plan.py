@@ -59,8 +59,8 @@ def add_parser(sub: Any) -> None:
 
 def _plan(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError, PrivacyWarning
+    from privpub.domain.schema import Schema
     from privpub.planning import plan
-    from privpub.tables.schema import Schema
 
     mechanisms = tuple(args.mechanism.split(","))
     sensitive = args.sensitive.split(",") if args.sensitive else None

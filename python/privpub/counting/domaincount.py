@@ -40,9 +40,10 @@ from privpub.counting import intervals
 from privpub.counting.elimination import count_by_elimination, weighted_sum_by_elimination
 from privpub.counting.query import PROJECTION_LIMIT, Condition, QueryLike
 from privpub.counting.querytext import short
+from privpub.domain.attributes import IntRange
 
-if TYPE_CHECKING:  # counting sits below tables: a Schema is passed in, never imported
-    from privpub.tables.schema import Schema
+if TYPE_CHECKING:  # (a Schema is passed in: its module is not needed at run time)
+    from privpub.domain.schema import Schema
 
 #: Evaluate the whole condition on its attributes' projection up to this many tuples.
 DIRECT_LIMIT = PROJECTION_LIMIT
@@ -222,7 +223,7 @@ class _Counter:
         """An atom on one integer attribute too large for a truth table."""
         attrs = self.cond.atoms[atom].attributes
         # (an IntRange: the one attribute kind with bounds lo..hi)
-        return (len(attrs) == 1 and hasattr(self.schema[attrs[0]], "lo")
+        return (len(attrs) == 1 and isinstance(self.schema[attrs[0]], IntRange)
                 and self.schema[attrs[0]].size > TABLE_LIMIT)
 
     def interval_set(self, atom: int, positive: bool) -> intervals.Intervals:

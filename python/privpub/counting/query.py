@@ -53,10 +53,10 @@ from privpub.counting.querytext import (
 )
 from privpub.counting.truthtable import grid_table, row_mask
 
-if TYPE_CHECKING:  # counting sits below tables: a Schema is passed in, never imported
+if TYPE_CHECKING:  # (a Schema is passed in: its module is not needed at run time)
     import duckdb
 
-    from privpub.tables.schema import Schema
+    from privpub.domain.schema import Schema
 
 #: Conditions whose attributes span at most this many domain tuples are
 #: evaluated once over that projection and looked up by code.
@@ -681,7 +681,7 @@ class Condition:
         for name in self.attributes:
             attr = self.schema[name]
             if attr.ordered:
-                ranks[name] = attr._index.get_indexer(frame[name])
+                ranks[name] = attr.values_index.get_indexer(frame[name])
                 if (ranks[name] < 0).any():
                     bad = frame[name].iloc[int(np.argmax(ranks[name] < 0))]
                     raise DomainError(f"column {name!r}: value {bad!r} is not in the domain "

@@ -44,9 +44,11 @@ from privpub.counting.querytext import (
     value_list,
     values_node,
 )
+from privpub.domain.attributes import Categorical, IntRange
 
 if TYPE_CHECKING:
-    from privpub.tables.schema import Attribute, Schema
+    from privpub.domain.attributes import Attribute
+    from privpub.domain.schema import Schema
 
 #: Nodes that are atoms (a truth value computed from attribute values).
 ATOMS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between, exp.Like,
@@ -117,7 +119,7 @@ def domain_test(attr: Attribute) -> Callable[[Any], bool]:
     """Whether a Python value is in the attribute's domain (True == 1 in Python:
     a boolean matches only a boolean domain, and back)."""
     boolean = attr.kind == "boolean"
-    if hasattr(attr, "values"):
+    if isinstance(attr, Categorical):
         members = set(attr.values)
         return lambda v: isinstance(v, (bool, np.bool_)) == boolean and v in members
     lo, hi = attr.lo, attr.hi
@@ -128,7 +130,7 @@ def domain_test(attr: Attribute) -> Callable[[Any], bool]:
 def _can_match(attr: Attribute, value: Any) -> bool:
     """Whether a subquery's value can equal a domain value (as DuckDB compares:
     3.0 matches the integer 3)."""
-    if hasattr(attr, "lo") and isinstance(value, float) and value.is_integer():
+    if isinstance(attr, IntRange) and isinstance(value, float) and value.is_integer():
         value = int(value)
     return domain_test(attr)(value)
 
@@ -150,7 +152,7 @@ def _outside(attr: Attribute, value: Any, atom: exp.Expression | None) -> Domain
 def suggest(value: Any, attr: Any) -> str:
     """Near values of a categorical domain: same after trimming or case folding,
     or a small edit distance."""
-    if not isinstance(value, str) or not hasattr(attr, "values"):
+    if not isinstance(value, str) or not isinstance(attr, Categorical):
         return ""
     names = [v for v in attr.values if isinstance(v, str)]
     folded = value.strip().casefold()
@@ -272,7 +274,7 @@ def check_values(schema: Schema, atom: exp.Expression) -> exp.Expression:
     if not isinstance(column, exp.Column):
         return atom
     attr = schema[column.name]
-    if listed.ints is not None and not hasattr(attr, "values"):  # integers, a range: numpy
+    if listed.ints is not None and isinstance(attr, IntRange):  # integers, a range: numpy
         inside = (listed.ints >= attr.lo) & (listed.ints <= attr.hi)
         if inside.all():
             return atom
@@ -305,7 +307,7 @@ def rank_ordered(schema: Schema, atom: exp.Expression,
                  ranks: dict[str, dict[Any, int]]) -> exp.Expression:
     """An ordered attribute is compared by its declared order: its values in
     the atom become their domain indices (queries see the attribute as its
-    indices, see ``Attribute._query_values``). ``ranks`` caches each
+    indices, see ``Attribute.query_values``). ``ranks`` caches each
     attribute's value → index map."""
     names = {c.name for c in atom.find_all(exp.Column)}
     ordered = sorted(n for n in names if schema[n].ordered)
@@ -465,7 +467,7 @@ def _fold_between(schema: Schema, atom: exp.Between) -> exp.Expression | None:
     low, high = _exact(_bare(atom.args["low"])), _exact(_bare(atom.args["high"]))
     if attr is None or low is None or high is None:
         return None
-    if hasattr(attr, "values"):
+    if isinstance(attr, Categorical):
         return _decide(attr, atom.this, lambda v: low <= v <= high)
     # An integer range lies inside int64: a wide bound is below lo or above hi.
     keep_low, keep_high = not _wide(_bare(atom.args["low"])), not _wide(_bare(atom.args["high"]))
@@ -483,7 +485,7 @@ def _fold_between(schema: Schema, atom: exp.Between) -> exp.Expression | None:
 def _decide(attr: Attribute, column: exp.Expression,
             holds: Callable[[Decimal], bool]) -> exp.Expression:
     """TRUE, FALSE or the exact list of the attribute's values satisfying ``holds``."""
-    if not hasattr(attr, "values"):  # an integer range: its ends decide (wide literals only)
+    if isinstance(attr, IntRange):  # an integer range: its ends decide (wide literals only)
         ends = {holds(Decimal(attr.lo)), holds(Decimal(attr.hi))}
         if len(ends) != 1:  # not reached: a wide literal lies beyond both ends
             raise QueryError(f"cannot decide a comparison of {attr.name!r} exactly")

@@ -42,9 +42,10 @@ import pandas as pd
 from sqlglot import exp
 
 from privpub.counting.querytext import ValueList, chain, in_values
+from privpub.domain.attributes import IntRange
 
 if TYPE_CHECKING:
-    from privpub.tables.schema import Schema
+    from privpub.domain.schema import Schema
 
 #: Largest magnitude an integer intermediate may reach (int64 arithmetic stays exact).
 INT_BOUND = 1 << 62
@@ -76,7 +77,7 @@ def grid_table(schema: Schema, attributes: Sequence[str],
             return None
         axes[name] = values.reshape([-1 if i == j else 1 for i in range(len(shape))])
     # Axes that are a whole integer range lo, lo+1, …: membership by indexing.
-    ranges = {a: schema[a].lo for a in attributes if hasattr(schema[a], "lo") and a in axes}
+    ranges = {a: schema[a].lo for a in attributes if isinstance(schema[a], IntRange) and a in axes}
     try:
         value = _Grid(axes, _widest_of(schema, attributes), ranges).truth(node)
     except _Unsupported:
@@ -109,7 +110,7 @@ def _axis(attr: Any, digits: np.ndarray) -> np.ndarray | None:
     """An attribute's query values at these domain indices, as numpy compares
     them (int64 when the domain's integers stay below 2^62), or None for
     values left to DuckDB."""
-    values = np.asarray(attr._query_values(digits))
+    values = np.asarray(attr.query_values(digits))
     if values.dtype.kind in "iu":
         return values.astype(np.int64) if _widest(attr) < INT_BOUND else None
     if values.dtype.kind == "O" and not all(isinstance(v, str) for v in values):
@@ -124,11 +125,11 @@ def _widest_of(schema: Schema, attributes: Sequence[str]) -> int:
 def _widest(attr: Any) -> int:
     """The largest integer magnitude among an attribute's query values (its
     whole domain; 0 when it holds no integers numpy can hold)."""
-    if hasattr(attr, "lo"):
+    if isinstance(attr, IntRange):
         return max(abs(attr.lo), abs(attr.hi))
     if attr.ordered:
         return attr.size - 1
-    values = np.asarray(attr._query_values(np.arange(attr.size)))
+    values = np.asarray(attr.query_values(np.arange(attr.size)))
     if values.dtype.kind in "iu" and values.size:
         return max(abs(int(values.min())), abs(int(values.max())))
     return 0

@@ -13,7 +13,7 @@ import pandas as pd
 
 from privpub.core.errors import ParameterError, PrivacyWarning
 from privpub.datasets.census import CENSUS_CARDINALITIES, synthetic_census
-from privpub.tables.schema import Schema
+from privpub.domain.schema import Schema
 
 __all__ = ["ADULT_ATTRIBUTES", "CENSUS_CARDINALITIES", "load_adult", "load_graph",
            "synthetic_census"]

@@ -25,7 +25,8 @@ import pandas as pd
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.tables.schema import IntRange, Schema
+from privpub.domain.attributes import IntRange
+from privpub.domain.schema import Schema
 
 #: Attribute → number of values (the paper's CENSUS cardinalities), in its order.
 CENSUS_CARDINALITIES = {"gender": 2, "education": 17, "marital": 6, "race": 9,

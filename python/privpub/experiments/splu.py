@@ -49,6 +49,8 @@ from tqdm import tqdm
 from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.datasets import load_adult, synthetic_census
+from privpub.domain.attributes import IntRange
+from privpub.domain.schema import Schema
 from privpub.splu import (
     ReconstructionWarning,
     SPLUGen,
@@ -58,7 +60,6 @@ from privpub.splu import (
     reconstruct_many,
 )
 from privpub.splu.reconstruction import METHODS
-from privpub.tables.schema import IntRange, Schema
 
 SENSITIVE = "occupation"
 GROUP_SIZES = tuple(range(2, 10))

@@ -30,9 +30,10 @@ import numpy as np
 import pandas as pd
 
 from privpub.datasets import load_adult
+from privpub.domain.attributes import Categorical, IntRange
+from privpub.domain.schema import Schema
 from privpub.splu import ReconstructionWarning, SPLUGen, reconstruct_many
 from privpub.splu.reconstruction import METHODS
-from privpub.tables.schema import IntRange, Schema
 
 
 def synthetic(n: int = 100_000, seed: int = 0) -> tuple[pd.DataFrame, Schema]:
@@ -53,7 +54,7 @@ def errors(df: pd.DataFrame, schema: Schema, sensitive: str, predicates: list[st
         view = mech.publish(df, seed=seed)
     kept = np.ones(len(df), dtype=bool)
     kept[mech.partition(df).residue] = False
-    values = schema[sensitive].values if hasattr(schema[sensitive], "values") else \
+    values = schema[sensitive].values if isinstance(schema[sensitive], Categorical) else \
         range(schema[sensitive].offset, schema[sensitive].offset + schema[sensitive].size)
     queries, truth = [], []
     for where in predicates:

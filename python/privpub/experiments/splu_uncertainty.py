@@ -37,9 +37,9 @@ import pandas as pd
 
 from privpub.counting.query import Condition
 from privpub.datasets import load_adult, synthetic_census
+from privpub.domain.schema import Schema
 from privpub.splu import SPLUGen
 from privpub.splu.reconstruction import from_states, paper_em
-from privpub.tables.schema import Schema
 
 #: Runs per measurement (the tests' count).
 RUNS = 2000

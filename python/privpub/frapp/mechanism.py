@@ -33,6 +33,7 @@ from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.domain.schema import Schema
 from privpub.frapp.accounting import (
     frapp_copies_ratio,
     frapp_exclusive_ratio,
@@ -52,7 +53,6 @@ from privpub.tables.records import (
     prepare_records,
     sorted_rows,
 )
-from privpub.tables.schema import Schema
 
 
 @register_mechanism

@@ -26,6 +26,7 @@ import pandas as pd
 
 from privpub.core.errors import ParameterError
 from privpub.core.seeding import RandomSource
+from privpub.domain.schema import Schema
 from privpub.tables.distributed import (
     DaskRelease,
     by_range,
@@ -36,7 +37,6 @@ from privpub.tables.distributed import (
     split_points,
 )
 from privpub.tables.records import as_schema_codes
-from privpub.tables.schema import Schema
 from privpub.tables.view import codes_of
 
 if TYPE_CHECKING:

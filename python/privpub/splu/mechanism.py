@@ -42,13 +42,13 @@ from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.counting.query import Condition
+from privpub.domain.schema import Schema
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
 from privpub.splu.predicates import split
 from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
-from privpub.tables.schema import Schema
 from privpub.tables.view import codes_of
 
 #: How an estimate of a count the release publishes unchanged is made, and its interval's kind.

@@ -17,7 +17,7 @@ from privpub.core.artifacts import FORMAT_VERSION, read_frame, write_parquet
 from privpub.core.errors import ArtifactError
 from privpub.core.validate import field as stored_field
 from privpub.core.version import LIBRARY_VERSION
-from privpub.tables.schema import Schema
+from privpub.domain.schema import Schema
 
 
 @dataclass

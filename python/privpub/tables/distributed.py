@@ -44,6 +44,7 @@ from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.query import QueryLike
+from privpub.domain.schema import Schema
 from privpub.tables.filescan import Part, PrunedFileView, count_parts
 from privpub.tables.groupstats import GroupRecorder
 from privpub.tables.partsview import PartsView
@@ -57,7 +58,6 @@ from privpub.tables.records import (
     record_stats,
     sorted_rows,
 )
-from privpub.tables.schema import Schema
 from privpub.tables.view import (
     CHUNK_ROWS,
     METADATA_FILE,

@@ -66,9 +66,10 @@ from privpub import _core
 from privpub.core.errors import ArtifactError
 from privpub.counting import intervals
 from privpub.counting.query import PROJECTION_LIMIT
+from privpub.domain.attributes import IntRange
+from privpub.domain.schema import Schema
 from privpub.tables import pages
 from privpub.tables.groupstats import GroupStats
-from privpub.tables.schema import Schema
 from privpub.tables.view import Digits, FileView, file_digits, index_width
 
 #: Decisions of a condition over a row group.
@@ -142,7 +143,7 @@ def _interval_verdict(schema: Schema, atom: Any, ranges: Mapping[str, tuple[int,
     """An atom on one integer range too large for a table (a timestamp, an id):
     the values of its box satisfying it, as intervals (:mod:`privpub.counting.intervals`,
     as the domain count does); READ when the atom is not a comparison with constants."""
-    if len(atom.attributes) != 1 or not hasattr(schema[atom.attributes[0]], "lo"):
+    if len(atom.attributes) != 1 or not isinstance(schema[atom.attributes[0]], IntRange):
         return READ
     attr, (lo, hi) = schema[atom.attributes[0]], ranges[atom.attributes[0]]
     found = intervals.of_atom(atom.node, attr.name, attr.lo + lo, attr.lo + hi)

@@ -23,7 +23,7 @@ import numpy as np
 
 from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
-from privpub.tables.schema import Schema
+from privpub.domain.schema import Schema
 from privpub.tables.view import CHUNK_ROWS, Digits, PartDigest, index_width
 
 

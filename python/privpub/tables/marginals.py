@@ -22,9 +22,9 @@ import pandas as pd
 
 from privpub import _core
 from privpub.core.errors import ParameterError
+from privpub.domain.schema import Schema
 from privpub.tables.confidence import LEVEL, check_level
 from privpub.tables.cover import budgeted_cover, sum_down
-from privpub.tables.schema import Schema
 from privpub.tables.view import Digits, pandas_column
 
 #: Most value combinations estimate_marginals handles in one call.

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from privpub import _core
 from privpub.core.errors import PrivpubError
-from privpub.tables.schema import Schema
+from privpub.domain.schema import Schema
 from privpub.tables.view import file_digits, index_width
 
 _DICTIONARY_PAGE = 2

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from privpub.domain.schema import Schema
 from privpub.tables.records import as_schema_codes
-from privpub.tables.schema import Schema
 from privpub.tables.view import Digits, MemoryView, TableView
 
 

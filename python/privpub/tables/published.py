@@ -56,6 +56,7 @@ from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
+from privpub.domain.schema import Schema
 from privpub.tables.confidence import LEVEL
 from privpub.tables.filescan import PrunedFileView
 from privpub.tables.groupstats import GroupRecorder, stored_groups, usable_groups
@@ -67,7 +68,6 @@ from privpub.tables.marginals import (
     product_sums,
 )
 from privpub.tables.records import counted, isin_sorted
-from privpub.tables.schema import Schema
 from privpub.tables.view import (
     CHUNK_ROWS,
     DIGEST_ALGORITHM,

@@ -16,7 +16,7 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.inputs import TableLike, column_names, tabular
 from privpub.core.limbs import LIMB_BITS, limbs_from_ints
-from privpub.tables.schema import Schema
+from privpub.domain.schema import Schema
 
 
 def records_as_codes(schema: Schema, data: TableLike | np.ndarray) -> np.ndarray:

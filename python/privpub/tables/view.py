@@ -41,14 +41,9 @@ import pyarrow.parquet as pq
 
 from privpub import _core
 from privpub.core.errors import ArtifactError, DataTypeError, DomainError, ParameterError
-from privpub.tables.schema import (
-    Attribute,
-    Categorical,
-    RawColumn,
-    Schema,
-    arrow_values,
-    with_offset,
-)
+from privpub.domain.attributes import Attribute, Categorical, with_offset
+from privpub.domain.columns import RawColumn, arrow_values
+from privpub.domain.schema import Schema
 
 #: Rows per batch when streaming (decoding, writing, reading a file).
 CHUNK_ROWS = 1 << 20
@@ -125,7 +120,7 @@ def pandas_column(attr: Attribute, digits: np.ndarray, *, checked: bool = False)
     if isinstance(attr, Categorical) and (attr.kind == "string" or attr.dtype == "category"):
         return pd.Categorical.from_codes(digits, dtype=attr.categorical_dtype,
                                          validate=not checked)
-    return pd.array(attr._from_raw(with_offset(digits, attr.offset)), dtype=attr.dtype,
+    return pd.array(attr.from_raw(with_offset(digits, attr.offset)), dtype=attr.dtype,
                     copy=False)
 
 

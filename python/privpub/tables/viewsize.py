@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from privpub.core.seeding import SEEDED
+from privpub.domain.schema import Schema
 from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, distinct_sorted, sorted_rows
-from privpub.tables.schema import Schema
 from privpub.tables.view import MemoryView
 
 #: Rows of the synthetic slice written to measure Parquet bytes per row.

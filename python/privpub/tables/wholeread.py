@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from privpub.core.errors import ArtifactError
+from privpub.domain.schema import Schema
 from privpub.tables import pages
-from privpub.tables.schema import Schema
 from privpub.tables.view import FileView, PartDigest, file_digits, index_width, row_groups
 
 

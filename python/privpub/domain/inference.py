@@ -1,0 +1,140 @@
+"""Domains read off the data (:meth:`Schema.from_frame`): the values that occur,
+sorted, or a categorical column's declared categories in their order, with a
+declared missing label appended; refused where they would publish every
+record's own value (non-integer numbers, identifiers)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from privpub.core.errors import SchemaError
+from privpub.domain.attributes import Categorical, value_kind
+from privpub.domain.columns import (
+    arrow_column,
+    arrow_count_of,
+    arrow_kind,
+    check_arrow_missing,
+    check_no_missing,
+    collision_error,
+    column_kind,
+    frame_column,
+)
+
+#: An inferred domain of more values than this, held by more than half the rows,
+#: is refused as an identifier's (Schema.from_frame).
+NEAR_UNIQUE = 100
+
+
+def _check_inferred_domain(attr: Categorical, rows: int) -> None:
+    """Values read off the data are a domain only when a release may show them
+    all and a query can name them: not non-integer numbers (every exact float
+    would be published, and ``wt82 = 68.946`` would name none of them), not an
+    identifier (each record's own value, published for all to see)."""
+    fix = (f"bin it into an ordered categorical first (pd.cut(df[{attr.name!r}], bins=[...], "
+           f"labels=[...]): privpub keeps the order), drop it, or declare its domain; to "
+           f"publish its values as they are, pass exact_domain=[{attr.name!r}] (command line: "
+           f"--exact-domain {attr.name})")
+    if attr.kind == "float":
+        fractional = [v for v in attr.values if not float(v).is_integer()]
+        if fractional:
+            raise SchemaError(f"column {attr.name!r} holds {len(fractional):,} distinct "
+                              f"non-integer numbers (e.g. {fractional[0]!r}), which are no "
+                              f"domain: a release would publish each exact value and a query "
+                              f"would have to name it to the last digit; {fix}")
+    if attr.size > NEAR_UNIQUE and 2 * attr.size > rows:
+        raise SchemaError(f"column {attr.name!r} holds {attr.size:,} distinct values in "
+                          f"{rows:,} rows: most records have a value of their own (an "
+                          f"identifier?), which a release would publish for all to see; {fix}")
+
+
+
+def _with_missing(name: str, kind: str, values: list, label: Any, dtype: str, ordered: bool,
+                  collisions: int = 0) -> Categorical:
+    """The inferred attribute, its declared missing label appended to the domain
+    (``collisions``: the cells that hold the label while others are missing)."""
+    if label is None:
+        return Categorical(name, values, dtype=dtype, ordered=ordered)
+    if value_kind(label) != kind:
+        raise SchemaError(f"column {name!r} holds {kind} values; its missing label {label!r} "
+                          f"must be one too")
+    if collisions:
+        raise collision_error(name, label, collisions)
+    if label not in values:  # (a label that occurs where no cell is missing: a release read back)
+        values = [*values, label]
+    return Categorical(name, values, dtype=dtype, ordered=ordered, missing=label)
+
+
+def _infer_pandas(name: str, values: pd.Series, label: Any = None,
+                  declared: bool = False) -> Categorical:
+    collisions = 0
+    if label is None or not values.hasnans:
+        check_no_missing(name, values)
+        label = label if declared else None
+    else:
+        collisions = int((values == label).sum())
+    present = values.dropna()
+    kind = column_kind(name, present)
+    if kind == "empty":
+        raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = list(dtype.categories)
+        return _with_missing(name, kind, categories if dtype.ordered else sorted(categories),
+                             label, "category", bool(dtype.ordered), collisions)
+    if label is not None and pd.api.types.is_integer_dtype(dtype):
+        dtype = np.dtype(np.int64)  # a nullable Int64 column: its values, then the label
+    return _with_missing(name, kind, sorted(pd.unique(present)), label, str(dtype), False,
+                         collisions)
+
+
+def _infer_arrow(name: str, array: pa.Array, label: Any = None,
+                 declared: bool = False) -> Categorical:
+    kind = arrow_kind(name, array.type)
+    collisions = 0
+    if label is None or pc.sum(pc.is_null(array, nan_is_null=True)).as_py() == 0:
+        check_arrow_missing(name, array)
+        label = label if declared else None
+    elif value_kind(label) == kind:
+        collisions = arrow_count_of(array, label)
+    if kind == "empty" or len(array) == 0:
+        raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
+    if pa.types.is_dictionary(array.type):
+        categories = array.dictionary.to_pylist()
+        ordered = bool(array.type.ordered)
+        return _with_missing(name, kind, categories if ordered else sorted(categories), label,
+                             "category", ordered, collisions)
+    present = pc.drop_null(pc.if_else(pc.is_nan(array), None, array)
+                           if pa.types.is_floating(array.type) else array)
+    return _with_missing(name, kind, sorted(pc.unique(present).to_pylist()), label,
+                         _pandas_dtype(array.type), False, collisions)
+
+
+def _pandas_dtype(arrow_type: pa.DataType) -> str:
+    """The dtype pandas gives such a column by default (strings: 'str' or object)."""
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
+            or pa.types.is_string_view(arrow_type):
+        return str(pd.Series(["x"]).dtype)
+    return str(np.dtype(arrow_type.to_pandas_dtype()))
+
+
+def infer_attributes(table: pd.DataFrame | pa.Table, names: Sequence[str],
+                     labels: dict[str, Any], declared: bool,
+                     exact_domain: Sequence[str]) -> list[Categorical]:
+    """Each named column's inferred attribute (see :meth:`Schema.from_frame`)."""
+    if isinstance(table, pd.DataFrame):
+        attributes = [_infer_pandas(name, frame_column(table, name), labels.get(name), declared)
+                      for name in names]
+    else:
+        attributes = [_infer_arrow(name, arrow_column(table, name), labels.get(name), declared)
+                      for name in names]
+    rows = len(table) if isinstance(table, pd.DataFrame) else table.num_rows
+    for attr in attributes:
+        if attr.name not in exact_domain and attr.dtype != "category":
+            _check_inferred_domain(attr, rows)
+    return attributes
