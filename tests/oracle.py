@@ -17,7 +17,8 @@ exact count over the same rows, written here independently of privpub:
   (missing is not equal to v, so ``c <> v`` matches it);
 - NOT is two-valued negation of its operand (atoms are never NULL here);
 - ``<``, ``<=``, ``>``, ``>=`` and BETWEEN on an unordered categorical of text
-  or booleans are refused (:class:`privpub.QueryError`), and ``=``, ``<>`` or IN
+  are refused (:class:`privpub.QueryError`); numbers and booleans compare by
+  value (FALSE < TRUE, as in DuckDB), and ``=``, ``<>`` or IN
   with a value outside the domain is refused (a typo would count 0).
 
 Tables and queries are drawn through a :class:`Source`, either hypothesis's
@@ -145,8 +146,9 @@ class Column:
 
     @property
     def refuses_order(self) -> bool:
-        """An unordered categorical of text or booleans has no order to compare by."""
-        return self.kind in ("text", "bool")
+        """An unordered categorical of text has no order to compare by (booleans
+        and numbers have their values' own)."""
+        return self.kind == "text"
 
     @property
     def real(self) -> tuple:

@@ -112,7 +112,8 @@ def test_the_schema_does_not_load_the_counting_engine():
 
 #: An attribute's kind sniffed by the fields it happens to have (``hasattr(attr, "lo")``)
 #: instead of asked by its type: how one value came to mean two things on two paths.
-SNIFFED = re.compile(r"hasattr\([^,]+,\s*[\"'](lo|hi|values|ordered|missing|offset)[\"']\)")
+SNIFFED = re.compile(r"(has|get)attr\((\w*attr\w*|a|[\w.]*schema\[[^]]+\]),\s*"
+                     r"[\"'](lo|hi|values|ordered|missing|offset)[\"']")
 
 
 def sniffing(path: Path) -> list[str]:

@@ -31,8 +31,7 @@ def _splu_estimate(args: argparse.Namespace) -> int:
             raise ParameterError(f"--value takes ATTRIBUTE=VALUE, got {spec!r}")
         # The domain value written as this text (so "2" finds an integer 2).
         attr = view.schema[name] if name in view.schema.names else None
-        domain = [] if attr is None else getattr(attr, "values", None) or range(
-            attr.offset, attr.offset + attr.size)
+        domain = [] if attr is None else attr.values
         values[name] = next((v for v in domain if str(v) == value), value)
     if not values:
         raise ParameterError("give at least one --value ATTRIBUTE=VALUE (a sensitive value)")

@@ -60,6 +60,8 @@ class Attribute:
     name: str
     kind: str
     dtype: str
+    #: The domain's values in domain-index order (an IntRange: a range, never listed).
+    values: Sequence[Any]
 
     @property
     def size(self) -> int:
@@ -323,6 +325,11 @@ class IntRange(Attribute):
     @property
     def offset(self) -> int:
         return self.lo
+
+    @property
+    def values(self) -> range:
+        """The domain's values in order, as a range (never listed: it may hold billions)."""
+        return range(self.lo, self.hi + 1)
 
     def to_dict(self) -> dict:
         out = {"type": "int_range", "name": self.name, "lo": self.lo, "hi": self.hi,

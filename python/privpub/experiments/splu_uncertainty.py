@@ -159,7 +159,7 @@ def coverage(law: ReleaseLaw, predicates: Sequence[str], runs: int = RUNS, seed:
     lower, upper = (a.reshape(r, q) for a in batch.interval(0.95))
     mean = value.mean(axis=0)
     attr = law.schema[law.sensitive]
-    labels = getattr(attr, "values", None) or range(attr.offset, attr.offset + attr.size)
+    labels = attr.values
     names = [f"{p} and {law.sensitive} = {labels[s]!r}" for p in predicates
              for s in range(law.n_values)]
     frame = pd.DataFrame({

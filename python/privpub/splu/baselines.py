@@ -130,8 +130,7 @@ def anatomy(data: TableLike | np.ndarray, group_size: int, sensitive: str,
     digits = _sensitive_digits(data, sensitive, schema)
     j = schema.names.index(sensitive)
     attr = schema[sensitive]
-    labels = getattr(attr, "values", None) or range(attr.offset, attr.offset + attr.size)
-    check_eligible(sensitive, digits[j], labels, group_size)
+    check_eligible(sensitive, digits[j], attr.values, group_size)
     part = decoy_groups(digits[j], attr.size, group_size)
     rows = part.members.ravel()
     group = np.repeat(np.arange(len(part.members)), group_size)

@@ -274,9 +274,7 @@ class SPLUGen:
                 note = "" if not dropped else (
                     f" after {sum(map(len, dropped))} records in no group of another sensitive "
                     "attribute were left out")
-                labels = getattr(attr, "values", None) or range(attr.offset,
-                                                                attr.offset + attr.size)
-                check_eligible(s, sensitive[s][rows], labels, self.group_size, note)
+                check_eligible(s, sensitive[s][rows], attr.values, self.group_size, note)
                 part = decoy_groups(sensitive[s][rows], attr.size, self.group_size)
                 groups[s] = DecoyGroups(rows[part.members], rows[part.residue])
             residue = np.unique(np.concatenate([g.residue for g in groups.values()]))

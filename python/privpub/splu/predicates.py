@@ -21,6 +21,7 @@ from typing import Any
 from sqlglot import exp
 
 from privpub.core.errors import QueryError
+from privpub.counting import queryatoms
 from privpub.counting.query import Condition
 
 
@@ -43,13 +44,12 @@ def _atoms(formula: tuple) -> Iterator[int]:
 
 
 def _literal(node: exp.Expression, attribute: str, shown: str) -> Any:
-    if not isinstance(node, exp.Literal):
+    """The value a sensitive attribute is compared with: a literal, a negative
+    number or TRUE/FALSE, read as every condition reads it."""
+    if not queryatoms.is_constant(node):
         raise QueryError(f"{shown!r}: a sensitive attribute ({attribute!r}) is compared with "
                          "a value (s = 'value'), not with an expression")
-    if node.is_string:
-        return node.this
-    text = str(node.this)
-    return float(text) if any(c in text for c in ".eE") else int(text)
+    return queryatoms.constant(node)
 
 
 def _equality(cond: Condition, atom: int, sensitive: Sequence[str]) -> tuple[str, Any]:
@@ -72,8 +72,7 @@ def _equality(cond: Condition, atom: int, sensitive: Sequence[str]) -> tuple[str
     if cond.schema.index_of(attribute, literal) is None:
         # The domain value written as this text (a categorical of numbers, "2" for 2).
         attr = cond.schema[attribute]
-        domain = getattr(attr, "values", None) or range(attr.offset, attr.offset + attr.size)
-        literal = next((v for v in domain if str(v) == str(literal)), literal)
+        literal = next((v for v in attr.values if str(v) == str(literal)), literal)
     return attribute, literal
 
 
