@@ -195,94 +195,10 @@ def check_output(path: str, force: bool, *, suffix: str | tuple[str, ...] | None
 
 
 def read_schema(path: str) -> Any:
-    """A Schema from a JSON or YAML file (by its suffix; JSON otherwise). In YAML
-    every value is text unless its field or its attribute's dtype says otherwise
-    (``[no, yes]`` stay the strings 'no' and 'yes', ``02134`` keeps its zero)."""
-    from privpub.core.errors import SchemaError
+    """--schema FILE: :meth:`Schema.read` (JSON or YAML by its suffix)."""
     from privpub.domain.schema import Schema
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise SchemaError(f"--schema {path!r}: {reason}") from None
-    if path.lower().endswith((".yaml", ".yml")):
-        import yaml
-
-        try:
-            document = yaml.load(text, Loader=yaml.BaseLoader)  # scalars stay text
-        except yaml.YAMLError as exc:
-            raise SchemaError(f"--schema {path!r} is not YAML: "
-                              f"{str(exc).splitlines()[0]}") from None
-        if isinstance(document, dict) and isinstance(document.get("attributes"), list):
-            document = {**document, "attributes": [_typed_yaml_attribute(path, a)
-                                                   for a in document["attributes"]]}
-    else:
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SchemaError(f"--schema {path!r} is not JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise SchemaError(f"--schema {path!r} must hold a mapping with 'attributes', got "
-                          f"{type(document).__name__}")
-    try:
-        return Schema.from_dict(document)
-    except SchemaError as exc:
-        raise SchemaError(f"--schema {path!r}: {exc}") from None
-
-
-def _typed_yaml_attribute(path: str, attribute: Any) -> Any:
-    """One YAML attribute (all text) with its numbers and flags typed by field:
-    lo/hi integers, ordered a boolean, values and missing of the kind its
-    dtype names (text when it names none)."""
-    import pandas as pd
-
-    from privpub.core.errors import SchemaError
-
-    if not isinstance(attribute, dict):
-        return attribute  # Schema.from_dict names it
-    name = attribute.get("name", "?")
-
-    def typed(field: str, text: Any, kind: str) -> Any:
-        if not isinstance(text, str):
-            return text
-        try:
-            if kind == "integer":
-                return int(text)
-            if kind == "float":
-                return float(text)
-            if kind == "boolean":
-                return {"true": True, "false": False}[text.lower()]
-        except (ValueError, KeyError):
-            raise SchemaError(f"--schema {path!r}: attribute {name!r}: {field} {text!r} is not "
-                              f"a {kind}") from None
-        return text
-
-    dtype = attribute.get("dtype")
-    kind = "string"
-    if isinstance(dtype, str) and dtype != "category":
-        try:
-            numpy_kind = pd.api.types.pandas_dtype(dtype)
-        except TypeError:
-            numpy_kind = None  # Schema.from_dict names the bad dtype
-        if numpy_kind is not None:
-            kind = ("boolean" if pd.api.types.is_bool_dtype(numpy_kind) else
-                    "integer" if pd.api.types.is_integer_dtype(numpy_kind) else
-                    "float" if pd.api.types.is_float_dtype(numpy_kind) else "string")
-    out = dict(attribute)
-    if attribute.get("type") == "int_range":
-        kind = "integer"
-        for field in ("lo", "hi"):
-            if field in out:
-                out[field] = typed(field, out[field], "integer")
-    elif isinstance(out.get("values"), list):
-        out["values"] = [typed("value", v, kind) for v in out["values"]]
-    if "missing" in out:
-        out["missing"] = typed("missing", out["missing"], kind)
-    if "ordered" in out:
-        out["ordered"] = typed("ordered", out["ordered"], "boolean")
-    return out
+    return Schema.read(path)
 
 
 def table_schema(args: argparse.Namespace, table: Any) -> Any:

@@ -21,6 +21,7 @@ value of the wrong type raises an error naming the column and the value.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -33,6 +34,7 @@ from privpub import _core
 from privpub.core.errors import CodeError, DomainError, PrivacyWarning, SchemaError
 from privpub.core.inputs import TableLike, column_names, tabular
 from privpub.core.limbs import ints_from_limbs, limbs_from_ints
+from privpub.domain import schemafile
 from privpub.domain.attributes import (
     Attribute,
     Categorical,
@@ -146,6 +148,32 @@ class Schema:
         if not isinstance(derived, list):
             raise SchemaError(f"'derived_from_data' must be a list of names, got {derived!r}")
         return cls([attribute_from_dict(a) for a in document["attributes"]], derived)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> Schema:
+        """The schema in a JSON or YAML file (by its suffix; JSON otherwise), as
+        :meth:`write` writes it: how a CSV keeps its declared order and missing
+        labels (``--schema`` on the command line). YAML's scalars are typed by
+        field and dtype, never by YAML 1.1's guesses (:mod:`privpub.domain.schemafile`).
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "schema.yaml")
+        >>> Schema([Categorical("band", ["low", "mid", "high"], ordered=True)]).write(path)
+        >>> Schema.read(path)["band"].ordered
+        True
+        """
+        document = schemafile.read_document(path)
+        try:
+            return cls.from_dict(document)
+        except SchemaError as exc:
+            raise SchemaError(f"schema file {os.fspath(path)!r}: {exc}") from None
+
+    def write(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
+        """This schema as a JSON or YAML file (by the suffix), whole or not at all;
+        an existing file is refused unless ``overwrite``."""
+        schemafile.write_document(self.to_dict(), path, overwrite=overwrite)
 
     def to_dict(self) -> dict:
         """A JSON-ready description (for artifact metadata)."""
