@@ -101,8 +101,7 @@ def test_chain_privpub_cold(benchmark):
     benchmark.extra_info["role"] = "privpub"
 
     def cold():
-        query._TABLES.clear()
-        query._cached_cells = 0
+        query.truth_tables.cache_clear()
         return count_domain(schema, sql)
     assert benchmark(cold) == math.comb(50, 12)
 

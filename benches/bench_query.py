@@ -46,8 +46,7 @@ def setup(request):
 
 def fresh(call):
     """Time a call without privpub's cache of truth tables (each user query is new)."""
-    query._TABLES.clear()
-    query._cached_cells = 0
+    query.truth_tables.cache_clear()
     return call()
 
 

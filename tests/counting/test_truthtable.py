@@ -10,6 +10,8 @@ import privpub
 from privpub import count_domain
 from privpub.counting.query import Condition, _evaluate
 from privpub.counting.truthtable import grid_table
+from privpub.domain.attributes import Categorical, IntRange
+from privpub.domain.schema import Schema
 
 SCHEMA = privpub.Schema([
     privpub.IntRange("x", -4, 6),
@@ -99,3 +101,50 @@ def test_ordered_and_float_attributes_compare_as_duckdb_does():
     table = grid_table(schema, cond.attributes, cond.expression)
     assert table.tolist() == [False, True, True]
     assert np.array_equal(table, _evaluate(schema.projection(["band"], query=True), cond.sql))
+
+
+# ---- the cache of truth tables: bounded in cells, keyed by all a table depends on -------------
+def test_cell_cache_is_bounded_in_cells_least_recently_used_out():
+    from privpub.counting.query import CellCache
+
+    made = []
+
+    def build(n, note):
+        made.append(n)
+        return np.zeros(n, dtype=bool)
+
+    cache = CellCache(build, key=lambda n, note: n, cells=10)
+    first = cache(4, "a")
+    assert cache(4, "ignored: not in the key") is first and made == [4]
+    assert not first.flags.writeable  # shared: read-only
+    cache(5, "b")
+    assert cache.cells == 9
+    cache(4, "a")          # 4 is now the most recently used
+    cache(3, "c")          # 9 + 3 > 10: 5 goes, not 4
+    assert cache.cells == 7 and made == [4, 5, 3]
+    cache(4, "a")
+    assert made == [4, 5, 3]
+    cache(5, "b")
+    assert made == [4, 5, 3, 5]
+    cache(20, "big")       # larger than the bound: held alone
+    assert cache.cells == 20
+    cache.cache_clear()
+    assert cache.cells == 0
+    cache(4, "a")
+    assert made[-1] == 4 and len(made) == 6
+
+
+def test_truth_tables_are_keyed_by_schema_attributes_and_sql():
+    from privpub.counting import query
+
+    a = Schema([IntRange("x", 0, 9), Categorical("s", ["u", "v"])])
+    b = Schema([IntRange("x", 0, 9), Categorical("s", ["u", "v", "w"])])
+    query.truth_tables.cache_clear()
+    ta = Condition(a, "x > 4 AND s = 'u'").truth_table()
+    tb = Condition(b, "x > 4 AND s = 'u'").truth_table()
+    assert ta.size == 20 and tb.size == 30 and ta.sum() == tb.sum() == 5
+    assert Condition(a, "x > 4 AND s = 'u'").truth_table() is ta  # shared across conditions
+    assert Condition(a, "x > 5 AND s = 'u'").truth_table().sum() == 4
+    assert query.truth_tables.cells == 20 + 30 + 20
+    query.truth_tables.cache_clear()
+    assert Condition(a, "x > 4 AND s = 'u'").truth_table() is not ta

@@ -48,7 +48,7 @@ from privpub.alphabeta.accounting import (
     theorem_4_2_holds,
     theorem_4_3_r,
 )
-from privpub.alphabeta.source import SourceDistribution
+from privpub.alphabeta.source import SourceDistribution, largest_weight
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.files import PARQUET, check_output
@@ -193,8 +193,10 @@ class AlphaBeta:
 
     @property
     def beta_max(self) -> float:
-        """The largest insertion probability β(t) (β without a source)."""
-        return self.beta * (1.0 if self.source is None else self.source.max_weight)
+        """The largest insertion probability β(t) = β·max w(t), the most likely
+        tuple's (β without a source): the one definition, used by the β-step,
+        the guarantee, the error bound and the report."""
+        return self.beta * largest_weight(self.source)
 
     @classmethod
     @renamed_keywords(epsilon="failure_probability")
@@ -234,7 +236,7 @@ class AlphaBeta:
         d = prior_bound(schema, n, k, d)
         if source is not None and not isinstance(source, SourceDistribution):
             source = SourceDistribution(schema, source)
-        w_max = 1.0 if source is None else source.max_weight
+        w_max = largest_weight(source)
         if d * w_max >= gamma:
             raise ParameterError(f"infeasible: d = {d * w_max:.6g} (most likely tuple) ≥ "
                                  f"γ = {gamma}; a posterior bound below the prior bound "
@@ -252,8 +254,7 @@ class AlphaBeta:
         a, m = self.alpha, self.schema.size
         # With a source, every bound below is for the most likely tuple, where
         # both leakages are worst (posterior and d(t)/γ grow with w(t)).
-        w = 1.0 if self.source is None else self.source.max_weight
-        b = self.beta * w
+        w, b = largest_weight(self.source), self.beta_max
         claims = []
         if self.source is not None:
             claims.append(Claim(

@@ -119,3 +119,10 @@ def _aligned(attr, given) -> np.ndarray:
     if not math.isclose(p.sum(), 1.0, rel_tol=0, abs_tol=1e-9):
         raise ParameterError(f"source for {attr.name!r} sums to {p.sum():.12g}, not 1")
     return p
+
+
+def largest_weight(source: SourceDistribution | None) -> float:
+    """max_t w(t), the most likely tuple's weight: 1 without a source (the
+    plain αβ), else :attr:`SourceDistribution.max_weight`. β(t) ≤ β·this and
+    d(t) ≤ d·this (:attr:`AlphaBeta.beta_max <privpub.alphabeta.AlphaBeta.beta_max>`)."""
+    return 1.0 if source is None else source.max_weight

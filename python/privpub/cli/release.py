@@ -17,6 +17,7 @@ from privpub.cli.common import (
     notes_in_rows,
     read_table_arg,
 )
+from privpub.core.estimate import LEVEL, check_level
 
 #: The columns of `privpub estimate --format table` (json and csv give every field).
 SHOWN = ("query", "value", "stderr", "lo", "hi", "level", "counts", "method", "interval_method")
@@ -64,8 +65,8 @@ def add_parsers(sub: Any) -> None:
                      help="register an auxiliary table for IN-subqueries (repeatable; PATH "
                           "'-' reads CSV from standard input; read as the CSV options below say)")
     add_csv_arguments(est)
-    est.add_argument("--level", type=float, default=0.95, metavar="L",
-                     help="confidence level of the interval columns lo, hi (default 0.95)")
+    est.add_argument("--level", type=float, default=LEVEL, metavar="L",
+                     help="confidence level of the interval columns lo, hi (default %(default)s)")
     add_output_options(est, "the estimates")
     est.set_defaults(run=_estimate)
 
@@ -122,9 +123,7 @@ def _estimates(release: Any, queries: list[str], tables: dict) -> Any:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-
     from privpub.core.errors import ParameterError, UsefulnessWarning
-    from privpub.core.estimate import check_level
 
     level = check_level(args.level)
     release = open_any(args.release)

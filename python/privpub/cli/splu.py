@@ -10,19 +10,19 @@ import argparse
 from typing import Any
 
 from privpub.cli.common import FORMATS, ExampleFormatter, emit, notes_in_rows
+from privpub.core.estimate import LEVEL, check_level
 
 
 def _splu_estimate(args: argparse.Namespace) -> int:
     import sys
 
     from privpub import PublishedView
-    from privpub.core import validate
     from privpub.core.errors import ParameterError
     from privpub.splu import ReconstructionWarning
 
     print("privpub: note: `privpub splu estimate` is deprecated; use `privpub estimate RELEASE "
           "\"P AND s = 'value'\"` (the same estimates, every release kind)", file=sys.stderr)
-    level = validate.probability("--level", args.level, open_low=True, open_high=True)
+    level = check_level(args.level)
     view = PublishedView.open(args.view)
     values = {}
     for spec in args.value or []:
@@ -116,8 +116,8 @@ def add_parser(sub: Any) -> None:
     se.add_argument("--stopping", choices=["count", "paper"], default="count",
                     help="the EM's stopping rule: the requested count's fixed point (count, "
                          "default) or the paper's 1%% rule, for reproductions")
-    se.add_argument("--level", type=float, default=0.95,
-                    help="confidence level of the intervals (default 0.95)")
+    se.add_argument("--level", type=float, default=LEVEL,
+                    help="confidence level of the intervals (default %(default)s)")
     se.add_argument("--format", choices=FORMATS, default="table",
                     help="output: an aligned text block, JSON or CSV (default: table)")
     se.set_defaults(run=_splu_estimate)

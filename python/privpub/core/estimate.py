@@ -32,6 +32,7 @@ order); ``batch[i]`` is query i's :class:`Estimate`.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,7 +45,7 @@ import numpy as np
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 
-#: The interval level when none is asked for.
+#: The interval level when none is asked for (the one default: every layer imports it).
 LEVEL = 0.95
 
 
@@ -64,7 +65,9 @@ class BatchLaw(Protocol):
 
 
 def check_level(level: Any) -> float:
-    """A confidence level, in (0, 1)."""
+    """A confidence level: a number strictly in (0, 1), as a float. A string or
+    a bool is refused (a one-line ParameterError naming ``level`` and the
+    value), not read. The one check every interval of every family uses."""
     return validate.probability("level", level, open_low=True, open_high=True)
 
 
@@ -82,6 +85,19 @@ class PointLaw:
     def interval(self, level: float) -> tuple[int, int]:
         check_level(level)
         return self.value, self.value
+
+
+@dataclass(frozen=True)
+class KnownLaw:
+    """A law whose interval at one level is already known (a batch computes
+    its intervals at once, vectorised); any other level is asked of ``law``."""
+
+    law: IntervalLaw
+    level: float
+    known: tuple[Any, Any]
+
+    def interval(self, level: float) -> tuple[Any, Any]:
+        return self.known if level == self.level else self.law.interval(level)
 
 
 def plain(value: Any) -> Any:
@@ -134,10 +150,16 @@ class Estimate:
         :attr:`level`) over the mechanism's randomness; ``interval_method`` says
         how. Computed when first asked, then kept."""
         level = self.level if level is None else check_level(level)
-        cache = self.__dict__.setdefault("_intervals", {})
+        cache = self._intervals
         if level not in cache:
             cache[level] = tuple(_scalar(end) for end in self.law.interval(level))
         return cache[level]
+
+    @functools.cached_property
+    def _intervals(self) -> dict[float, tuple[Any, Any]]:
+        """:meth:`interval`'s answers by level (kept in the instance's
+        ``__dict__``, outside the fields: equality and hashing never see it)."""
+        return {}
 
     @property
     def lo(self) -> Any:
@@ -290,9 +312,13 @@ class Estimates:
         if not -len(self) <= i < len(self):
             raise IndexError(f"estimate #{i} of a batch of {len(self)}")
         i %= len(self)
+        return self._row(i, self.law.row(i))
+
+    def _row(self, i: int, law: IntervalLaw) -> Estimate:
+        """Query i's :class:`Estimate` (0 ≤ i < len), its interval from ``law``."""
         shared = {name: self._shared(name, i) for name in SHARED}
         return Estimate(
-            float(self.value[i]), float(self.stderr[i]), law=self.law.row(i),
+            float(self.value[i]), float(self.stderr[i]), law=law,
             query=self.queries[i] if self.queries else None,
             converged=_at(self.converged, i, bool), iterations=_at(self.iterations, i, int),
             notes=self.notes[i] if self.notes else (),
@@ -316,11 +342,8 @@ class Estimates:
         vectorised)."""
         level = check_level(level)
         lo, hi = self.interval(level)
-        out = []
-        for i, est in enumerate(self):
-            est.__dict__["_intervals"] = {level: (_scalar(lo[i]), _scalar(hi[i]))}
-            out.append(est.to_dict(level))
-        return out
+        return [self._row(i, KnownLaw(self.law.row(i), level, (_scalar(lo[i]), _scalar(hi[i])))
+                          ).to_dict(level) for i in range(len(self))]
 
     def to_frame(self, level: float = LEVEL) -> Any:
         """One row per query: :meth:`to_records` as a pandas DataFrame."""

@@ -29,7 +29,8 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Collection, Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
@@ -224,12 +225,62 @@ def col(name: str) -> Expr:
 # ---- parsing ----------------------------------------------------------------------------------
 
 
-#: Truth tables over projections of D, shared by every Condition: estimating
-#: the same query on many views, or counting the atoms of many conditions
-#: over one schema, builds each table once. Bounded in cells, oldest first out.
-_TABLES: dict[tuple, np.ndarray] = {}
-_TABLE_CACHE_CELLS = 1 << 26
-_cached_cells = 0
+class CellCache:
+    """:func:`functools.lru_cache` for a pure function that returns numpy
+    arrays, bounded in the arrays' cells (summed) rather than in calls: the
+    least recently used go first. ``key`` maps the arguments to everything the
+    result depends on (an argument derived from others, such as the parse of
+    a text, stays out of it). Results are made read-only: callers share them.
+    Safe across threads (two threads may build the same result once each)."""
+
+    def __init__(self, function: Callable[..., np.ndarray], key: Callable[..., Hashable],
+                 cells: int):
+        self.function, self.key, self.limit = function, key, cells
+        self._held: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._cells = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: Any) -> np.ndarray:
+        key = self.key(*args)
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+                return found
+        made = self.function(*args)
+        made.setflags(write=False)
+        with self._lock:
+            if key not in self._held:
+                while self._held and self._cells + made.size > self.limit:
+                    self._cells -= self._held.popitem(last=False)[1].size
+                self._held[key] = made
+                self._cells += made.size
+        return made
+
+    @property
+    def cells(self) -> int:
+        """The cells the cached arrays hold together (at most ``limit``, or one array)."""
+        return self._cells
+
+    def cache_clear(self) -> None:
+        """Forget every cached result."""
+        with self._lock:
+            self._held.clear()
+            self._cells = 0
+
+
+def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
+                      node: exp.Expression | None) -> np.ndarray:
+    table = grid_table(schema, attributes, node)
+    return _evaluate(schema.projection(attributes, query=True), sql) if table is None else table
+
+
+#: Truth tables over projections of D, by what they depend on: the schema, the
+#: attributes and the SQL (``node`` is the SQL's parse). Shared by every
+#: Condition: estimating the same query on many views, or counting the atoms
+#: of many conditions over one schema, builds each table once.
+truth_tables = CellCache(_projection_table, cells=1 << 26,
+                         key=lambda schema, attributes, sql, node: (schema, attributes, sql))
 
 
 def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
@@ -238,22 +289,10 @@ def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
     """``sql`` (parsed: ``node``) over the projection of D on ``attributes``,
     first attribute slowest; None past ``limit`` tuples. numpy broadcasting
     where it mirrors DuckDB exactly (:mod:`privpub.counting.truthtable`),
-    DuckDB on the projection's frame otherwise."""
+    DuckDB on the projection's frame otherwise. Kept in :data:`truth_tables`."""
     if math.prod(schema[a].size for a in attributes) > limit:
         return None
-    global _cached_cells
-    key = (schema, attributes, sql)
-    table = _TABLES.get(key)
-    if table is None:
-        table = grid_table(schema, attributes, node)
-        if table is None:
-            table = _evaluate(schema.projection(attributes, query=True), sql)
-        table.setflags(write=False)
-        while _TABLES and _cached_cells + table.size > _TABLE_CACHE_CELLS:
-            _cached_cells -= _TABLES.pop(next(iter(_TABLES))).size
-        _TABLES[key] = table
-        _cached_cells += table.size
-    return table
+    return truth_tables(schema, attributes, sql, node)
 
 
 def _evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:

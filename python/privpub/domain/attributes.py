@@ -13,12 +13,14 @@ value of the wrong type raises an error naming the attribute and the value.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from privpub.core.errors import DomainError, SchemaError
 
@@ -241,24 +243,27 @@ class Categorical(Attribute):
             out["ordered"] = True
         return out if self.missing is None else out | {"missing": self.missing}
 
-    @property
+    # The three cached properties below are made on first use and kept in the
+    # instance's __dict__ (so they pickle with it, for Dask); __eq__ and __hash__
+    # read the declared fields only, never them.
+    @functools.cached_property
     def values_index(self) -> pd.Index:
         """The values as a pandas Index, made on first use (a release's schema is
         parsed on every open, and counting over a file never needs it)."""
-        cached = self.__dict__.get("_values_index")
-        if cached is None:
-            cached = self.__dict__["_values_index"] = pd.Index(self.values)
-        return cached
+        return pd.Index(self.values)
 
-    @property
+    @functools.cached_property
     def categorical_dtype(self) -> pd.CategoricalDtype:
         """The pandas dtype of this attribute as a categorical column (made once:
         pandas checks the categories each time one is made)."""
-        cached = self.__dict__.get("_categorical_dtype")
-        if cached is None:
-            cached = self.__dict__["_categorical_dtype"] = pd.CategoricalDtype(
-                self.values_index, ordered=self.ordered)
-        return cached
+        return pd.CategoricalDtype(self.values_index, ordered=self.ordered)
+
+    @functools.cached_property
+    def arrow_values(self) -> pa.Array:
+        """The values as an Arrow array (uint64 for integers past int64, where
+        Arrow would infer int64 and overflow), made on first use."""
+        wide = self.kind == "integer" and max(self.values) >= 2**63
+        return pa.array(list(self.values), type=pa.uint64() if wide else None)
 
     def raw_indices(self, values: pd.Series) -> tuple[np.ndarray, int, np.ndarray | None]:
         if isinstance(values.dtype, pd.CategoricalDtype):

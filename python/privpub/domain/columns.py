@@ -16,7 +16,6 @@ from privpub.core.errors import DataTypeError, MissingValueError, SchemaError
 from privpub.domain.attributes import (
     KINDS,
     Attribute,
-    Categorical,
     IntRange,
     is_missing,
     python_scalar,
@@ -272,17 +271,6 @@ class RawColumn:
                    len(array.dictionary) if indexed else None)
 
 
-def arrow_values(attr: Categorical) -> pa.Array:
-    """The attribute's domain values as an Arrow array (uint64 for integers past
-    int64, where Arrow would infer int64 and overflow). Made once per attribute."""
-    cached = attr.__dict__.get("_arrow_values")
-    if cached is None:
-        wide = attr.kind == "integer" and max(attr.values) >= 2**63
-        cached = attr.__dict__["_arrow_values"] = pa.array(list(attr.values),
-                                                           type=pa.uint64() if wide else None)
-    return cached
-
-
 def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.ndarray | None]:
     """``Attribute.raw_indices`` for an Arrow column: dictionary indices with a remap
     table of the (small) dictionary, integers with the range's offset, other
@@ -293,7 +281,7 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
         if isinstance(attr, IntRange):
             return _arrow_raw(attr, array.dictionary_decode())
         indices = array.indices.to_numpy(zero_copy_only=False)
-        if array.dictionary.equals(arrow_values(attr)):  # as privpub writes: indices are digits
+        if array.dictionary.equals(attr.arrow_values):  # as privpub writes: indices are digits
             return indices, 0, None
         remap = attr.values_index.get_indexer(array.dictionary.to_pandas()).astype(np.int64)
         return indices, 0, remap
@@ -305,7 +293,7 @@ def _arrow_raw(attr: Attribute, array: pa.Array) -> tuple[np.ndarray, int, np.nd
         remap = np.full(max(attr.values) + 1, -1, dtype=np.int64)
         remap[list(attr.values)] = np.arange(attr.size)
         return array.to_numpy(zero_copy_only=False), 0, remap
-    domain = arrow_values(attr)
+    domain = attr.arrow_values
     if domain.type != array.type:
         try:
             array = array.cast(domain.type)

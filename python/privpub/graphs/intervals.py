@@ -41,8 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from privpub.core import validate
-from privpub.core.errors import ParameterError
+from privpub.core.estimate import check_level
 from privpub.graphs.noise import (
     laplace_bound,
     laplace_tail,
@@ -145,13 +144,6 @@ class GraphInterval:
 
     def __str__(self) -> str:
         return f"[{self.low:,}, {self.high:,}] ({self.level:.0%} interval)"
-
-
-def check_level(level: Any) -> float:
-    level = validate.real("level", level)
-    if not 0 < level < 1:
-        raise ParameterError(f"level must be in (0, 1), got {level}")
-    return level
 
 
 def clamp(value: int, span: QueryRange) -> int:

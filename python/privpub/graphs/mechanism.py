@@ -50,7 +50,7 @@ from typing import Any
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
-from privpub.core.estimate import Estimate, Estimates
+from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
@@ -501,7 +501,7 @@ class GraphAnswer(Release):
         """[0, high] holding q(I) on every graph over the mechanism's m nodes."""
         return self.mechanism_object().value_range()
 
-    def interval(self, level: float = 0.95) -> GraphInterval:
+    def interval(self, level: float = LEVEL) -> GraphInterval:
         """An interval holding q(I) with probability at least ``level`` over the
         mechanism's randomness, for every graph (:mod:`privpub.graphs.intervals`);
         its ``statement`` says what it covers and why."""
@@ -543,7 +543,7 @@ class GraphAnswer(Release):
         return cls(int(raw), clamped=meta.get("clamped", False), **env)
 
     def __str__(self) -> str:
-        span, ci = self.range, self.interval(0.95)
+        span, ci = self.range, self.interval(LEVEL)
         clamp_text = (f"clamped to the query's range [0, {span.high:,}] (post-processing of "
                       "the released answer: no privacy cost)" if self.is_clamped else
                       f"not clamped; .clamped() maps it into [0, {span.high:,}] "

@@ -30,7 +30,7 @@ from typing import Any
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
-from privpub.core.estimate import Estimate, Estimates
+from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import Release, register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
@@ -271,7 +271,7 @@ class GraphAnswers(Release):
     def ranges(self) -> list[QueryRange]:
         return self.mechanism_object().value_ranges()
 
-    def intervals(self, level: float = 0.95) -> list[GraphInterval]:
+    def intervals(self, level: float = LEVEL) -> list[GraphInterval]:
         """Per query, an interval holding q_i(I) with probability at least ``level``
         for every graph (each on its own, not simultaneously)."""
         return [interval(v, law, span, level, clamped=self.is_clamped)

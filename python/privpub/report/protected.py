@@ -56,7 +56,7 @@ def curves(mech: Any) -> tuple[dict[str, Any], float | None, float | None] | Non
     if isinstance(mech, AlphaBeta):
         # As guarantee(): with a source, the most likely tuple's β(t), the worst case.
         a = mech.alpha
-        b = mech.beta * (1.0 if mech.source is None else mech.source.max_weight)
+        b = mech.beta_max
         return ({"d-independent, t in V": lambda p: alphabeta_posterior(p, a, b, True),
                  "d-independent, t not in V": lambda p: alphabeta_posterior(p, a, b, False),
                  "d-exclusive (link attack), worst view": lambda p: exclusive_worst_posterior(

@@ -152,7 +152,7 @@ import numpy as np
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
-from privpub.core.estimate import Estimate, Estimates
+from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.splu.estimates import check_batch, diagnose, splu_estimates, warn
 from privpub.splu.partition import cooccurrence
 from privpub.splu.uncertainty import closed_form, delta_stderr, misfit
@@ -509,7 +509,7 @@ def _batch(value, stderr, states, iterations, converged, method, group_size, fit
     queries = tuple((None, {}) for _ in range(q)) if queries is None else check_batch(queries)
     found = splu_estimates(value, stderr, states, iterations, converged, method, group_size, fit,
                            queries)
-    lower, upper = found.interval(0.95)
+    lower, upper = found.interval(LEVEL)
     notes = diagnose(found.value, found.stderr, lower, upper, np.asarray(fit, dtype=float),
                      found.converged, found.iterations, method, stopping)
     return replace(found, notes=notes)

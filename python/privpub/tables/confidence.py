@@ -85,10 +85,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privpub.core.errors import ParameterError
+from privpub.core.estimate import LEVEL, check_level
 
-#: The default confidence level of intervals.
-LEVEL = 0.95
 #: Method names, as Estimate.interval_method reports them.
 EXACT = "exact"
 CONSERVATIVE_RECORDS = "conservative: records"
@@ -102,17 +100,6 @@ _MARGIN = 3
 _DIRECT_CONVOLUTION = 16
 #: Largest count handled (int64 arithmetic with headroom).
 _MAX_COUNT = 2**62
-
-
-def check_level(level: float) -> float:
-    """``level`` as a float in (0, 1)."""
-    try:
-        level = float(level)
-    except (TypeError, ValueError):
-        raise ParameterError(f"level must be a number in (0, 1), got {level!r}") from None
-    if not 0 < level < 1:
-        raise ParameterError(f"level must be in (0, 1), got {level}")
-    return level
 
 
 # ---- tails of sums of independent binomials -------------------------------------------

@@ -22,8 +22,8 @@ import pandas as pd
 
 from privpub import _core
 from privpub.core.errors import ParameterError
+from privpub.core.estimate import LEVEL, check_level
 from privpub.domain.schema import Schema
-from privpub.tables.confidence import LEVEL, check_level
 from privpub.tables.cover import budgeted_cover, sum_down
 from privpub.tables.view import Digits, pandas_column
 

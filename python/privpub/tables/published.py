@@ -48,7 +48,7 @@ from privpub.core.artifacts import (
     shown,
 )
 from privpub.core.errors import ArtifactError, DomainError, ParameterError
-from privpub.core.estimate import Estimate, Estimates
+from privpub.core.estimate import LEVEL, Estimate, Estimates, check_level
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.prefetch import prefetched
 from privpub.core.release import Release
@@ -57,7 +57,6 @@ from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.domain.schema import Schema
-from privpub.tables.confidence import LEVEL
 from privpub.tables.filescan import PrunedFileView
 from privpub.tables.groupstats import GroupRecorder, stored_groups, usable_groups
 from privpub.tables.marginals import (
@@ -176,14 +175,11 @@ class PublishedView(Release):
         """The rows' tuple codes (read into memory for a file-backed view)."""
         return self.rows.codes()
 
-    @property
+    @functools.cached_property
     def frame(self) -> pd.DataFrame:
         """The rows as pandas (categorical columns keep their declared categories
         and order; integers stay integers). Computed once, then cached."""
-        cached = self.__dict__.get("_frame")
-        if cached is None:
-            cached = self.__dict__["_frame"] = self.rows.to_pandas()
-        return cached
+        return self.rows.to_pandas()
 
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table (dictionary-encoded columns, values as in the input)."""
@@ -391,6 +387,8 @@ class PublishedView(Release):
         declared categories and order (``pd.Categorical.from_codes``, no
         per-cell strings), an integer attribute its integer dtype; every
         other column is a slice of the flat arrays, not a copy."""
+        if level is not None:
+            level = check_level(level)  # before the work, not after it
         bulk = self.estimate_marginals_arrays(subsets)
         return labelled_frames(self.schema, bulk, level)
 

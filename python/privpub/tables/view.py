@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from privpub import _core
 from privpub.core.errors import ArtifactError, DataTypeError, DomainError, ParameterError
 from privpub.domain.attributes import Attribute, Categorical, with_offset
-from privpub.domain.columns import RawColumn, arrow_values
+from privpub.domain.columns import RawColumn
 from privpub.domain.schema import Schema
 
 #: Rows per batch when streaming (decoding, writing, reading a file).
@@ -88,7 +88,7 @@ def arrow_column(attr: Attribute, digits: np.ndarray, in_domain: bool = False) -
     each index (a tenth of a millisecond per 100,000 rows) is skipped."""
     if isinstance(attr, Categorical):
         return pa.DictionaryArray.from_arrays(digits.astype(index_dtype(attr), copy=False),
-                                              arrow_values(attr), ordered=attr.ordered,
+                                              attr.arrow_values, ordered=attr.ordered,
                                               safe=not in_domain)
     dtype = pd.api.types.pandas_dtype(attr.dtype)
     dtype = getattr(dtype, "numpy_dtype", dtype)  # nullable Int64 → int64 (no nulls here)
