@@ -603,7 +603,9 @@ def test_command_line_matches_the_api_penguins(tmp_path):
 def test_command_line_takes_csv_dates_as_text(tmp_path):
     """seattle-weather: dates as the CSV's text in a declared Categorical of days
     (JSON schema), published and estimated as the API does; vega's own table
-    written by pandas (ISO dates) is planned without a schema, dates as text."""
+    written by pandas (ISO dates) is refused without a schema (each date nearly a row
+    of its own, the measurements exact floats), then planned with them kept on purpose
+    (--exact-domain), dates as text."""
     from vega_datasets import local_data
 
     name = "seattle_weather"
@@ -611,12 +613,16 @@ def test_command_line_takes_csv_dates_as_text(tmp_path):
     write_table(table, tmp_path, "schema.json")
     local_data.seattle_weather().to_csv(tmp_path / "raw.csv", index=False)
     (k, gamma), sqls = point(name, "alphabeta"), [q.sql for q in queries(name)]
-    published, planned = cli(
+    kept = ["--exact-domain", "date,precipitation,temp_max,temp_min,wind"]
+    published, refused, planned = cli(
         ["publish", "alphabeta", "--input", "table.csv", "--schema", "schema.json", "--seed",
          "7", "--output", "ab.parquet", "--k", repr(k), "--gamma", repr(gamma)],
         ["plan", "--input", "raw.csv", "--mechanism", "alphabeta", "--format", "json"],
+        ["plan", "--input", "raw.csv", "--mechanism", "alphabeta", "--format", "json", *kept],
         cwd=str(tmp_path))
     ok(published)
+    # A date a row of its own and exact floats are no domain until kept on purpose.
+    cli_error(refused, "'date'", "--exact-domain date")
     assert json.loads(ok(planned).stdout)["n"] == len(table.frame)
     view = mechanism(name, "alphabeta").publish(table.frame, seed=7)
     assert (PublishedView.read_parquet(tmp_path / "ab.parquet").codes == view.codes).all()

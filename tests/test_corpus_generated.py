@@ -200,6 +200,8 @@ def _expected(columns: list[Column], kind: str):
         missing = _read_as_missing(c, kind)
         if missing.any() and c.label_index is None:
             return "error", MissingValueError, c.name
+        if missing.any() and (c.index[~missing] == c.label_index).any():
+            return "error", MissingValueError, c.name  # the label also a value: never merged
         index = np.where(missing, c.label_index if c.label_index is not None else 0, c.index)
         codes = [code * len(c.values) + int(i) for code, i in zip(codes, index, strict=True)]
     return "codes", codes

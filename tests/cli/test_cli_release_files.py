@@ -110,11 +110,12 @@ def test_inspect_a_dask_directory_counts_its_files(table, tmp_path, capsys):
 
 @pytest.mark.parametrize("mechanism", ["alphabeta", "frapp"])
 @pytest.mark.parametrize("duplicates", ["set", "records"])
-def test_inspect_n_and_d_agree_under_either_duplicates(tmp_path, capsys, mechanism, duplicates):
-    """d = k·n/m with the n the release states: under --duplicates set the distinct tuples
-    (the αβ paper's instance is a set, n = |I|), else every record. The CLI computed d from
-    every record and the release stated the distinct count (300 records as 6 tuples: d
-    was 50 times k·n/m)."""
+def test_inspect_states_d_for_the_records_given_and_n_for_those_published(
+        tmp_path, capsys, mechanism, duplicates):
+    """The CLI calibrates as the library's for_privacy(n=len(table)) does: d = k·n/m for
+    every record given (under --duplicates set the cautious choice, a larger d than the
+    distinct tuples' count gives), and the release states n as the rows it publishes
+    (300 records as 6 distinct tuples under set). Same release as the library's."""
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": rng.integers(0, 3, 300), "b": rng.choice(["x", "y"], 300)})
     distinct = len(df.drop_duplicates())
@@ -123,7 +124,7 @@ def test_inspect_n_and_d_agree_under_either_duplicates(tmp_path, capsys, mechani
     df.to_csv(path, index=False)
     schema = privpub.Schema([privpub.IntRange("a", 0, 9_999), privpub.Categorical("b", ["x", "y"])])
     spec = tmp_path / "schema.json"
-    spec.write_text(json.dumps(schema.to_dict()))
+    schema.write(spec)
     out = tmp_path / "v.parquet"
     k = 5
     assert cli.main(["publish", mechanism, "--input", str(path), "--schema", str(spec),
@@ -132,17 +133,15 @@ def test_inspect_n_and_d_agree_under_either_duplicates(tmp_path, capsys, mechani
     capsys.readouterr()
     assert cli.main(["inspect", str(out), "--format", "json"]) == 0
     parameters = json.loads(capsys.readouterr().out)["parameters"]
-    n = distinct if duplicates == "set" else len(df)
-    assert parameters["n"] == n
-    assert parameters["d"] == pytest.approx(k * n / schema.size, rel=1e-12)
+    assert parameters["n"] == (distinct if duplicates == "set" else len(df))
+    assert parameters["d"] == pytest.approx(k * len(df) / schema.size, rel=1e-12)
     assert parameters["records"]["records_given"] == len(df)
-    # The CLI's release is the library's for the same n: built for the records published.
     family = privpub.AlphaBeta if mechanism == "alphabeta" else privpub.FRAPP
-    mech = family.for_privacy(schema, n=n, gamma=0.5, k=k)
+    mech = family.for_privacy(schema, n=len(df), gamma=0.5, k=k)
     with warnings.catch_warnings():  # weak usefulness, as the CLI said
         warnings.simplefilter("ignore", UsefulnessWarning)
         same = mech.publish(df, seed=1, duplicates=duplicates)
-    assert same.parameters["d"] == parameters["d"] and same.parameters["n"] == n
+    assert same.parameters == parameters
     written = pq.read_table(out, columns=["a", "b"]).to_pandas().astype({"b": str})
     assert sorted(written.itertuples(index=False)) == \
         sorted(same.frame.astype({"b": str})[["a", "b"]].itertuples(index=False))

@@ -170,7 +170,8 @@ def test_cli_prints_the_warning_on_stderr_and_inspect_shows_the_claim(survey, tm
     out = tmp_path / "fair.parquet"
     # A process of its own: what a user sees (pytest would capture a Python warning).
     run = subprocess.run([sys.executable, "-m", "privpub.cli", "publish", "alphabeta", "--input",
-                          str(csv), "--output", str(out), "--duplicates", "set", "--seed", "1"],
+                          str(csv), "--output", str(out), "--duplicates", "set", "--seed", "1",
+                          "--exact-domain", "age,yrs_married,children,affairs"],
                          capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stderr
     err = run.stderr.splitlines()
@@ -191,7 +192,8 @@ def test_cli_prints_the_warning_on_stderr_and_inspect_shows_the_claim(survey, tm
 
     frapp = tmp_path / "frapp.parquet"
     assert cli.main(["publish", "frapp", "--input", str(csv), "--output", str(frapp),
-                     "--duplicates", "records", "--seed", "1"]) == 0
+                     "--duplicates", "records", "--seed", "1",
+                     "--exact-domain", "age,yrs_married,children,affairs"]) == 0
     err = capsys.readouterr().err
     assert "warning: FRAPP: the error bound ±4,458.9" in err and "UsefulnessWarning" not in err
 

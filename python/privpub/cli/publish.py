@@ -36,9 +36,11 @@ CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) al
                     "gives smaller errors against d-independent adversaries only; 'sec4.2' "
                     "and 'half' reproduce the paper's choices")
 DUPLICATES_HELP = ("required when the table repeats a tuple: 'set' publishes distinct tuples "
-                   "with the full guarantee (n in d = k·n/m is then their count, as the release "
-                   "states it), 'records' keeps every record (the guarantee then leaves the "
-                   "repeated tuples out)")
+                   "with the full guarantee (d = k·n/m is calibrated for every record given, "
+                   "as the library's for_privacy(n=len(table)) is: a larger d, the more "
+                   "cautious choice; the release states n as the tuples it publishes), "
+                   "'records' keeps every record (the guarantee then leaves the repeated tuples "
+                   "out)")
 WRITES = ("The release is written beside --output under a hidden temporary name, checked, "
           "and renamed into place only when whole: an interrupted run (Ctrl-C, SIGTERM) leaves "
           "an earlier file as it was. An existing --output is refused unless --force; an "
@@ -149,9 +151,8 @@ def _alphabeta(args: argparse.Namespace) -> int:
     destination = _destination(args)
     table = read_input(args)
     schema = table_schema(args, table)
-    n = published_n(args, table, schema)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
-        schema, n=n, gamma=args.gamma, k=args.k,
+        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
         failure_probability=args.failure_probability, calibration=args.calibration))
     rows, size = expected_view_size(mech)
     note(f"α = {mech.alpha:.6g}, β = {mech.beta:.6g}: the view will hold about {rows:,.0f} "
@@ -182,9 +183,8 @@ def _frapp(args: argparse.Namespace) -> int:
     destination = _destination(args)
     table = read_input(args)
     schema = table_schema(args, table)
-    n = published_n(args, table, schema)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
-        schema, n=n, gamma=args.gamma, k=args.k,
+        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
         failure_probability=args.failure_probability))
     warn_if_seeded(args.seed)
     try:
@@ -218,18 +218,6 @@ def _splu(args: argparse.Namespace) -> int:
     with destination as path:
         view.to_parquet(path, overwrite=args.force)
     return _done(view, args)
-
-
-def published_n(args: argparse.Namespace, table: Any, schema: Any) -> int:
-    """The n of d = k·n/m: the records the release publishes, as it states n. Under
-    --duplicates set those are the distinct tuples (the αβ paper's instance is a set and
-    n = |I|); a d from every record would disagree with the n the release shows."""
-    if args.duplicates != "set":
-        return table.num_rows
-    from privpub.tables.records import distinct_sorted, records_as_codes, sorted_rows
-
-    codes = records_as_codes(schema, table.select(list(schema.names)))
-    return len(distinct_sorted(sorted_rows(codes)))
 
 
 def _calibrated(args: argparse.Namespace, build: Callable[[], Any]) -> Any:
