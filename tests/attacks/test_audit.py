@@ -162,14 +162,15 @@ def test_presence_audit_lp_decoder_and_seeds(table):
 def test_presence_audit_candidates_are_drawn_as_stated(table):
     """Candidates in the table are unrepeated records, the others distinct domain tuples
     outside the data, each candidate in the table with probability `prior`."""
-    from privpub.attacks.audit import _absent_tuples, _KeyCounts, _rows_as_keys
+    from privpub.attacks.audit import _absent_tuples
     from privpub.core.seeding import resolve_seed
+    from privpub.tables.records import KeyCounts, rows_as_keys
 
     schema, df = table
     digits = schema.digits(schema.encode(df))
-    data = _KeyCounts(_rows_as_keys(digits))
+    data = KeyCounts(rows_as_keys(digits))
     cols = _absent_tuples(5000, [200, 200, 2], data, resolve_seed(3))
-    keys = _rows_as_keys(cols)
+    keys = rows_as_keys(cols)
     assert len(np.unique(keys)) == 5000 and not data.of(keys).any()
     # uniform over the outside: each attribute's digits are spread evenly
     assert abs(np.mean(cols[2]) - 0.5) < 0.03 and abs(np.mean(cols[0]) - 99.5) < 3
@@ -232,8 +233,8 @@ def splu_table():
 
 def test_splu_subset_sums_are_the_releases_own_reconstruction(splu_table):
     """The audit's counts for a subset of targets equal reconstruct_many's for the same
-    predicate written in SQL."""
-    from privpub.attacks.audit import _splu_subset_sums
+    predicate written in SQL (the mechanism answers them: its SubsetSumAuditor capability)."""
+    from privpub.core.capabilities import SubsetSumAuditor
     from privpub.splu import reconstruct_many
 
     schema, df, release = splu_table
@@ -241,7 +242,9 @@ def test_splu_subset_sums_are_the_releases_own_reconstruction(splu_table):
     Q = np.random.default_rng(2).random((6, 40)) < 0.5
     tuple_digits = [d[:40] for d in digits]
     tuple_digits[3] = np.zeros(40, dtype=np.int64)  # the secret set to v0, as audit() does
-    answers, variance = _splu_subset_sums(release, [0, 1], 3, 0, tuple_digits, Q)
+    mech = release.mechanism_object()
+    assert isinstance(mech, SubsetSumAuditor)
+    answers, variance = mech.audit_subset_sums(release, [0, 1], 3, 0, tuple_digits, Q)
     sql = [" or ".join(f"(a = {df.a[i]} and b = {df.b[i]})" for i in np.flatnonzero(q))
            for q in Q]
     expected = reconstruct_many(release, [(w, {"s": "v0"}) for w in sql]).value

@@ -40,6 +40,7 @@ from privpub.alphabeta.accounting import (
     CALIBRATIONS,
     alphabeta_error_bound,
     alphabeta_leakage,
+    alphabeta_posterior,
     calibrate,
     exclusive_worst_posterior,
     is_alphabeta_private,
@@ -358,6 +359,17 @@ class AlphaBeta:
             return None
         return Resolution.of("αβ", self.error_bound(), self.failure_probability, self.n,
                              counted(self.records), self.schema)
+
+    def posterior_curves(self) -> tuple[dict[str, Any], float | None, float | None]:
+        """Each named adversary's posterior as a function of its prior, with d and γ
+        (the release card's plot; :class:`~privpub.core.capabilities.PosteriorCurves`).
+        As :meth:`guarantee`: with a source, the most likely tuple's β(t), the worst case."""
+        a = self.alpha
+        b = self.beta_max
+        return ({"d-independent, t in V": lambda p: alphabeta_posterior(p, a, b, True),
+                 "d-independent, t not in V": lambda p: alphabeta_posterior(p, a, b, False),
+                 "d-exclusive (link attack), worst view": lambda p: exclusive_worst_posterior(
+                     a, b, p)}, self.d, self.gamma)
 
     def error_bound(self) -> float | None:
         """The per-query (ρ, ε) bound ρ√n when n is known

@@ -49,9 +49,16 @@ from privpub.attacks.decoders import (
     random_queries,
 )
 from privpub.core import validate
+from privpub.core.capabilities import (
+    CountEstimator,
+    RefusesPresenceAudit,
+    SubsetSumAuditor,
+    hidden_attributes,
+)
 from privpub.core.errors import ParameterError
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.published import Counts, PublishedView
+from privpub.tables.records import KeyCounts, rows_as_keys
 
 DECODERS = ("lstsq", "lp")
 
@@ -90,46 +97,31 @@ class AuditResult:
                 f"{self.baseline:.1%}")
 
 
-def _rows_as_keys(digits: list[np.ndarray]) -> np.ndarray:
-    """One comparable key per row from its digits (a void view of the int64 row)."""
-    stacked = np.ascontiguousarray(np.stack([d.astype(np.int64) for d in digits], axis=1))
-    return stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).ravel()
-
-
-class _KeyCounts:
-    """How often keys occur in a table of keys (sorted once, looked up by bisection)."""
-
-    def __init__(self, table: np.ndarray):
-        self.values, self.counts = np.unique(table, return_counts=True)
-
-    def of(self, keys: np.ndarray) -> np.ndarray:
-        if len(self.values) == 0:
-            return np.zeros(len(keys), dtype=np.int64)
-        pos = np.clip(np.searchsorted(self.values, keys), 0, len(self.values) - 1)
-        return np.where(self.values[pos] == keys, self.counts[pos], 0)
-
-
 class _ViewIndex:
     """A release's rows (and context sets) as sorted keys, to answer many subset queries."""
 
     def __init__(self, release: PublishedView):
         self.release = release
         self.schema = release.schema
-        self.view = _KeyCounts(_rows_as_keys(self.schema.digits(release.codes)))
-        self._contexts: dict[str, _KeyCounts] = {}
+        self.view = KeyCounts(rows_as_keys(self.schema.digits(release.codes)))
+        self._contexts: dict[str, KeyCounts] = {}
         self._mechanism = release.mechanism_object()
+        if not isinstance(self._mechanism, CountEstimator):
+            raise ParameterError(f"a {release.mechanism} release is not estimated from counts "
+                                 "(its mechanism declares no CountEstimator), so the audit's "
+                                 "subset queries have no estimator to ask")
 
-    def context(self, name: str) -> _KeyCounts:
+    def context(self, name: str) -> KeyCounts:
         if name not in self._contexts:
             codes = self.release.context[name]
-            self._contexts[name] = _KeyCounts(_rows_as_keys(self.schema.digits(codes)))
+            self._contexts[name] = KeyCounts(rows_as_keys(self.schema.digits(codes)))
         return self._contexts[name]
 
     def subset_sums(self, tuple_digits: list[np.ndarray],
                     Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The release's estimates (and their variances) of "tuple ∈ {t_i : i ∈ q_j}" for
         each row q_j of Q, the tuples t_i given by their digits (distinct tuples)."""
-        keys = _rows_as_keys(tuple_digits)
+        keys = rows_as_keys(tuple_digits)
         in_view = self.view.of(keys).astype(np.float64)
         Qf = Q.astype(np.float64)
 
@@ -147,44 +139,6 @@ class _ViewIndex:
         answers, variance = self._mechanism.estimate(counts)
         return (np.asarray(answers, dtype=np.float64),
                 np.broadcast_to(np.asarray(variance, dtype=np.float64), (len(Q),)))
-
-
-def _splu_subset_sums(release: PublishedView, qi_columns: list[int], j: int, one: int,
-                      tuple_digits: list[np.ndarray],
-                      Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A SPLU-Gen release's estimates of count(qi ∈ {qi_i : i ∈ q} ∧ secret = value), and
-    their variances, for each row q of Q.
-
-    The quasi-identifier is published as it is, so a query selects the
-    targets' published rows, and the release's own estimator (Eq. 13/14, as
-    :func:`~privpub.splu.reconstruction.reconstruct_many` runs it) turns their
-    published state counts into the count (reached through the release's
-    mechanism, :meth:`~privpub.splu.SPLUGen.count_from_states`). A
-    non-sensitive secret is published as it is: its count is observed, with
-    variance 0. The variance is that of the two-state inversion
-    x = (y − r·n_P)/(1/γ − r), r = f/N.
-    """
-    schema = release.schema
-    view = schema.digits(release.codes)
-    rows = len(view[0])
-    shown = _KeyCounts(_rows_as_keys([view[i] for i in qi_columns])).of(
-        _rows_as_keys([tuple_digits[i] for i in qi_columns])).astype(np.float64)
-    with_value = _KeyCounts(_rows_as_keys([view[i] for i in [*qi_columns, j]])).of(
-        _rows_as_keys([tuple_digits[i] for i in [*qi_columns, j]])).astype(np.float64)
-    Qf = Q.astype(np.float64)
-    n_p, y_s = Qf @ shown, Qf @ with_value
-    if schema.names[j] not in release.parameters["sensitive"]:
-        return y_s, np.zeros(len(Q))
-    mechanism = release.mechanism_object()
-    group_size = mechanism.group_size
-    total_s = float(np.sum(view[j] == one))
-    # States in reconstruct_many's order: P slowest, then the value (bit 1 = it).
-    y = np.stack([rows - n_p - (total_s - y_s), total_s - y_s, n_p - y_s, y_s], axis=1)
-    x = mechanism.count_from_states(y)
-    r = total_s / rows
-    held = np.clip(x, 0.0, n_p)
-    spread = held / group_size * (1 - 1 / group_size) + (n_p - held) * r * (1 - r)
-    return x, spread / (1 / group_size - r) ** 2
 
 
 def _check_decoder(decoder: str) -> None:
@@ -287,16 +241,17 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     bound = _check_bound(decoder, bound)
     j = schema.names.index(secret_column)
     one = _secret_index(schema, secret_column, secret_value)
-    # SPLU-Gen randomises its sensitive attributes: only the others identify a record.
-    hidden = set(release.parameters["sensitive"]) if release.mechanism == "splu" else set()
+    # Attributes the mechanism randomises (SPLU-Gen's sensitive ones) identify no record.
+    mechanism = release.mechanism_object()
+    hidden = set(hidden_attributes(mechanism))
     qi_columns = [i for i, a in enumerate(schema.names) if i != j and a not in hidden]
     if not qi_columns:
         raise ParameterError(f"no attribute besides {secret_column!r} identifies a record, so "
                              f"no quasi-identifier selects the targets")
 
     digits = schema.digits(schema.encode(records))
-    qi_keys = _rows_as_keys([digits[i] for i in qi_columns])
-    unique = np.flatnonzero(_KeyCounts(qi_keys).of(qi_keys) == 1)
+    qi_keys = rows_as_keys([digits[i] for i in qi_columns])
+    unique = np.flatnonzero(KeyCounts(qi_keys).of(qi_keys) == 1)
     if unique.size < 2:
         raise ParameterError(f"only {unique.size} record(s) have a quasi-identifier "
                              f"({', '.join(schema.names[i] for i in qi_columns)}) no other "
@@ -311,8 +266,9 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
     tuple_digits[j] = np.full(n, one, dtype=np.int64)
     t = _query_count(n, n_queries)
     Q = random_queries(n, t, source.derive("queries"))
-    if release.mechanism == "splu":
-        answers, variance = _splu_subset_sums(release, qi_columns, j, one, tuple_digits, Q)
+    if isinstance(mechanism, SubsetSumAuditor):  # the family's own estimator answers
+        answers, variance = mechanism.audit_subset_sums(release, qi_columns, j, one,
+                                                        tuple_digits, Q)
     else:
         answers, variance = _ViewIndex(release).subset_sums(tuple_digits, Q)
     fit = _decode(decoder, Q, answers[:, None], variance, bound)[:, 0]
@@ -522,11 +478,10 @@ def audit_presence(release: PublishedView | Sequence[PublishedView], records, *,
     """
     views = _views(release)
     release = views[-1]
-    if any(v.mechanism == "splu" for v in views):
-        raise ParameterError("a SPLU-Gen release publishes every grouped record's "
-                             "non-sensitive attributes as they are and makes no claim about "
-                             "presence; audit a sensitive attribute instead (audit(), or "
-                             "privpub attack --secret)")
+    for v in views:
+        refusing = v.mechanism_object()
+        if isinstance(refusing, RefusesPresenceAudit):
+            raise ParameterError(refusing.presence_refusal)
     _check_decoder(decoder)
     params = release.parameters
     d = params.get("d")
@@ -544,8 +499,8 @@ def audit_presence(release: PublishedView | Sequence[PublishedView], records, *,
               else validate.count("rounds", rounds, minimum=1))
     schema = release.schema
     digits = [dg.astype(np.int64) for dg in schema.digits(schema.encode(records))]
-    keys = _rows_as_keys(digits)
-    data = _KeyCounts(keys)
+    keys = rows_as_keys(digits)
+    data = KeyCounts(keys)
     pool = np.flatnonzero(data.of(keys) == 1)
     if pool.size == 0:
         raise ParameterError("every record's tuple is repeated in the data; the presence "
@@ -606,7 +561,7 @@ def _views(release: PublishedView | Sequence[PublishedView]) -> list[PublishedVi
     return views
 
 
-def _absent_tuples(count: int, sizes: list[int], data: _KeyCounts,
+def _absent_tuples(count: int, sizes: list[int], data: KeyCounts,
                    draws: RandomSource) -> list[np.ndarray]:
     """``count`` distinct uniform domain tuples not in the data, as digit columns.
 
@@ -622,7 +577,7 @@ def _absent_tuples(count: int, sizes: list[int], data: _KeyCounts,
         attempt += 1
         fresh = [np.minimum((u[j] * s).astype(np.int64), s - 1) for j, s in enumerate(sizes)]
         cols = [np.concatenate([c, f]) for c, f in zip(cols, fresh, strict=True)]
-        keys = _rows_as_keys(cols)
+        keys = rows_as_keys(cols)
         _, first = np.unique(keys, return_index=True)
         keep = np.sort(first[data.of(keys[first]) == 0])
         cols = [c[keep] for c in cols]

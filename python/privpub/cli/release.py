@@ -91,16 +91,18 @@ def _open(path: str) -> Any:
 
 
 def open_any(path: str) -> Any:
-    """A release of any kind: a graph answer's JSON file, else a view file or directory."""
+    """A release of any kind: a JSON file is a release document (a graph answer), by
+    its stored kind (:func:`~privpub.core.release.release_documents`); else a view
+    file or directory."""
     if not path.endswith(".json"):
         return _open(path)
     from privpub.core.artifacts import load_json
     from privpub.core.errors import ArtifactError
-    from privpub.graphs import GraphAnswer, GraphAnswers
+    from privpub.core.release import release_documents
 
     with open(path, "rb") as fh:
         document = load_json(fh.read(), repr(path))
-    kinds = {GraphAnswer.kind: GraphAnswer, GraphAnswers.kind: GraphAnswers}
+    kinds = release_documents()
     kind = document.get("kind") if isinstance(document, dict) else None
     if kind not in kinds:
         raise ArtifactError(f"{path!r} is not a graph answer (field 'kind' must be one of "
@@ -110,9 +112,8 @@ def open_any(path: str) -> Any:
 
 def _estimates(release: Any, queries: list[str], tables: dict) -> Any:
     from privpub.core.errors import ParameterError
-    from privpub.graphs import GraphAnswer, GraphAnswers
 
-    if isinstance(release, (GraphAnswer, GraphAnswers)):
+    if release.answers_own_query:
         if queries:
             raise ParameterError("a graph answer answers its own query; give no condition "
                                  f"(got {queries!r})")

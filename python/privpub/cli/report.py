@@ -40,7 +40,7 @@ def _report(args: argparse.Namespace) -> int:
     release = open_any(args.release)
     data = None
     if args.data is not None:
-        if not hasattr(release, "schema"):
+        if release.answers_own_query:
             raise ParameterError("--data is for table releases; for a graph answer's card "
                                  "pass the Graph in Python: answer.report(data=graph)")
         data = read_table_arg(args.data, "--data", **csv_options(args))

@@ -75,6 +75,7 @@ class Answerer(Mechanism, Protocol):
 
 
 _MECHANISMS: dict[str, type] = {}
+_DOCUMENTS: dict[str, type] = {}
 #: What builds a release's card. privpub.report registers it on import: the card
 #: reads planning and audits, layers above core, so core cannot import it.
 _CARD_BUILDER: list[Callable[..., Any]] = []
@@ -96,6 +97,20 @@ def register_mechanism(cls: type) -> type:
         raise ValueError(f"mechanism name {cls.name!r} is registered twice")
     _MECHANISMS[cls.name] = cls
     return cls
+
+
+def register_release_document(cls: type) -> type:
+    """Class decorator: a release stored as one JSON document (``to_dict`` /
+    ``from_dict``), reopened by its stored ``kind`` (:func:`release_documents`)."""
+    if _DOCUMENTS.get(cls.kind, cls) is not cls:
+        raise ValueError(f"release kind {cls.kind!r} is registered twice")
+    _DOCUMENTS[cls.kind] = cls
+    return cls
+
+
+def release_documents() -> dict[str, type]:
+    """The release kinds stored as JSON documents, by kind."""
+    return dict(_DOCUMENTS)
 
 
 def current_parameters(mechanism: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,6 +152,10 @@ class Release:
     """
 
     kind: ClassVar[str]
+    #: False for a table release (it estimates WHERE conditions); True for a query
+    #: answer that answers its own query (a graph answer: ``estimate_many()`` takes
+    #: no condition; see :class:`~privpub.core.capabilities.AnswersOwnQuery`).
+    answers_own_query: ClassVar[bool] = False
 
     def __init__(self, mechanism: str, parameters: Mapping[str, Any], seed_policy: str,
                  library_version: str = LIBRARY_VERSION, schema: Any = None):

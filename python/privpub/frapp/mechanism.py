@@ -228,6 +228,20 @@ class FRAPP:
                                            self.resolution()))
         return Guarantee(f"FRAPP (γ_frapp = {self.gamma_frapp:.6g}, m = {m:,})", tuple(claims))
 
+    def posterior_curves(self) -> tuple[dict[str, Any], float | None, float | None] | None:
+        """Each named adversary's posterior as a function of its prior, with d and γ
+        (the release card's plot; :class:`~privpub.core.capabilities.PosteriorCurves`);
+        None without n (the replacements' likelihood ratios need it)."""
+        if self.n is None:
+            return None
+        g, m, n = self.gamma_frapp, self.schema.size, self.n
+        ratios = {"d-independent, V shows t once": frapp_copies_ratio(g, m, n, 1),
+                  "d-independent, V shows t twice": frapp_copies_ratio(g, m, n, 2),
+                  "d-independent, V does not show t": frapp_copies_ratio(g, m, n, 0),
+                  "d-exclusive, V shows t once": frapp_exclusive_ratio(g, m, n)}
+        return ({k: (lambda p, r=r: posterior_from_ratio(p, r)) for k, r in ratios.items()},
+                self.d, self.gamma)
+
     def resolution(self) -> Resolution | None:
         """Which counts the error bound tells from zero, when n is known
         (:class:`~privpub.core.guarantee.Resolution`: the usefulness rule)."""

@@ -52,7 +52,7 @@ from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee
-from privpub.core.release import Release, register_mechanism
+from privpub.core.release import Release, register_mechanism, register_release_document
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.claims import (
@@ -437,6 +437,7 @@ class LaplaceMechanism:
         return out.clamped() if clamp else out
 
 
+@register_release_document
 class GraphAnswer(Release):
     """A released query answer with its mechanism, parameters and seed policy.
 
@@ -471,6 +472,7 @@ class GraphAnswer(Release):
     """
 
     kind = "graph-answer"
+    answers_own_query = True
 
     def __init__(self, value: int, mechanism: str, parameters: Mapping[str, Any],
                  seed_policy: str, *, clamped: bool = False, **kwargs: Any):
@@ -528,6 +530,14 @@ class GraphAnswer(Release):
         return GraphAnswer(clamp(self.value, self.range), self.mechanism, self.parameters,
                            self.seed_policy, clamped=True,
                            library_version=self.library_version)
+
+    def true_answers(self, data: Any) -> list[int]:
+        """The exact answer(s) q(I) on ``data``, the :class:`~privpub.graphs.Graph` the
+        answer was made on (the card shows them beside the released ones)."""
+        if not isinstance(data, Graph):
+            raise ParameterError(f"data for a graph answer's card must be the privpub.Graph it "
+                                 f"answered on, got {type(data).__name__}")
+        return [int(count(data, q)) for q in [str(self.parameters["query"])]]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; the value as a string (it may exceed 2^53)."""

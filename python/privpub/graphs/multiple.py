@@ -32,7 +32,7 @@ from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee
-from privpub.core.release import Release, register_mechanism
+from privpub.core.release import Release, register_mechanism, register_release_document
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.claims import (
@@ -231,6 +231,7 @@ class MultipleQueryMechanism:
         return out.clamped() if clamp else out
 
 
+@register_release_document
 class GraphAnswers(Release):
     """Released answers to a sequence of queries, in the queries' order.
 
@@ -241,6 +242,7 @@ class GraphAnswers(Release):
     """
 
     kind = "graph-answers"
+    answers_own_query = True
 
     def __init__(self, values: Sequence[int], mechanism: str, parameters: Mapping[str, Any],
                  seed_policy: str, *, clamped: bool = False, **kwargs: Any):
@@ -301,6 +303,14 @@ class GraphAnswers(Release):
         return GraphAnswers([clamp(v, r) for v, r in zip(self.values, self.ranges, strict=True)],
                             self.mechanism, self.parameters, self.seed_policy, clamped=True,
                             library_version=self.library_version)
+
+    def true_answers(self, data: Any) -> list[int]:
+        """The exact answer(s) q(I) on ``data``, the :class:`~privpub.graphs.Graph` the
+        answer was made on (the card shows them beside the released ones)."""
+        if not isinstance(data, Graph):
+            raise ParameterError(f"data for a graph answer's card must be the privpub.Graph it "
+                                 f"answered on, got {type(data).__name__}")
+        return [int(count(data, q)) for q in [str(q) for q in self.parameters["queries"]]]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; values as strings (they may exceed 2^53)."""

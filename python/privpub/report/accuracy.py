@@ -9,11 +9,11 @@ its interval's half-width against the query's true count (against the
 estimate, labelled so, without the data).
 
 The sampling rule: query i takes r ∈ {1, 2, 3} attributes drawn uniformly
-without replacement (on a SPLU-Gen release one of them sensitive, as only
-those are estimated rather than counted exactly) and the values of one
-record drawn uniformly from the data, or of a domain tuple drawn uniformly
-without the data; a query drawn twice is drawn again; the generator is
-seeded by the card's ``seed``.
+without replacement (on a release that hides attributes, SPLU-Gen's
+sensitive ones, one of them hidden, as only those are estimated rather than
+counted exactly) and the values of one record drawn uniformly from the data,
+or of a domain tuple drawn uniformly without the data; a query drawn twice is
+drawn again; the generator is seeded by the card's ``seed``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from privpub.attacks.audit import attribute_value
+from privpub.core.capabilities import hidden_attributes
 from privpub.core.errors import PrivpubError
 from privpub.core.estimate import LEVEL
 from privpub.report import html, plots
@@ -146,7 +147,7 @@ def table_section(release: Any, data: Any, n_queries: int, seed: Any) -> str:
     if data is not None:
         codes = schema.encode(data)
         digits = schema.digits(codes)
-    sensitive = list(release.parameters.get("sensitive") or [])
+    sensitive = hidden_attributes(release.mechanism_object())
     queries = sample_queries(schema, digits, sensitive, n_queries, seed)
     rows, refused = estimates(release, queries)
     queries = [q for q, r in zip(queries, rows, strict=True) if r is not None]
@@ -194,23 +195,22 @@ def table_section(release: Any, data: Any, n_queries: int, seed: Any) -> str:
     return html.section("accuracy", "How accurate", body)
 
 
-def graph_section(release: Any, data: Any) -> str:
-    """A graph answer's estimates (the noise law does not depend on the true
-    answer, so there is no curve to plot); with the graph, the true answers."""
-    from privpub.graphs.exact import count
-
+def graph_section(release: Any, truth: list[int] | None) -> str:
+    """A query answer's estimates (the noise law does not depend on the true
+    answer, so there is no curve to plot); with its data, the true answers
+    (``truth``, from the release's ``true_answers``)."""
     rows = release.estimate_many().to_records(LEVEL)
     header = ["query", "released answer", "stderr", f"{LEVEL:.0%} interval", "method"]
-    if data is not None:
+    if truth is not None:
         header.append("true answer")
     table_rows = []
-    for row in rows:
+    for i, row in enumerate(rows):
         cells = [f"<code>{html.text(row['query'])}</code>", html.number(row["value"]),
                  html.number(float(row["stderr"]), 6),
                  f"[{html.number(row['lo'])}, {html.number(row['hi'])}]",
                  html.text(row["interval_method"])]
-        if data is not None:
-            cells.append(html.number(int(count(data, row["query"]))))
+        if truth is not None:
+            cells.append(html.number(truth[i]))
         table_rows.append(cells)
     body = html.table(header, table_rows, caption="The released answers")
     stderr = float(rows[0]["stderr"])

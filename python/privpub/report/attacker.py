@@ -15,16 +15,18 @@ import math
 from typing import Any
 
 from privpub.attacks.audit import attribute_value, audit, audit_presence
+from privpub.core.capabilities import hidden_attributes
 from privpub.core.errors import ParameterError
 from privpub.report import html
 
 
 def secret_of(release: Any) -> tuple[str, Any]:
     """The attribute the attribute audit targets and the value that is bit 1:
-    a SPLU-Gen release's first sensitive attribute, else the first two-valued
-    attribute, else the last attribute; the value at domain index 1."""
+    the first attribute the mechanism hides (SPLU-Gen's first sensitive one), else
+    the first two-valued attribute, else the last attribute; the value at domain
+    index 1."""
     schema = release.schema
-    sensitive = release.parameters.get("sensitive")
+    sensitive = hidden_attributes(release.mechanism_object())
     if sensitive:
         column = sensitive[0]
     else:

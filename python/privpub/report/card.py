@@ -18,7 +18,6 @@ from privpub.core.errors import ParameterError
 from privpub.core.files import write_text
 from privpub.core.seeding import resolve_seed
 from privpub.core.version import LIBRARY_VERSION
-from privpub.graphs.graph import Graph
 from privpub.report import accuracy, alternatives, attacker, html, protected, released
 from privpub.tables.distributed import DaskRelease
 
@@ -74,16 +73,15 @@ def build(release: Any, data: Any = None, audit: bool = False, *, n_queries: int
     source = resolve_seed(seed)
     if isinstance(release, DaskRelease):
         release = release.view()  # computes the release, as its guarantee() does
-    graph = not hasattr(release, "schema")
-    if graph and data is not None and not isinstance(data, Graph):
-        raise ParameterError(f"data for a graph answer's card must be the privpub.Graph it "
-                             f"answered on, got {type(data).__name__}")
+    graph = release.answers_own_query
+    # A query answer's exact answers on its data (refused if the data are not its kind).
+    truth = release.true_answers(data) if graph and data is not None else None
     facts = {"graph": graph, "kind": release.kind,
-             "rows": len(getattr(release, "values", [None])) if graph else len(release),
+             "rows": len(release.estimate_many()) if graph else len(release),
              "digest": released.content_digest(release)}
     sections = [released.section(release, facts), protected.section(release)]
     if graph:
-        sections.append(accuracy.graph_section(release, data))
+        sections.append(accuracy.graph_section(release, truth))
         sections.append(attacker.not_run(
             "privpub's audits attack published tables; a graph answer is one noisy number "
             "per query, whose noise law and interval are above.") if audit else "")

@@ -3,9 +3,10 @@
 Rendered from the release's ``guarantee()`` alone, claim by claim, so a card
 never says "holds" where the guarantee does not, and a family that changes
 its claims (the multi-view guarantee, say) changes its card with no edit
-here. For αβ and FRAPP a plot adds each named adversary's posterior over
-priors, from the families' own accounting functions, with the release's
-prior bound d marked.
+here. A mechanism that names adversaries with computable posteriors (αβ,
+FRAPP: :class:`~privpub.core.capabilities.PosteriorCurves`) adds a plot of
+each one's posterior over priors, from the family's own accounting, with the
+release's prior bound d marked.
 """
 
 from __future__ import annotations
@@ -14,18 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from privpub.alphabeta.accounting import (
-    alphabeta_posterior,
-    exclusive_worst_posterior,
-)
-from privpub.alphabeta.mechanism import AlphaBeta
+from privpub.core.capabilities import PosteriorCurves
 from privpub.core.guarantee import Claim, Guarantee
-from privpub.frapp.accounting import (
-    frapp_copies_ratio,
-    frapp_exclusive_ratio,
-    posterior_from_ratio,
-)
-from privpub.frapp.mechanism import FRAPP
 from privpub.report import html, plots
 
 #: Priors plotted: from this far below d (or 1e-9 without d) up to 0.99.
@@ -50,26 +41,11 @@ def claims_table(guarantee: Guarantee) -> str:
 
 
 def curves(mech: Any) -> tuple[dict[str, Any], float | None, float | None] | None:
-    """Each named adversary's posterior as a function of its prior p, the prior
+    """Each named adversary's posterior as a function of its prior, the prior
     bound d and the posterior bound γ; None for mechanisms without such
-    accounting. The functions are the families' own (no formula here)."""
-    if isinstance(mech, AlphaBeta):
-        # As guarantee(): with a source, the most likely tuple's β(t), the worst case.
-        a = mech.alpha
-        b = mech.beta_max
-        return ({"d-independent, t in V": lambda p: alphabeta_posterior(p, a, b, True),
-                 "d-independent, t not in V": lambda p: alphabeta_posterior(p, a, b, False),
-                 "d-exclusive (link attack), worst view": lambda p: exclusive_worst_posterior(
-                     a, b, p)}, mech.d, mech.gamma)
-    if isinstance(mech, FRAPP) and mech.n is not None:
-        g, m, n = mech.gamma_frapp, mech.schema.size, mech.n
-        ratios = {"d-independent, V shows t once": frapp_copies_ratio(g, m, n, 1),
-                  "d-independent, V shows t twice": frapp_copies_ratio(g, m, n, 2),
-                  "d-independent, V does not show t": frapp_copies_ratio(g, m, n, 0),
-                  "d-exclusive, V shows t once": frapp_exclusive_ratio(g, m, n)}
-        return ({k: (lambda p, r=r: posterior_from_ratio(p, r)) for k, r in ratios.items()},
-                mech.d, mech.gamma)
-    return None
+    accounting. The functions are the families' own (no formula here): the
+    mechanism's ``posterior_curves`` (:class:`~privpub.core.capabilities.PosteriorCurves`)."""
+    return mech.posterior_curves() if isinstance(mech, PosteriorCurves) else None
 
 
 def posterior_plot(mech: Any) -> tuple[str, float | None] | None:

@@ -77,8 +77,8 @@ def parameter_rows(parameters: dict[str, Any], graph: bool) -> list[tuple[str, s
 
 def content_digest(release: Any) -> str:
     """SHA-256 (hex) of the release's stored digest document or answer document."""
-    document = (release.metadata()["digest"] if hasattr(release, "metadata")
-                else release.to_dict())
+    document = (release.to_dict() if release.answers_own_query
+                else release.metadata()["digest"])
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -97,6 +97,12 @@ class SPLUGen:
     name = "splu"
     #: Parameter names that files written by earlier versions store, and their names now.
     renamed_parameters: ClassVar[dict[str, str]] = {"gamma": "group_size"}
+    #: Why the presence audit has nothing to test
+    #: (:class:`~privpub.core.capabilities.RefusesPresenceAudit`).
+    presence_refusal: ClassVar[str] = (
+        "a SPLU-Gen release publishes every grouped record's non-sensitive attributes as "
+        "they are and makes no claim about presence; audit a sensitive attribute instead "
+        "(audit(), or privpub attack --secret)")
 
     @renamed_keywords(gamma="group_size")
     def __init__(self, group_size: int, sensitive: str | Sequence[str], *,
@@ -232,6 +238,20 @@ class SPLUGen:
                  "counts the published ones",) if self.residue else ()
         return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.text,
                         notes=notes)
+
+    def hidden_attributes(self) -> list[str]:
+        """The sensitive attributes: randomised within decoy groups, so none identifies
+        a record (:class:`~privpub.core.capabilities.HidesAttributes`)."""
+        return list(self.sensitive)
+
+    def audit_subset_sums(self, view: PublishedView, qi_columns: Sequence[int], secret: int,
+                          one: int, tuple_digits: Sequence[np.ndarray],
+                          queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The attribute audit's subset sums from this release's own reconstruction
+        (:func:`privpub.splu.audit.subset_sums`)."""
+        from privpub.splu.audit import subset_sums
+
+        return subset_sums(self, view, qi_columns, secret, one, tuple_digits, queries)
 
     def count_from_states(self, y: np.ndarray) -> np.ndarray:
         """count(P ∧ s) for a batch of published state counts y (Q, 4) of one sensitive

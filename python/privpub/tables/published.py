@@ -47,6 +47,7 @@ from privpub.core.artifacts import (
     parse_metadata,
     shown,
 )
+from privpub.core.capabilities import CountEstimator, ReleaseEstimator
 from privpub.core.errors import ArtifactError, DomainError, ParameterError
 from privpub.core.estimate import LEVEL, Estimate, Estimates, check_level
 from privpub.core.files import PARQUET, atomic_output
@@ -325,11 +326,17 @@ class PublishedView(Release):
 
         A mechanism whose releases are not estimated from Q(V) alone (SPLU-Gen:
         its sensitive values are randomised over decoy groups) estimates them
-        itself: it offers ``estimate_release_many(view, conditions)``."""
+        itself: it offers ``estimate_release_many(view, conditions)``
+        (:class:`~privpub.core.capabilities.ReleaseEstimator`); any other
+        estimates from counts (:class:`~privpub.core.capabilities.CountEstimator`)."""
         conditions = [self.condition(q, tables) for q in queries]
         mech = self.mechanism_object()
-        if hasattr(mech, "estimate_release_many"):
+        if isinstance(mech, ReleaseEstimator):
             return mech.estimate_release_many(self, conditions)
+        if not isinstance(mech, CountEstimator):
+            raise ParameterError(f"mechanism {self.mechanism!r} declares no estimator "
+                                 "(CountEstimator or ReleaseEstimator): its releases cannot "
+                                 "be estimated")
         # Q(V) of the whole batch in one pass (by row group on a file: filescan).
         reading = [c for c in conditions if c.attributes]
         n_view = dict(zip(map(id, reading), self.rows.count_many(reading) if reading else [],

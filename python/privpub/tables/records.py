@@ -201,3 +201,24 @@ def isin_sorted(rows: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
 def union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Sorted distinct union of two sorted (n, limbs) arrays."""
     return distinct_sorted(_core.merge_sorted(np.ascontiguousarray(a), np.ascontiguousarray(b)))
+
+
+def rows_as_keys(digits: list[np.ndarray]) -> np.ndarray:
+    """One comparable key per row from its digits (a void view of the int64 row):
+    equal rows, equal keys (for lookups of many rows at once, :class:`KeyCounts`)."""
+    stacked = np.ascontiguousarray(np.stack([d.astype(np.int64) for d in digits], axis=1))
+    return stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).ravel()
+
+
+class KeyCounts:
+    """How often keys (:func:`rows_as_keys`) occur in a table of keys (sorted once,
+    looked up by bisection)."""
+
+    def __init__(self, table: np.ndarray):
+        self.values, self.counts = np.unique(table, return_counts=True)
+
+    def of(self, keys: np.ndarray) -> np.ndarray:
+        if len(self.values) == 0:
+            return np.zeros(len(keys), dtype=np.int64)
+        pos = np.clip(np.searchsorted(self.values, keys), 0, len(self.values) - 1)
+        return np.where(self.values[pos] == keys, self.counts[pos], 0)
