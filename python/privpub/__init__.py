@@ -19,7 +19,8 @@ table releases), then one subpackage per mechanism family (``alphabeta``,
 mechanism accepts for a table), ``datasets`` and ``experiments``.
 """
 
-from privpub import attacks, datasets, graphs, report, splu
+# The families register their planners as imported, αβ, FRAPP, SPLU-Gen: a plan's order.
+from privpub import alphabeta, attacks, datasets, frapp, graphs, report, splu  # noqa: F401
 from privpub.alphabeta import AlphaBeta, MultiViewPublisher, SourceDistribution, accounting
 from privpub.core.errors import (
     ArtifactError,

@@ -35,17 +35,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privpub.alphabeta.accounting import CALIBRATIONS
-from privpub.alphabeta.planning import AlphaBetaPlanner
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.inputs import TableLike, tabular
-from privpub.core.planners import planner
+from privpub.core.planners import planner, planners, view_size_text
 from privpub.core.renamed import renamed_keywords
 from privpub.domain.schema import Schema
-from privpub.frapp.planning import FRAPPPlanner
-from privpub.splu import mechanism as splu_mechanism
-from privpub.splu.planning import SPLUPlanner
 from privpub.tables.records import (
     as_schema_codes,
     distinct_sorted,
@@ -54,8 +49,6 @@ from privpub.tables.records import (
     sorted_rows,
 )
 
-#: The families a plan covers; each registers its planner (privpub.core.planners).
-MECHANISMS = tuple(family.name for family in (AlphaBetaPlanner, FRAPPPlanner, SPLUPlanner))
 #: Default grid: k ≥ 1 (DESIGN.md: a prior below the base rate is a different request).
 DEFAULT_KS = (1, 2, 5, 10, 20, 50)
 DEFAULT_GAMMAS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8)
@@ -228,7 +221,7 @@ class Request:
     gammas: list[float]
     failure_probability: float
     allow: bool
-    calibrations: Sequence[str]
+    calibrations: Sequence[str] | None   # αβ's; None: every one
     sensitive: str | Sequence[str] | None
     group_sizes: Sequence[int]
     cache: dict = field(default_factory=dict)  # Parquet size measurements, shared
@@ -239,6 +232,11 @@ class Search:
 
     accepts = staticmethod(_accepts)
     edge = staticmethod(_edge)
+
+    @staticmethod
+    def explain_grid(p: Plan, mechanism: str) -> str:
+        """The explanation of a (k, γ)-grid family's rows (its ``explain``)."""
+        return _explain_mechanism(p, mechanism)
 
     @staticmethod
     def privacy_grid(family: Any, facts: _Facts, request: Request
@@ -370,7 +368,7 @@ class Plan:
         (in terms of n, m, n/m) and what to try instead."""
         parts = [_explain_table(self)]
         for mechanism in dict.fromkeys(r["mechanism"] for r in self.rows):
-            parts.append(EXPLANATIONS[planner(mechanism).explanation](self, mechanism))
+            parts.append(planner(mechanism).explain(self, Search))
         return "\n\n".join(parts)
 
     def alternatives(self, mechanism: str, calibration: str | None, k: float,
@@ -405,11 +403,11 @@ class Plan:
 
 @renamed_keywords(epsilon="failure_probability", splu_gammas="group_sizes")
 def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
-         mechanisms: Sequence[str] = MECHANISMS, ks: Sequence[float] = DEFAULT_KS,
+         mechanisms: Sequence[str] | None = None, ks: Sequence[float] = DEFAULT_KS,
          gammas: Sequence[float] = DEFAULT_GAMMAS, failure_probability: float = 0.05,
          sensitive: str | Sequence[str] | None = None,
          group_sizes: Sequence[int] = DEFAULT_GROUP_SIZES,
-         calibrations: Sequence[str] = CALIBRATIONS, schema: Schema | None = None,
+         calibrations: Sequence[str] | None = None, schema: Schema | None = None,
          duplicates: str = "set", allow_prior_below_base_rate: bool = False) -> Plan:
     """The feasible (k, γ) region of each mechanism for a table, with each point's
     parameters, error bound and expected view size, and every refusal explained.
@@ -422,9 +420,10 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
         data, which the explanation flags); or a Schema with ``n`` records, in
         which case SPLU-Gen (which needs the value frequencies) is reported as
         "needs the table" and the records are planned as n distinct tuples.
-    mechanisms : "alphabeta", "frapp", "splu"
-    ks, gammas : the (k, γ) grid for αβ (every calibration in ``calibrations``)
-        and FRAPP; d = k·n/m.
+    mechanisms : names of registered planners (default: every one, in registration
+        order: "alphabeta", "frapp", "splu")
+    ks, gammas : the (k, γ) grid for αβ (every calibration in ``calibrations``,
+        default all) and FRAPP; d = k·n/m.
     failure_probability : the error bounds' failure probability (the paper's ε of
         (ρ, ε)-usefulness).
     sensitive : SPLU-Gen's sensitive attribute(s); None plans each attribute alone.
@@ -445,14 +444,17 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
     >>> row["feasible"], round(row["rows"], -3)
     (True, 1210000.0)
     """
-    unknown = [m for m in mechanisms if m not in MECHANISMS]
+    known = [family.name for family in planners()]
+    if mechanisms is None:
+        mechanisms = known
+    unknown = [m for m in mechanisms if m not in known]
     if unknown or isinstance(mechanisms, str):
-        raise ParameterError(f"mechanisms must be a list drawn from {list(MECHANISMS)}, "
+        raise ParameterError(f"mechanisms must be a list drawn from {known}, "
                              f"got {mechanisms!r}")
-    bad = [c for c in calibrations if c not in CALIBRATIONS]
-    if bad or isinstance(calibrations, str) or not calibrations:
-        raise ParameterError(f"calibrations must be a non-empty list drawn from "
-                             f"{list(CALIBRATIONS)}, got {calibrations!r}")
+    request = Request([], [], 0.0, allow_prior_below_base_rate, calibrations, sensitive,
+                      group_sizes)
+    for family in planners():  # every family's options, whichever are planned
+        family.check_request(request)
     ks = [validate.real("k", k) for k in ks]
     gammas = [validate.probability("gamma", g, open_low=True, open_high=True) for g in gammas]
     if not ks or not gammas:
@@ -475,10 +477,6 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
 # ---- explanations -----------------------------------------------------------------------------
 
 
-def _size(rows: float, size: int) -> str:
-    return f"≈ {rows:,.0f} rows, ≈ {size / 1e6:,.3g} MB"
-
-
 def _explain_table(p: Plan) -> str:
     text = (f"The table: n = {p.n:,} records over a domain of m = {p.m:,} tuples, "
             f"n/m = {p.density:.4g}.")
@@ -498,7 +496,8 @@ def _explain_mechanism(p: Plan, mechanism: str) -> str:
     label = planner(mechanism).label
     regions = [r for r in p.regions if r["mechanism"] == mechanism]
     calibrations = list(dict.fromkeys(r["calibration"] for r in regions))
-    main = "exclusive" if "exclusive" in calibrations else calibrations[0]
+    lead = planner(mechanism).main_variant
+    main = lead if lead in calibrations else calibrations[0]
     region = [r for r in regions if r["calibration"] == main]
     name = label if main is None else f"{label} (calibration {main!r})"
     floor = "k ≥ 1" if all(r["largest_k"] is None or r["largest_k"] >= 1 for r in region) \
@@ -516,7 +515,7 @@ def _explain_mechanism(p: Plan, mechanism: str) -> str:
     if feasible:
         big = max(feasible, key=lambda r: r["rows"])
         tight = min(feasible, key=lambda r: r["error_bound"])
-        lines.append(f"Largest view in the grid: {_size(big['rows'], big['bytes'])} at "
+        lines.append(f"Largest view in the grid: {view_size_text(big['rows'], big['bytes'])} at "
                      f"k = {big['k']:g}, γ = {big['gamma']:g}; smallest error bound "
                      f"{tight['error_bound']:,.1f} (each query, w.p. ≥ "
                      f"{1 - p.failure_probability:g}) at "
@@ -570,33 +569,3 @@ def _dense(p: Plan, label: str, mechanism: str, worst: dict[str, Any],
     text += (f"more attributes or larger domains (at γ = {g:g}, {needs}); or a smaller k, "
              f"below {k_any:.4g}, which protects no adversary whose prior is at the base rate")
     return text + planner(mechanism).below_base_rate + "."
-
-
-def _explain_splu(p: Plan, mechanism: str) -> str:
-    rows = [r for r in p.rows if r["mechanism"] == mechanism]
-    if p.distinct is None:
-        return ("SPLU-Gen: needs the table: which decoy group sizes γ are eligible depends on "
-                "the sensitive values' frequencies (every value at most N/γ records).")
-    lines = ["SPLU-Gen (no prior bound; small counts hidden, large counts kept):"]
-    for region in (r for r in p.regions if r["mechanism"] == mechanism):
-        s, top = region["sensitive"], region["largest_group_size"]
-        mine = [r for r in rows if r["sensitive"] == s and r["feasible"]]
-        if top is None:
-            refusal = next(r["library_error"] for r in rows if r["sensitive"] == s)
-            lines.append(f"sensitive {s!r}: not eligible for any γ ≥ 2 ({refusal}).")
-            continue
-        text = f"sensitive {s!r}: eligible up to γ = {top}"
-        if mine:
-            r = mine[-1]
-            text += (f"; at γ = {r['group_size']}: {_size(r['rows'], r['bytes'])}, counts ≥ "
-                     f"{r['splu_utility_threshold']:,.0f} estimated within "
-                     f"{splu_mechanism.GUARANTEE_EPS:g} of themselves w.p. ≥ "
-                     f"{1 - splu_mechanism.GUARANTEE_T_E:g}, counts 1.."
-                     f"{splu_mechanism.GUARANTEE_ALPHA} missed by more than that w.p. ≥ "
-                     f"{r['splu_small_sum_privacy']:.3f}")
-        lines.append(text + ".")
-    return " ".join(lines)
-
-
-#: Each family's explanation, by its planner's ``explanation``.
-EXPLANATIONS = {"privacy grid": _explain_mechanism, "group sizes": _explain_splu}

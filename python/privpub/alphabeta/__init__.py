@@ -8,7 +8,12 @@
   their calibration; :mod:`privpub.alphabeta.sequence_claims`, their claims.
 """
 
-from privpub.alphabeta import accounting, sequence, sequence_claims
+from privpub.alphabeta import (  # planning: registers αβ's planner
+    accounting,
+    planning,  # noqa: F401
+    sequence,
+    sequence_claims,
+)
 from privpub.alphabeta.mechanism import AlphaBeta
 from privpub.alphabeta.multiview import MultiViewPublisher, MultiViewStep
 from privpub.alphabeta.source import SourceDistribution

@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from privpub.alphabeta.accounting import CALIBRATIONS
 from privpub.alphabeta.mechanism import AlphaBeta
+from privpub.core.errors import ParameterError
 from privpub.core.planners import register_planner
 from privpub.tables.viewsize import view_bytes
 
@@ -17,7 +19,9 @@ from privpub.tables.viewsize import view_bytes
 class AlphaBetaPlanner:
     name = "alphabeta"
     label = "αβ"
-    explanation = "privacy grid"
+    privacy_grid = True
+    #: The calibration the explanation and the terminal summary lead with.
+    main_variant = "exclusive"
     needs_table = None
     #: What the explanation adds when only k < 1 is accepted.
     below_base_rate = " and must be asked for with allow_prior_below_base_rate=True"
@@ -26,9 +30,22 @@ class AlphaBetaPlanner:
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         return search.privacy_grid(self, facts, request)
 
+    def check_request(self, request: Any) -> None:
+        """The calibrations asked for (None: every one) are αβ's."""
+        calibrations = request.calibrations
+        if calibrations is None:
+            return
+        bad = [c for c in calibrations if c not in CALIBRATIONS]
+        if bad or isinstance(calibrations, str) or not calibrations:
+            raise ParameterError(f"calibrations must be a non-empty list drawn from "
+                                 f"{list(CALIBRATIONS)}, got {calibrations!r}")
+
+    def explain(self, plan: Any, search: Any) -> str:
+        return search.explain_grid(plan, self.name)
+
     def variants(self, request: Any) -> list[str]:
-        """One grid per calibration."""
-        return list(request.calibrations)
+        """One grid per calibration (every one unless the request names some)."""
+        return list(CALIBRATIONS if request.calibrations is None else request.calibrations)
 
     def refused_by(self, calibration: str | None) -> str:
         return f"the {calibration!r} calibration"

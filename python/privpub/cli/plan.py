@@ -42,8 +42,9 @@ def add_parser(sub: Any) -> None:
             action.required = False
     plan.add_argument("--n", type=int, default=None,
                       help="the number of records, when planning from a schema alone")
-    plan.add_argument("--mechanism", default="alphabeta,frapp,splu", metavar="NAME[,NAME]",
-                      help="mechanisms to plan (default: alphabeta,frapp,splu)")
+    plan.add_argument("--mechanism", default=None, metavar="NAME[,NAME]",
+                      help="mechanisms to plan (default: every one that plans: "
+                           "alphabeta,frapp,splu)")
     plan.add_argument("--sensitive", metavar="A[,B]",
                       help="SPLU-Gen's sensitive attribute(s) (default: each attribute in "
                            "turn)")
@@ -62,7 +63,7 @@ def _plan(args: argparse.Namespace) -> int:
     from privpub.domain.schema import Schema
     from privpub.planning import plan
 
-    mechanisms = tuple(args.mechanism.split(","))
+    mechanisms = None if args.mechanism is None else tuple(args.mechanism.split(","))
     sensitive = args.sensitive.split(",") if args.sensitive else None
     options = {"mechanisms": mechanisms, "sensitive": sensitive,
                "failure_probability": args.failure_probability,
@@ -99,8 +100,11 @@ def _summary(frame: Any) -> Any:
     SPLU-Gen's, with the columns that decide (all of them: --format csv|json)."""
     import pandas as pd
 
-    alphabeta = frame["mechanism"] == "alphabeta"
-    keep = frame[~alphabeta | (frame["calibration"] == "exclusive")].copy()
+    from privpub.core.planners import planner
+
+    # Each family's leading variant (αβ's default calibration); a family with one keeps all.
+    lead = frame["mechanism"].map(lambda name: planner(name).main_variant)
+    keep = frame[lead.isna() | (frame["calibration"] == lead)].copy()
     # (all None when nothing is feasible: an object column that cannot round)
     number = {c: pd.to_numeric(keep[c], errors="coerce") for c in ("bytes", "rows", "error_bound")}
     keep["MB"] = (number["bytes"] / 1e6).round(2)
@@ -119,13 +123,15 @@ def report_weak_usefulness(view: Any, table: Any, schema: Any, args: argparse.Na
     """For `privpub publish`: when the release cannot tell its typical counts from
     zero, say so on stderr as one block (the library's UsefulnessWarning), with
     the requests `privpub plan` finds for this table whose bound would."""
+    from privpub.core.planners import planners
     from privpub.planning import DEFAULT_GAMMAS, DEFAULT_KS, plan
 
     resolution = view.mechanism_object().resolution()
     if resolution is None or not resolution.weak:
         return
     found = plan(table.select(list(schema.names)), schema=schema,
-                 mechanisms=["alphabeta", "frapp"], ks=sorted({*DEFAULT_KS, args.k}),
+                 mechanisms=[family.name for family in planners() if family.privacy_grid],
+                 ks=sorted({*DEFAULT_KS, args.k}),
                  gammas=sorted({*DEFAULT_GAMMAS, args.gamma}),
                  failure_probability=args.failure_probability,
                  duplicates=args.duplicates or "set")

@@ -16,9 +16,16 @@ from privpub.tables.viewsize import view_bytes
 class FRAPPPlanner:
     name = "frapp"
     label = "FRAPP"
-    explanation = "privacy grid"
+    privacy_grid = True
+    main_variant = None
     needs_table = None
     below_base_rate = ""
+
+    def check_request(self, request: Any) -> None:
+        """FRAPP reads no option of its own."""
+
+    def explain(self, plan: Any, search: Any) -> str:
+        return search.explain_grid(plan, self.name)
 
     def plan_rows(self, facts: Any, request: Any, search: Any
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

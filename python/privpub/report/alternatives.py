@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from privpub.core.planners import planner
+from privpub.core.capabilities import hidden_attributes
+from privpub.core.planners import planner, planners
 from privpub.planning import plan
 from privpub.report import html, plots
 
@@ -101,17 +102,18 @@ def section(release: Any, data: Any) -> str:
     k = release_k(release)
     grid_k = PAPER_K if k is None else k
     p = release.parameters
-    # SPLU-Gen needs the value frequencies (the data) and protects named sensitive
-    # attributes: planned for a SPLU-Gen release's own ones (every attribute alone
-    # would be a grid of its own).
-    sensitive = p.get("sensitive") or None
-    mechanisms = ["alphabeta", "frapp"] + (["splu"] if data is not None and sensitive else [])
+    # The (k, γ)-grid families always. The others (SPLU-Gen) need the value frequencies
+    # (the data) and protect named attributes: planned for the attributes this release
+    # hides (every attribute alone would be a grid of its own).
+    sensitive = hidden_attributes(release.mechanism_object()) or None
+    mechanisms = [family.name for family in planners()
+                  if family.privacy_grid or (data is not None and sensitive)]
     found = plan(data if data is not None else release.schema, schema=release.schema,
                  n=None if data is not None else records_of(release), mechanisms=mechanisms,
                  ks=[grid_k],
                  failure_probability=p.get("failure_probability", 0.05), sensitive=sensitive,
                  duplicates=(p.get("records") or {}).get("duplicates") or "set")
-    table_rows = [r for r in found.rows if r["mechanism"] != "splu"]
+    table_rows = [r for r in found.rows if planner(r["mechanism"]).privacy_grid]
     mine = None
     point = None
     if k is not None and p.get("gamma") is not None:
@@ -126,7 +128,7 @@ def section(release: Any, data: Any) -> str:
              + f": {html.headline('alternatives-feasible', feasible, str(feasible))} of "
                f"{len(table_rows)} requests accepted.</p>")
     body = intro + tradeoff_plot(table_rows, point, grid_k) + grid_table(table_rows, mine)
-    splu = [r for r in found.rows if r["mechanism"] == "splu"]
+    splu = [r for r in found.rows if not planner(r["mechanism"]).privacy_grid]
     if splu:
         body += splu_table(splu)
     body += html.block("note", "plan's explanation:", html.paragraphs(found.explain()))

@@ -7,6 +7,7 @@ releases with each estimate's uncertainty (:mod:`privpub.splu.reconstruction`,
 (:mod:`privpub.splu.baselines`).
 """
 
+from privpub.splu import planning  # noqa: F401  (registers SPLU-Gen's planner)
 from privpub.splu.baselines import AnatomyRelease, DBRRelease, anatomy, dbr, laplace_counts
 from privpub.splu.calculators import (
     privacy_guarantee,

@@ -16,7 +16,7 @@ from typing import Any
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.planners import register_planner
+from privpub.core.planners import register_planner, view_size_text
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.mechanism import (
     GUARANTEE_ALPHA,
@@ -34,8 +34,12 @@ NEEDS_TABLE = ("a SPLU-Gen view's size needs the table (N − (N mod γ) rows, e
 class SPLUPlanner:
     name = "splu"
     label = "SPLU-Gen"
-    explanation = "group sizes"
+    privacy_grid = False
+    main_variant = None
     needs_table = NEEDS_TABLE
+
+    def check_request(self, request: Any) -> None:
+        """The group sizes are checked as the rows are planned."""
 
     def plan_rows(self, facts: Any, request: Any, search: Any
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -45,6 +49,34 @@ class SPLUPlanner:
                    for s, g in dict.fromkeys((r["sensitive"], r.get("largest_group_size"))
                                              for r in rows)]
         return rows, regions
+
+    def explain(self, plan: Any, search: Any) -> str:
+        """The plan's paragraph on SPLU-Gen: for each sensitive set, the largest
+        eligible γ and the guarantee's thresholds at the largest γ planned."""
+        rows = [r for r in plan.rows if r["mechanism"] == self.name]
+        if plan.distinct is None:
+            return ("SPLU-Gen: needs the table: which decoy group sizes γ are eligible "
+                    "depends on the sensitive values' frequencies (every value at most N/γ "
+                    "records).")
+        lines = ["SPLU-Gen (no prior bound; small counts hidden, large counts kept):"]
+        for region in (r for r in plan.regions if r["mechanism"] == self.name):
+            s, top = region["sensitive"], region["largest_group_size"]
+            mine = [r for r in rows if r["sensitive"] == s and r["feasible"]]
+            if top is None:
+                refusal = next(r["library_error"] for r in rows if r["sensitive"] == s)
+                lines.append(f"sensitive {s!r}: not eligible for any γ ≥ 2 ({refusal}).")
+                continue
+            text = f"sensitive {s!r}: eligible up to γ = {top}"
+            if mine:
+                r = mine[-1]
+                text += (f"; at γ = {r['group_size']}: "
+                         f"{view_size_text(r['rows'], r['bytes'])}, counts ≥ "
+                         f"{r['splu_utility_threshold']:,.0f} estimated within "
+                         f"{GUARANTEE_EPS:g} of themselves w.p. ≥ {1 - GUARANTEE_T_E:g}, "
+                         f"counts 1..{GUARANTEE_ALPHA} missed by more than that w.p. ≥ "
+                         f"{r['splu_small_sum_privacy']:.3f}")
+            lines.append(text + ".")
+        return " ".join(lines)
 
 
 def _rows(facts: Any, sensitive: str | Sequence[str] | None, group_sizes: Sequence[int],
