@@ -1,5 +1,6 @@
 """The package's layering: core ← domain ← counting ← tables ← mechanism families ←
-experiments/cli, no cycles; what a value means is decided in domain/ alone.
+experiments/cli, no cycles; what a value means is decided in domain/ alone; no
+shared floor names a family (it calls the capabilities core declares).
 
 Imports are read from the source (every import statement, including ones
 inside functions, which is where a cycle hides; only ``if TYPE_CHECKING:``
@@ -9,6 +10,7 @@ blocks are left out, as they never run).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -29,11 +31,12 @@ ALLOWED = {
     "attacks": {"core", "domain", "counting", "tables"},
     "splu": {"core", "domain", "counting", "tables"},
     "datasets": {"core", "domain", "tables"},
-    "planning": {"core", "domain", "tables", "alphabeta", "frapp", "splu"},
+    # planning and report sit above the families but reach them only through the
+    # capabilities core declares (test_no_shared_floor_names_a_family below).
+    "planning": {"core", "domain", "tables"},
     "experiments": {"core", "domain", "counting", "tables", "alphabeta", "frapp", "graphs",
                     "attacks", "splu", "datasets"},
-    "report": {"core", "domain", "counting", "tables", "alphabeta", "frapp", "graphs", "attacks",
-               "splu", "planning"},
+    "report": {"core", "domain", "counting", "tables", "attacks", "planning"},
 }
 
 
@@ -190,3 +193,140 @@ def test_tests_mirror_the_package():
     parts = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()} | {"planning"}
     dirs = {d.name for d in tests.iterdir() if d.is_dir() and any(d.glob("test_*.py"))}
     assert dirs and dirs <= parts, sorted(dirs - parts)
+
+
+# ---- no shared floor names a family ---------------------------------------------------------
+
+#: The mechanism families: each owns its package, and only its package names it.
+FAMILIES = ("alphabeta", "frapp", "splu", "graphs")
+#: Modules outside the families that name a family on purpose, and why. Everything else
+#: (core, domain, counting, tables, attacks, report, planning, the rest of cli) dispatches
+#: on the capabilities of privpub.core.capabilities and the registries.
+NAMES_FAMILIES = {
+    "privpub": "the public API re-exports each family's classes",
+    "privpub.experiments": "the papers' experiments compare the mechanisms they name",
+    "privpub.cli.publish": "`privpub publish alphabeta|frapp|splu`: the user names the family",
+    "privpub.cli.splu": "the deprecated `privpub splu` command is SPLU-Gen's reconstruction",
+    "privpub.cli.demo": "the demo publishes Adult with αβ",
+    "privpub.cli.experiments": "`privpub experiment NAME` names the papers' experiments",
+}
+
+
+def _family_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in FAMILIES else None
+
+
+@functools.cache
+def family_vocabulary() -> tuple[dict[str, str], dict[str, str]]:
+    """(mechanism and planner names → family, public class names → family), read from
+    the families' sources: every ``name = "..."`` of a top-level class, every
+    top-level public class not also defined outside the families (counting's Atom
+    is not graphs')."""
+    names: dict[str, str] = {}
+    classes: dict[str, str] = {}
+    elsewhere: set[str] = set()
+    for module, path in MODULES.items():
+        family = _family_of(module)
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            if family is None:
+                elsewhere.add(node.name)
+                continue
+            if not node.name.startswith("_"):
+                classes[node.name] = family
+            for item in node.body:
+                targets = (item.targets if isinstance(item, ast.Assign) else
+                           [item.target] if isinstance(item, ast.AnnAssign) else [])
+                if any(isinstance(t, ast.Name) and t.id == "name" for t in targets) and \
+                        isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
+                    names[item.value.value] = family
+    return names, {c: f for c, f in classes.items() if c not in elsewhere}
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def family_mentions(path: Path, module: str) -> list[str]:
+    """Where ``path`` (module ``module``) names a family it does not belong to: an import
+    from a family's package, a family class (``from privpub import AlphaBeta``,
+    ``privpub.FRAPP``, ``privpub.splu.SPLUGen``), or a family's mechanism name as a
+    string (``release.mechanism == "splu"``, ``mechanisms=["alphabeta", "frapp"]``;
+    docstrings may name them)."""
+    names, classes = family_vocabulary()
+    own = _family_of(module)
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        hit = None
+        if isinstance(node, ast.ImportFrom) and node.module:
+            family = _family_of(node.module)
+            if family is not None and family != own:
+                hit = f"imports from {node.module}"
+            elif node.module == "privpub":
+                hit = next((f"imports {a.name}" for a in node.names
+                            if classes.get(a.name, own) != own or a.name in FAMILIES
+                            and a.name != own), None)
+        elif isinstance(node, ast.Import):
+            hit = next((f"imports {a.name}" for a in node.names
+                        if _family_of(a.name) not in (None, own)), None)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            dotted = _dotted(node) or ""
+            if dotted.startswith("privpub.") and (
+                    _family_of(dotted) not in (None, own)
+                    or classes.get(node.attr, own) != own):
+                hit = f"uses {dotted}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and names.get(node.value, own) != own and id(node) not in docstrings:
+            hit = f"names the mechanism {node.value!r}"
+        if hit:
+            found.append((node.lineno, f"{module}:{node.lineno}: {hit}"))
+    return [text for _, text in sorted(found)]
+
+
+def _names_families_on_purpose(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") and m != "privpub"
+               for m in NAMES_FAMILIES)
+
+
+def test_no_shared_floor_names_a_family():
+    """Tables, attacks, report, planning and the CLI (but for the commands that name a
+    family on purpose, :data:`NAMES_FAMILIES`) dispatch on declared capabilities: no
+    family import, class or mechanism name outside the family's own package."""
+    found = [hit for module, path in sorted(MODULES.items())
+             if not _names_families_on_purpose(module)
+             for hit in family_mentions(path, module)]
+    assert not found, "\n".join(found)
+
+
+def test_the_family_check_sees_each_kind_of_mention(tmp_path):
+    """Power: a planted name comparison, family import, class use and name list in a
+    shared floor are each reported; the family's own package and a docstring may name it."""
+    card = ROOT / "report" / "card.py"
+    assert family_mentions(card, "privpub.report.card") == []
+    copy = tmp_path / "card.py"
+    planted = ['    same = release.mechanism == "splu"', "    from privpub.splu import SPLUGen",
+               "    isinstance(release, privpub.FRAPP)", '    return ["alphabeta", "frapp"]',
+               "    from privpub import GraphAnswer"]
+    copy.write_text(card.read_text() + '\n\ndef _late(release):\n    """Not "splu"."""\n'
+                    + "\n".join(planted) + "\n")
+    start = len(card.read_text().splitlines()) + 5
+
+    def lines(module: str) -> list[int]:
+        return [int(f.split(": ", 1)[0].rsplit(":", 1)[1]) - start
+                for f in family_mentions(copy, module)]
+
+    assert lines("privpub.report.card") == [0, 1, 2, 3, 3, 4]
+    # Inside its own package a family names itself freely, but no other family.
+    assert lines("privpub.splu.card") == [2, 3, 3, 4]
