@@ -208,7 +208,7 @@ NAMES_FAMILIES = {
     "privpub.cli.publish": "`privpub publish alphabeta|frapp|splu`: the user names the family",
     "privpub.cli.splu": "the deprecated `privpub splu` command is SPLU-Gen's reconstruction",
     "privpub.cli.demo": "the demo publishes Adult with αβ",
-    "privpub.cli.experiments": "`privpub experiment NAME` names the papers' experiments",
+    "privpub.cli.experiments": "`privpub experiments NAME` names the papers' experiments",
 }
 
 
