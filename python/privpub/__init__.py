@@ -56,6 +56,7 @@ from privpub.graphs import (
 from privpub.planning import Plan, expected_view_size, plan
 from privpub.splu import SPLUGen
 from privpub.tables.artifact import Artifact
+from privpub.tables.opening import open_release as open  # noqa: A001 (privpub.open)
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.view import FileView, MemoryView, TableView
 
@@ -110,6 +111,7 @@ __all__ = [
     "datasets",
     "expected_view_size",
     "graphs",
+    "open",
     "plan",
     "report",
     "resolve_seed",

@@ -70,8 +70,10 @@ def publish_dask(mech: AlphaBeta, data: Any, rand: RandomSource, duplicates: str
     ranged = ranged_records(mech.schema, data, mech.n, duplicates, npartitions, align=align,
                             rate=mech.beta)
     edges = [0, *ranged.bounds, segments * align]
+    # β = 0 draws no segment at all: each range is its own records, all of them
+    # (segments=None; the edges, in codes then, would cut every range but the first).
     views = [dask.delayed(_draw)(mech, rand, records, ranged.plan, i,
-                                 (edges[i] // align, edges[i + 1] // align))
+                                 (edges[i] // align, edges[i + 1] // align) if segments else None)
              for i, records in enumerate(ranged.records)]
     parameters = dask.delayed(_parameters)(mech, ranged.plan,
                                            [dask.delayed(repeated_rows)(v) for v in views])

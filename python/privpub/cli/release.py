@@ -91,23 +91,10 @@ def _open(path: str) -> Any:
 
 
 def open_any(path: str) -> Any:
-    """A release of any kind: a JSON file is a release document (a graph answer), by
-    its stored kind (:func:`~privpub.core.release.release_documents`); else a view
-    file or directory."""
-    if not path.endswith(".json"):
-        return _open(path)
-    from privpub.core.artifacts import load_json
-    from privpub.core.errors import ArtifactError
-    from privpub.core.release import release_documents
+    """A release of any kind, by what its file holds (:func:`privpub.open`)."""
+    from privpub.tables.opening import open_release
 
-    with open(path, "rb") as fh:
-        document = load_json(fh.read(), repr(path))
-    kinds = release_documents()
-    kind = document.get("kind") if isinstance(document, dict) else None
-    if kind not in kinds:
-        raise ArtifactError(f"{path!r} is not a graph answer (field 'kind' must be one of "
-                            f"{sorted(kinds)})")
-    return kinds[kind].from_dict(document)
+    return open_release(path)
 
 
 def _estimates(release: Any, queries: list[str], tables: dict) -> Any:
