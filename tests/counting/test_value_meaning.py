@@ -65,7 +65,10 @@ CASES = [
     ("hiv IN ('positive', '(missing)')", "hiv = 'positive' OR hiv IS NULL"),
     ("band >= 'mid'", "band >= 1"),
     ("band < 'high' AND income >= 20", "band < 2 AND income >= 20"),
-    ("band BETWEEN 'low' AND '(missing)'", "band IS NOT NULL"),
+    ("band NOT BETWEEN 'mid' AND 'high'", "NOT coalesce(band BETWEEN 1 AND 2, false)"),
+    ("hiv NOT LIKE 'neg%'", "NOT coalesce(hiv LIKE 'neg%', false)"),
+    ("NOT (hiv LIKE 'neg%')", "NOT coalesce(hiv LIKE 'neg%', false)"),
+    ("hiv NOT IN ('negative')", "NOT coalesce(hiv IN ('negative'), false)"),
     ("band IS NULL OR hiv IS NULL", "band IS NULL OR hiv IS NULL"),
 ]
 
@@ -86,6 +89,14 @@ def test_a_range_never_counts_the_non_reporters():
     reporters = frame["income"].dropna()
     assert release.estimate("income <= 15").value == int((reporters <= 15).sum())
     assert release.estimate("income = 0").value == int(frame["income"].isna().sum()) > 0
+
+
+@pytest.mark.parametrize("query", ["band < '(missing)'", "band BETWEEN 'low' AND '(missing)'",
+                                   "band >= '(missing)' OR income > 3"])
+def test_order_against_the_missing_marker_is_refused(query):
+    """The label's place in a declared order is where it was written, not a meaning."""
+    with pytest.raises(QueryError, match=r"missing marker.*band IS NULL"):
+        privpub.counting.query.Condition(SCHEMA, query)
 
 
 @pytest.mark.parametrize("query", ["hiv > 'negative'", "hiv BETWEEN 'a' AND 'z'",
@@ -166,3 +177,23 @@ def test_outputs_show_labels_not_indices():
     assert "'high'" in str(release.estimate({"band": "high", "hiv": "positive"}))
     with pytest.raises(privpub.DomainError, match=r"value 'top' .*'band'"):
         release.estimate({"band": "top"})
+
+
+@pytest.mark.parametrize("query, message", [
+    ({"hiv": ["negative", "positive"]}, r"one value; for several write col\('hiv'\)\.isin"),
+    ({"hiv": None}, r"missing cells are '\(missing\)' \(or write \"hiv\" IS NULL\)"),
+    ("hiv = NULL", r"compares with NULL.*IS NULL"),
+])
+def test_missing_and_lists_asked_the_wrong_way_say_the_right_way(query, message):
+    with pytest.raises(QueryError, match=message):
+        privpub.counting.query.Condition(SCHEMA, query)
+
+
+def test_a_splu_estimate_shows_the_query_as_written():
+    frame = _frame()
+    schema = Schema([SCHEMA["income"], Categorical("s", ["a", "b"])])
+    data = pd.DataFrame({"income": frame["income"],
+                         "s": ["a", "b"] * (len(frame) // 2)})
+    release = privpub.SPLUGen(2, "s", schema=schema).publish(data, seed=1)
+    for query in ["income < 15 AND s = 'a'", "income IS NULL AND s = 'b'"]:
+        assert release.estimate(query).query == query

@@ -479,6 +479,21 @@ def _literal_lists(root: exp.Expression) -> exp.Expression:
     return root
 
 
+def _check_mapped(schema: Schema, name: Any, value: Any) -> None:
+    """A mapping names one value per attribute; what it cannot say is refused
+    with the form that says it."""
+    if isinstance(value, (list, tuple, set, frozenset, np.ndarray, pd.Series)):
+        raise QueryError(f"{{{name!r}: {short(repr(value))}}}: a mapping gives each attribute "
+                         f"one value; for several write col({name!r}).isin([...]) or "
+                         f"\"{name}\" IN (...)")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        label = schema[name].missing if name in schema.names else None
+        hint = (f"its missing cells are {label!r} (or write \"{name}\" IS NULL)"
+                if label is not None else "it declares no missing label, so it holds none")
+        raise QueryError(f"{{{name!r}: {value!r}}}: a missing cell is no value of {name!r}; "
+                         f"{hint}")
+
+
 QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
 
 
@@ -536,6 +551,7 @@ class Condition:
         elif isinstance(where, Mapping):
             root = None
             for name, value in where.items():
+                _check_mapped(schema, name, value)
                 queryatoms.check_in_domain(schema, name, value)
                 term = (col(name) == value).node
                 root = term if root is None else exp.And(this=root, expression=term)
@@ -688,6 +704,8 @@ class Condition:
         if placed is node:
             return self._atom(node)
         self._replace(node, placed)
+        if isinstance(placed, exp.Not):  # NOT LIKE as NOT of the guarded LIKE
+            return ("not", ("and", [self._atom(p) for p in querytext.chain(placed.this.this)]))
         if not isinstance(placed, exp.Paren):  # IS NULL as an equality or FALSE
             return self._atom(placed)
         return ("and", [self._atom(part) for part in querytext.chain(placed.this)])

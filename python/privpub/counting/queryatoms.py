@@ -182,6 +182,10 @@ def check_atom(schema: Schema, atom: exp.Expression) -> None:
                              "column is converted before publishing): compare with the text "
                              "as stored (ISO dates, '1980-01-01', order as text) or with the "
                              "number or label you converted the dates to")
+        if isinstance(node, exp.Null):
+            raise QueryError(f"{text(atom)!r} compares with NULL, which SQL never finds equal "
+                             "(or unequal) to anything; ask for missing cells with "
+                             "<column> IS NULL or IS NOT NULL")
         if not isinstance(node, VALUES):
             raise QueryError(f"unsupported SQL {text(node)!r} ({type(node).__name__}) in "
                              f"{text(atom)!r}")
@@ -396,7 +400,14 @@ def place_missing(schema: Schema, atom: exp.Expression) -> exp.Expression:
     names = {c.name for c in atom.find_all(exp.Column)}
     guards = [exp.NEQ(this=exp.column(a.name, quoted=True), expression=literal(a.missing))
               for a in schema if a.name in names and a.missing is not None]
-    return exp.Paren(this=exp.and_(atom, *guards)) if guards else atom
+    if not guards:
+        return atom
+    if isinstance(atom, (exp.Like, exp.ILike)) and atom.args.get("negate"):
+        # NOT LIKE is NOT (… LIKE …), as NOT BETWEEN and NOT IN are: NOT is two-valued.
+        positive = atom.copy()
+        positive.set("negate", None)
+        return exp.Not(this=exp.Paren(this=exp.and_(positive, *guards)))
+    return exp.Paren(this=exp.and_(atom, *guards))
 
 
 def check_order(schema: Schema, atom: exp.Expression) -> None:
@@ -407,6 +418,13 @@ def check_order(schema: Schema, atom: exp.Expression) -> None:
         return
     for column in atom.find_all(exp.Column):
         attr = schema[column.name]
+        if attr.ordered and attr.missing is not None and any(
+                constant(n) == attr.missing for n in atom.find_all(exp.Literal, exp.Neg)
+                if is_constant(n) and not isinstance(n.parent, exp.Neg)):
+            raise QueryError(
+                f"{text(atom)!r} compares {attr.name!r} by order with {attr.missing!r}, its "
+                "missing marker, which has no place in the order; ask for the missing cells "
+                f"with {attr.name} IS NULL (or IS NOT NULL)")
         if attr.kind == "string" and not attr.ordered:
             raise QueryError(
                 f"{text(atom)!r} compares {attr.name!r} by order, but its values are text "

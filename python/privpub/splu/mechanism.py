@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -228,8 +228,10 @@ class SPLUGen:
         sensitive = [i for i, (_, values) in enumerate(asked) if values and i not in alone]
         found = alone | dict(zip(sensitive, reconstruct_many(view, [asked[i] for i in sensitive])
                                  if sensitive else [], strict=True))
-        return Estimates.of([found[i] if i in found else self._exact(view, c)
-                             for i, c in enumerate(conditions)])
+        # Each estimate shows its query as written (the reconstruction's P is rebuilt
+        # from the atoms, with the missing markers' guards and IS NULL spelled out).
+        return Estimates.of([replace(found[i], query=c.text) if i in found
+                             else self._exact(view, c) for i, c in enumerate(conditions)])
 
     def _exact(self, view: PublishedView, cond: Condition) -> Estimate:
         """A count the release publishes unchanged (non-sensitive attributes)."""
