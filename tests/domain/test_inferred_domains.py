@@ -65,3 +65,12 @@ def test_the_command_line_refuses_and_takes_exact_domain(tmp_path, capsys):
     assert cli.main(args + ["--columns", "wt82,sex"]) != 0
     assert "--exact-domain wt82" in capsys.readouterr().err
     assert cli.main(args + ["--exact-domain", "person_id,wt82"]) == 0
+
+
+def test_the_fix_fits_the_kind_and_an_integral_label_names_a_float():
+    with pytest.raises(SchemaError, match=r"'name' .*coarser groups") as info:
+        Schema.from_frame(pd.DataFrame({"name": [f"x{i}" for i in range(300)]}))
+    assert "pd.cut" not in str(info.value)  # binning is for numbers
+    frame = pd.DataFrame({"mass": [1.5, None, 2.5]})
+    schema = Schema.from_frame(frame, missing={"mass": -1}, exact_domain=["mass"])
+    assert schema["mass"].values == (1.5, 2.5, -1.0) and schema["mass"].missing == -1.0

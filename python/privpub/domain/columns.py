@@ -68,7 +68,8 @@ def column_kind(name: str, values: pd.Series | pd.Index) -> str:
 #: What a missing-cell error suggests (the same for every input kind).
 MISSING_FIX = ("privpub does not drop or impute records: clean them, or declare a missing "
                "category (Categorical(..., missing=LABEL), Schema.from_frame(..., "
-               "missing=LABEL), --missing LABEL on the command line)")
+               "missing=LABEL), --missing LABEL on the command line); a CSV's NA markers "
+               "('', 'NA', 'null', …) are read as missing: --no-na or --na-values change them")
 
 
 def missing_error(name: str, total: int, first: Any) -> MissingValueError:

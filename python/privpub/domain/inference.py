@@ -36,10 +36,12 @@ def _check_inferred_domain(attr: Categorical, rows: int) -> None:
     all and a query can name them: not non-integer numbers (every exact float
     would be published, and ``wt82 = 68.946`` would name none of them), not an
     identifier (each record's own value, published for all to see)."""
-    fix = (f"bin it into an ordered categorical first (pd.cut(df[{attr.name!r}], bins=[...], "
-           f"labels=[...]): privpub keeps the order), drop it, or declare its domain; to "
-           f"publish its values as they are, pass exact_domain=[{attr.name!r}] (command line: "
-           f"--exact-domain {attr.name})")
+    coarser = (f"bin it into an ordered categorical first (pd.cut(df[{attr.name!r}], "
+               "bins=[...], labels=[...]): privpub keeps the order)"
+               if attr.kind in ("integer", "float") else
+               "map it to coarser groups first (a prefix, a region, a band)")
+    fix = (f"{coarser}, drop it, or declare its domain; to publish its values as they are, "
+           f"pass exact_domain=[{attr.name!r}] (command line: --exact-domain {attr.name})")
     if attr.kind == "float":
         fractional = [v for v in attr.values if not float(v).is_integer()]
         if fractional:
@@ -60,6 +62,8 @@ def _with_missing(name: str, kind: str, values: list, label: Any, dtype: str, or
     (``collisions``: the cells that hold the label while others are missing)."""
     if label is None:
         return Categorical(name, values, dtype=dtype, ordered=ordered)
+    if kind == "float" and value_kind(label) == "integer" and float(label) == label:
+        label = float(label)  # -1 names the same number as -1.0 (as --missing mass=-1 reads it)
     if value_kind(label) != kind:
         raise SchemaError(f"column {name!r} holds {kind} values; its missing label {label!r} "
                           f"must be one too")
