@@ -132,3 +132,18 @@ def test_an_oserror_naming_no_file_says_where_it_was_raised(monkeypatch, capsys)
                      "--group-size", "2", "--sensitive", "a"]) == 1
     err = capsys.readouterr().err
     assert "Bad file descriptor (at test_cli_options.py:" in err and "in bad)" in err
+
+
+def test_queries_may_follow_the_options(tmp_path, capsys):
+    """`estimate R --format csv "a > 1"` took "a > 1" for an unknown argument."""
+    schema = privpub.Schema([privpub.IntRange("a", 0, 9), privpub.Categorical("b", ["x", "y"])])
+    frame = __import__("pandas").DataFrame({"a": [1, 2, 3, 1], "b": ["x", "y", "x", "x"]})
+    path = tmp_path / "v.parquet"
+    privpub.AlphaBeta(schema, 1.0, 0.0).publish(frame, duplicates="records", seed=1
+                                                ).to_parquet(path)
+    assert cli.main(["estimate", str(path), "a > 1", "--format", "json", "b = 'x'"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["query"], r["value"]) for r in rows] == [("a > 1", 2.0), ("b = 'x'", 3.0)]
+    with pytest.raises(SystemExit):
+        cli.main(["inspect", str(path), "stray"])
+    assert "unrecognized arguments: stray" in capsys.readouterr().err

@@ -68,7 +68,14 @@ def _terminate(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # Queries may follow options (estimate R --format csv "a > 1"): argparse gives the
+    # positionals after an option back as unknown, so they join the command's queries.
+    args, extra = parser.parse_known_args(argv)
+    if extra and isinstance(getattr(args, "query", None), list) \
+            and not any(e.startswith("-") for e in extra):
+        args.query += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return 2
