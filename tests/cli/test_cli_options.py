@@ -147,3 +147,18 @@ def test_queries_may_follow_the_options(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["inspect", str(path), "stray"])
     assert "unrecognized arguments: stray" in capsys.readouterr().err
+
+
+def test_a_warning_the_command_does_not_say_itself_is_one_line(monkeypatch, capsys):
+    """No file path or source line of privpub's reaches a user (a SPLU release's card
+    printed '/…/splu/mechanism.py:223: ReconstructionWarning: …' and the line)."""
+    def run(args):
+        import warnings
+
+        warnings.warn("the EM stopped at\n  the cap", privpub.UsefulnessWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(cli.release, "_inspect", run)
+    assert cli.main(["inspect", "x.parquet"]) == 0
+    err = capsys.readouterr().err
+    assert err == "privpub: warning: the EM stopped at the cap\n"

@@ -9,6 +9,8 @@ import os
 import signal
 import sys
 import traceback
+import warnings
+from typing import Any
 
 from privpub import __version__
 from privpub.cli import attack, bench, demo, experiments, plan, publish, release, report, splu
@@ -66,6 +68,13 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+              file: Any = None, line: str | None = None) -> None:
+    """A warning the command did not say itself, as one line on stderr."""
+    text = " ".join(str(message).split())
+    print(f"privpub: warning: {text}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     # Queries may follow options (estimate R --format csv "a > 1"): argparse gives the
@@ -85,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: SIGTERM keeps its handler
         previous = None
+    shown = warnings.showwarning
+    warnings.showwarning = _one_line  # a user reads the warning, not a source line of ours
     try:
         return args.run(args)
     except BrokenPipeError:  # the reader went away (`privpub inspect … | head`): stop quietly
@@ -103,5 +114,6 @@ def main(argv: list[str] | None = None) -> int:
         print("privpub: interrupted", file=sys.stderr)
         return 130
     finally:
+        warnings.showwarning = shown
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
