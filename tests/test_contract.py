@@ -199,7 +199,9 @@ def test_splu_one_sensitive_value_alone_is_its_mle(table):
     view = privpub.splu.SPLUGen(2, "species", schema=schema).publish(df, seed=3)
     est = view.estimate("species = 'Gentoo'")
     expected = privpub.splu.sensitive_counts(view, "species")[2]
-    assert est.method == "mle" and est.to_dict() == expected.to_dict()
+    # The same estimate; the release shows the query as written.
+    assert est.query == "species = 'Gentoo'" and expected.query == "count(species = 'Gentoo')"
+    assert est.method == "mle" and est.to_dict() == expected.to_dict() | {"query": est.query}
     assert est.value == int((view.frame["species"] == "Gentoo").sum())
 
 

@@ -386,7 +386,7 @@ def test_the_right_one_machine_pieces_are_the_clusters(tiny, distributed_views):
 
 @pytest.mark.parametrize("npartitions", [1, 2, 3])
 @pytest.mark.parametrize("alpha", [1.0, 0.7])
-def test_beta_zero_keeps_every_range_of_records(npartitions, alpha):
+def test_beta_zero_keeps_every_range_of_records(client, npartitions, alpha):
     """β = 0 draws no β-step segment: each range is its own records. The range edges,
     in codes then, cut every range but the first (the zero-noise oracle's α = 1,
     β = 0 published 2 of 4 records from two partitions)."""
@@ -394,9 +394,6 @@ def test_beta_zero_keeps_every_range_of_records(npartitions, alpha):
                              privpub.IntRange("age", 0, 99)])
     frame = pd.DataFrame({"sex": ["F", "M", "F", "F"] * 25, "age": [30, 41, 52, 30] * 25})
     mech = AlphaBeta(schema, alpha, 0.0)
-    import dask
-
-    with dask.config.set(scheduler="synchronous"):
-        _same(mech.publish(dd.from_pandas(frame, npartitions=npartitions), seed=2,
-                           duplicates="records"),
-              mech.publish(frame, seed=2, duplicates="records"))
+    _same(mech.publish(dd.from_pandas(frame, npartitions=npartitions), seed=2,
+                       duplicates="records"),
+          mech.publish(frame, seed=2, duplicates="records"))
