@@ -43,6 +43,21 @@ def count_in_table(cols: list[npt.NDArray[np.integer]], radices: list[int],
     """Rows whose digits (first column slowest) index a true cell of ``table``
     (Π radices cells); DomainError(attribute_index, row) for a digit ≥ its radix."""
 
+def parquet_footer(
+    tail: bytes, file_size: int,
+) -> tuple[int | None, list[tuple[int, list[tuple[int, int, bool, str, bool] | None]]]]:
+    """A Parquet file's footer from its last bytes ``tail`` (the file holds
+    ``file_size``): (None, per row group (rows, per column (start, length,
+    Snappy, physical type, nullable) or None when the page reader does not
+    decode that chunk)), or (bytes needed from the end, []) when ``tail`` is
+    shorter than the footer. PrivpubError when the footer cannot be read."""
+
+def dictionary_page(data: bytes, snappy: bool,
+                    physical: str) -> tuple[int, list[str] | npt.NDArray[np.integer]]:
+    """A column chunk's dictionary page (``data``: its bytes from that page on;
+    ``physical``: BYTE_ARRAY, INT32 or INT64): (where it ends in ``data``, its
+    PLAIN values). PrivpubError on anything else or on malformed bytes."""
+
 def decode_data_pages(data: npt.NDArray[np.uint8], snappy: bool, nullable: bool,
                       remap: npt.NDArray[np.int64], width: int,
                       rows: int) -> npt.NDArray[np.integer]:

@@ -1,6 +1,6 @@
 //! A view file's row groups counted in one call: for each group, its
 //! dictionary-encoded column chunks decoded into domain indices
-//! (`hybrid::decode_data_pages`), each column's SHA-256 and least and greatest
+//! (`pages::decode_data_pages`), each column's SHA-256 and least and greatest
 //! index computed, and the group's rows counted under each condition's truth
 //! table (`columns::count_in_table`). Groups and their columns run on rayon's
 //! pool, and a decoded column lives only while its group is counted, so the
@@ -14,7 +14,7 @@
 use crate::columns::count_in_table;
 use crate::encode::{DigitColumn, Values};
 use crate::error::KernelError;
-use crate::hybrid::decode_data_pages;
+use crate::pages::decode_data_pages;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 

@@ -16,12 +16,13 @@ pub mod groupscan;
 pub mod hybrid;
 pub mod intlist;
 pub mod marginals;
+pub mod pages;
 pub mod rng;
 pub mod sample;
 pub mod splu;
 
 use bindings::{
-    attacks as attack_bindings, codes, counting, graph as graph_bindings, sampling,
+    attacks as attack_bindings, codes, counting, graph as graph_bindings, parquet, sampling,
     splu as splu_bindings,
 };
 use pyo3::prelude::*;
@@ -36,7 +37,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codes::limbs_for, m)?)?;
     m.add_function(wrap_pyfunction!(codes::to_digits, m)?)?;
     m.add_function(wrap_pyfunction!(codes::count_in_table, m)?)?;
-    m.add_function(wrap_pyfunction!(codes::decode_data_pages, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet::parquet_footer, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet::dictionary_page, m)?)?;
+    m.add_function(wrap_pyfunction!(parquet::decode_data_pages, m)?)?;
     m.add_function(wrap_pyfunction!(codes::scan_groups, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::uniform, m)?)?;
     m.add_function(wrap_pyfunction!(sampling::keep_records, m)?)?;

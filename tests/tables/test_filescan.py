@@ -432,7 +432,7 @@ def test_the_page_reader_gives_pyarrows_digits(tmp_path, monkeypatch):
             for g in range(meta.num_row_groups):
                 expected = filescan._arrow_group(schema, part, g, schema.names, "x")
                 for j, column in enumerate(schema.names):
-                    found = pages.read_column(schema, fd, meta, g, j, column, "x")
+                    found = pages.read_column(schema, fd, g, j, column, "x")
                     if found is not None:
                         decoded += 1
                         assert found.dtype == expected[column].dtype
@@ -545,8 +545,8 @@ def test_a_group_reads_only_the_columns_its_box_leaves_open(sorted_by_age, monke
     read = []
     original = pages.chunk_args
     monkeypatch.setattr(pages, "chunk_args",
-                        lambda schema, fd, meta, g, c, name, *rest:
-                        read.append((g, name)) or original(schema, fd, meta, g, c, name, *rest))
+                        lambda schema, fd, g, c, name, *rest:
+                        read.append((g, name)) or original(schema, fd, g, c, name, *rest))
     query = f"sex = 'F' AND age < {k}"
     assert PublishedView.open(path).count(query) == view.count(query)
     assert {(g, "sex") for g in below} <= set(read)

@@ -31,6 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from parquet_edit import edit_footer
+from parquet_edit import field as _field
 
 from privpub import (
     FRAPP,
@@ -163,135 +165,6 @@ def fix_counts(delta):
         meta["rows"] += delta
         meta["digest"]["parts"][0]["rows"] += delta
     return edit
-
-
-# ---- a Parquet footer, edited in place (Thrift compact protocol) --------------------------------
-
-_STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = \
-    range(13)
-
-
-class _Thrift:
-    """Just enough of Thrift's compact protocol to read and rewrite FileMetaData
-    (structs as lists of [field id, type, value])."""
-
-    def __init__(self, data=b""):
-        self.data, self.pos, self.out = data, 0, bytearray()
-
-    def _byte(self):
-        self.pos += 1
-        return self.data[self.pos - 1]
-
-    def _varint(self):
-        shift = result = 0
-        while True:
-            b = self._byte()
-            result |= (b & 0x7F) << shift
-            shift += 7
-            if not b & 0x80:
-                return result
-
-    def _int(self):
-        n = self._varint()
-        return (n >> 1) ^ -(n & 1)
-
-    def read(self, kind):
-        if kind in (_TRUE, _FALSE):
-            return kind == _TRUE
-        if kind == _BYTE:
-            return self._byte()
-        if kind in (_I16, _I32, _I64):
-            return self._int()
-        if kind in (_DOUBLE, _BINARY):
-            n = 8 if kind == _DOUBLE else self._varint()
-            self.pos += n
-            return bytes(self.data[self.pos - n:self.pos])
-        if kind in (_LIST, _SET):
-            head = self._byte()
-            size, elem = head >> 4, head & 0x0F
-            size = self._varint() if size == 15 else size
-            if elem in (_TRUE, _FALSE):
-                return elem, [self._byte() == 1 for _ in range(size)]
-            return elem, [self.read(elem) for _ in range(size)]
-        if kind == _MAP:
-            size = self._varint()
-            types = self._byte() if size else 0
-            return types, [(self.read(types >> 4), self.read(types & 15)) for _ in range(size)]
-        fields, last = [], 0
-        while (head := self._byte()) != _STOP:
-            last = last + (head >> 4) if head >> 4 else self._int()
-            fields.append([last, head & 0x0F, self.read(head & 0x0F)])
-        return fields
-
-    def _put_varint(self, n):
-        while n > 0x7F:
-            self.out.append(n & 0x7F | 0x80)
-            n >>= 7
-        self.out.append(n)
-
-    def write(self, kind, value):
-        if kind == _BYTE:
-            self.out.append(value)
-        elif kind in (_I16, _I32, _I64):
-            self._put_varint((value << 1) ^ (value >> 63))
-        elif kind == _DOUBLE:
-            self.out += value
-        elif kind == _BINARY:
-            self._put_varint(len(value))
-            self.out += value
-        elif kind in (_LIST, _SET):
-            elem, items = value
-            if len(items) < 15:
-                self.out.append(len(items) << 4 | elem)
-            else:
-                self.out.append(0xF0 | elem)
-                self._put_varint(len(items))
-            for item in items:
-                if elem in (_TRUE, _FALSE):
-                    self.out.append(1 if item else 2)
-                else:
-                    self.write(elem, item)
-        elif kind == _MAP:
-            types, items = value
-            self._put_varint(len(items))
-            if items:
-                self.out.append(types)
-            for k, v in items:
-                self.write(types >> 4, k)
-                self.write(types & 15, v)
-        elif kind == _STRUCT:
-            last = 0
-            for fid, field_kind, v in value:
-                field_kind = (_TRUE if v else _FALSE) if field_kind in (_TRUE, _FALSE) \
-                    else field_kind
-                if 0 < fid - last <= 15:
-                    self.out.append((fid - last) << 4 | field_kind)
-                else:
-                    self.out.append(field_kind)
-                    self._put_varint((fid << 1) ^ (fid >> 63))
-                if field_kind not in (_TRUE, _FALSE):
-                    self.write(field_kind, v)
-                last = fid
-            self.out.append(_STOP)
-
-
-def _field(fields, fid):
-    return next(f for f in fields if f[0] == fid)
-
-
-def edit_footer(path, out, edit):
-    """Copy a Parquet file with its footer (FileMetaData) edited by ``edit``; the
-    data pages are untouched. FileMetaData: 3 num_rows, 4 row_groups (RowGroup:
-    3 num_rows), 5 key_value_metadata (KeyValue: 1 key, 2 value)."""
-    data = Path(path).read_bytes()
-    length = struct.unpack("<I", data[-8:-4])[0]
-    meta = _Thrift(data[-8 - length:-8]).read(_STRUCT)
-    edit(meta)
-    writer = _Thrift()
-    writer.write(_STRUCT, meta)
-    Path(out).write_bytes(data[:-8 - length] + bytes(writer.out)
-                          + struct.pack("<I", len(writer.out)) + b"PAR1")
-    return out
 
 
 def set_rows(total=None, groups=None, privpub=None):

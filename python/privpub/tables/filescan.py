@@ -305,8 +305,7 @@ def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
         return None  # read_group says what is wrong
     chunks = []
     for name in names:
-        found = pages.chunk_args(schema, fds[part.path], meta, g, index[name], name, where,
-                                 remaps)
+        found = pages.chunk_args(schema, fds[part.path], g, index[name], name, where, remaps)
         if found is None:
             return None
         chunks.append(found)
@@ -391,7 +390,7 @@ def read_group(schema: Schema, part: Part, g: int, names: Sequence[str],
         try:
             for name in names:
                 if name in index:
-                    found = pages.read_column(schema, fd, meta, g, index[name], name, where)
+                    found = pages.read_column(schema, fd, g, index[name], name, where)
                     if found is not None:
                         fast[name] = found
         finally:

@@ -180,11 +180,16 @@ def _as_digits(column: RawColumn, attr: Attribute) -> np.ndarray | None:
 def file_digits(schema: Schema, table: pa.Table, attributes: Sequence[str],
                 where: str) -> Digits:
     """:func:`digits_of` for rows read from a file: a value outside its domain, a
-    missing value or a column of the wrong type is an ArtifactError naming ``where``."""
+    missing value, a column of the wrong type or bytes pyarrow cannot convert
+    (text that is not UTF-8 in a dictionary, which its reader does not check) is
+    an ArtifactError naming ``where``."""
     try:
         return digits_of(schema, table, attributes)
     except (ArtifactError, DataTypeError, DomainError) as exc:
         raise ArtifactError(f"{where}: {exc}") from None
+    except pa.ArrowException as exc:
+        raise ArtifactError(f"{where}: its values cannot be read: "
+                            f"{str(exc).splitlines()[0][:200]}") from None
 
 
 def codes_of(schema: Schema, batch: Digits) -> np.ndarray:

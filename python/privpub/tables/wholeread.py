@@ -97,8 +97,8 @@ def _read_column(schema: Schema, path: str, where: str, meta: pq.FileMetaData, n
             fd = os.open(path, os.O_RDONLY)
         for group in range(meta.num_row_groups):
             rows = meta.row_group(group).num_rows
-            found = None if fd is None else pages.read_column(schema, fd, meta, group, column,
-                                                              name, where)
+            found = None if fd is None else pages.read_column(schema, fd, group, column, name,
+                                                              where)
             if found is None or len(found) != rows:
                 found = _arrow_chunk(schema, path, where, name, group, batch_rows)
             if start + len(found) > len(out):

@@ -1,8 +1,9 @@
-//! Bindings for tuple codes (encode.rs).
+//! Bindings for tuple codes (encode.rs) and the counting scan of a view
+//! file's row groups (groupscan.rs).
 
 use super::{shape_err, to_py};
 use crate::error::{buffer, KernelError};
-use crate::{columns, encode, groupscan, hybrid};
+use crate::{columns, encode, groupscan};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -113,7 +114,7 @@ pub(crate) fn encode_wide<'py>(
 }
 
 /// A decoded column as a numpy array of its own integer type.
-fn digit_array<'py>(py: Python<'py>, col: encode::DigitColumn) -> Bound<'py, PyAny> {
+pub(crate) fn digit_array<'py>(py: Python<'py>, col: encode::DigitColumn) -> Bound<'py, PyAny> {
     use encode::DigitColumn as D;
     match col {
         D::I8(v) => v.into_pyarray(py).into_any(),
@@ -201,26 +202,6 @@ pub(crate) fn count_in_table(
     let table = table.as_slice()?;
     py.detach(|| columns::count_in_table(&values, &radices, table))
         .map_err(|e| to_py(py, e))
-}
-
-/// Domain indices of a Parquet column chunk's data pages (the bytes after its
-/// dictionary page; `snappy` when Snappy-compressed), each dictionary index
-/// mapped through `remap`, `rows` of them in the signed type of `width` bits.
-#[pyfunction]
-pub(crate) fn decode_data_pages<'py>(
-    py: Python<'py>,
-    data: PyReadonlyArray1<'py, u8>,
-    snappy: bool,
-    nullable: bool,
-    remap: PyReadonlyArray1<'py, i64>,
-    width: u32,
-    rows: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (data, remap) = (data.as_slice()?, remap.as_slice()?);
-    let out = py
-        .detach(|| hybrid::decode_data_pages(data, snappy, nullable, remap, width, rows))
-        .map_err(|e| to_py(py, e))?;
-    Ok(digit_array(py, out))
 }
 
 /// One column chunk as `scan_groups` takes it: (data pages, snappy, nullable,

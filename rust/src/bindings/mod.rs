@@ -5,6 +5,7 @@ pub mod attacks;
 pub mod codes;
 pub mod counting;
 pub mod graph;
+pub mod parquet;
 pub mod sampling;
 pub mod splu;
 
