@@ -87,7 +87,7 @@ def test_cli_files(view_file, tmp_path, adult):
     df, _ = adult
     csv = tmp_path / "table.csv"
     df.head(300).to_csv(csv, index=False)
-    one_line_error(run_cli("estimate", str(csv), "age > 50"), "not a readable Parquet file")
+    one_line_error(run_cli("estimate", str(csv), "age > 50"), "is not a release: neither Parquet")
     truncated = tmp_path / "truncated.parquet"
     truncated.write_bytes(view_file.read_bytes()[:5000])
     one_line_error(run_cli("estimate", str(truncated), "age > 50"), "truncated.parquet")
