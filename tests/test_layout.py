@@ -138,6 +138,31 @@ def test_the_sniffing_check_sees_one(tmp_path):
     assert sniffing(copy) == [f"truthtable.py:{len(copy.read_text().splitlines())}"]
 
 
+#: sqlglot reading text: a second parser of query text (or of SQL at all).
+SECOND_PARSER = re.compile(r"\b(sqlglot\.(parse_one|parse|tokenize|transpile)|parse_one|"
+                           r"Tokenizer|Dialect\.get_or_raise)\b|from sqlglot import (parse|tok)"
+                           r"|DataType\.build\(")
+
+
+def second_parsers(path: Path) -> list[str]:
+    return [f"{path.name}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1)
+            if SECOND_PARSER.search(line)]
+
+
+def test_one_query_parser():
+    """Query text is read by one parser, querytext's (Rust, sqlparser): sqlglot
+    is the tree and the SQL generator and reads no text (issue 33)."""
+    found = [s for path in ROOT.rglob("*.py") for s in second_parsers(path)]
+    assert not found, found
+
+
+def test_the_parser_check_sees_a_second_one(tmp_path):
+    copy = tmp_path / "intervals.py"
+    copy.write_text((ROOT / "counting" / "intervals.py").read_text()
+                    + "\n\ndef _old(text):\n    return sqlglot.parse_one(text)\n")
+    assert second_parsers(copy) == [f"intervals.py:{len(copy.read_text().splitlines())}"]
+
+
 def private_imports(path: Path, this: str) -> list[str]:
     """``from privpub.x import _name`` in ``path`` where x is another module: a
     name shared across modules is public, or it lives with its one user.

@@ -14,15 +14,15 @@ pub mod frapp;
 pub mod graph;
 pub mod groupscan;
 pub mod hybrid;
-pub mod intlist;
 pub mod marginals;
 pub mod pages;
+pub mod querytext;
 pub mod rng;
 pub mod sample;
 pub mod splu;
 
 use bindings::{
-    attacks as attack_bindings, codes, counting, graph as graph_bindings, parquet, sampling,
+    attacks as attack_bindings, codes, counting, graph as graph_bindings, parquet, query, sampling,
     splu as splu_bindings,
 };
 use pyo3::prelude::*;
@@ -50,8 +50,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sampling::thin_product, m)?)?;
     m.add_function(wrap_pyfunction!(counting::count_subsets, m)?)?;
     m.add_function(wrap_pyfunction!(counting::sum_down, m)?)?;
-    m.add_function(wrap_pyfunction!(counting::scan_int_list, m)?)?;
-    m.add_function(wrap_pyfunction!(counting::int_list_text, m)?)?;
+    m.add("QueryTextError", m.py().get_type::<query::QueryTextError>())?;
+    m.add_function(wrap_pyfunction!(query::parse_query, m)?)?;
+    m.add_function(wrap_pyfunction!(query::parse_subquery, m)?)?;
+    m.add_function(wrap_pyfunction!(query::int_list_text, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_build, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_count, m)?)?;
     m.add_function(wrap_pyfunction!(graph_bindings::graph_cliques, m)?)?;

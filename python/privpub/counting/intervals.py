@@ -15,10 +15,9 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import sqlglot
 from sqlglot import exp
 
-from privpub.counting.querytext import in_values
+from privpub.counting.querytext import in_values, parse_where
 
 Intervals = list[tuple[int, int]]
 
@@ -52,7 +51,7 @@ def of_atom(atom: exp.Expression | str, name: str, lo: int, hi: int) -> Interval
     """The values in [lo, hi] of attribute ``name`` satisfying the atom (a
     parsed node, or its SQL), or None when the atom is not a comparison of
     ``name`` with constants."""
-    node = sqlglot.parse_one(atom, dialect="duckdb") if isinstance(atom, str) else atom
+    node = parse_where(atom) if isinstance(atom, str) else atom
     kind = type(node)
     if kind in _FLIPPED:
         left, right = node.this, node.expression

@@ -1,6 +1,7 @@
 """Counting queries: ``select count(*) from I where C``.
 
-A condition C is written as SQL WHERE text (parsed with sqlglot), built with
+A condition C is written as SQL WHERE text (read by privpub's one parser,
+:mod:`privpub.counting.querytext`, into sqlglot nodes), built with
 the expression API (``col("age") > 50``, ``&``, ``|``, ``~``, ``.isin``,
 arithmetic across attributes such as ``col("score") < 3 * col("age")``), or
 given as a mapping ``{attribute: value}`` (a conjunction of equalities).
@@ -19,26 +20,23 @@ WHERE condition or ``SELECT count(*) FROM <name> [WHERE …]`` and nothing
 else (DISTINCT, GROUP BY, LIMIT, JOIN, HAVING, ORDER BY, a table function or
 file, a count of anything but ``*``); depth, AND/OR terms and listed values
 are bounded by ``querytext.MAX_DEPTH`` / ``MAX_TERMS`` / ``MAX_VALUES``
-before sqlglot sees the text; literal IN lists are one node each, at linear
-cost; literals past int64 are decided exactly or refused
+as the text is read; literal IN lists are one node each, at linear cost;
+literals past int64 are decided exactly or refused
 (:mod:`privpub.counting.querytext`, :mod:`privpub.counting.queryatoms`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import pandas as pd
-import sqlglot
 from sqlglot import exp
-from sqlglot.tokens import TokenType
 
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
@@ -80,11 +78,12 @@ def _connection() -> duckdb.DuckDBPyConnection:
     return con
 
 
-#: Functions an IN-subquery may call (string, numeric, conditional, aggregate).
+#: Functions an IN-subquery may call (string, numeric, conditional, aggregate), by
+#: their SQL names (CASE, CAST and DISTINCT are not calls and are allowed).
 SUBQUERY_FUNCTIONS = frozenset({
-    "Abs", "Avg", "Ceil", "Coalesce", "Concat", "Count", "Floor", "Greatest", "If", "Least",
-    "Length", "Lower", "Max", "Min", "Nullif", "Round", "Substring", "Sum", "Trim", "Upper",
-    "Case", "Cast", "TryCast", "Distinct", "Left", "Right", "StartsWith", "Replace",
+    "abs", "avg", "ceil", "ceiling", "coalesce", "concat", "count", "floor", "greatest", "if",
+    "least", "len", "length", "lower", "max", "min", "nullif", "round", "substring", "substr",
+    "sum", "trim", "upper", "left", "right", "starts_with", "replace",
 })
 
 
@@ -204,7 +203,7 @@ class Expr:
         ``MAX_VALUES``, at linear cost), or in an SQL subquery over a
         registered table (``"select country from Regions where continent = 'Africa'"``)."""
         if isinstance(values, str):
-            sub = exp.Subquery(this=_parse_select(values))
+            sub = querytext.subquery_node(querytext.subquery(values))
             return Expr(exp.In(this=self.node, query=sub))
         listed = values_node(python_values(values))
         return Expr(exp.In(this=self.node, expressions=[listed]), 1 + max(self.depth, 1),
@@ -317,148 +316,6 @@ def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
-#: sqlglot's node names, as the operator a user wrote.
-_OPERATORS = {"GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "EQ": "=", "NEQ": "<>",
-              "And": "AND", "Or": "OR", "Not": "NOT", "Add": "+", "Sub": "-", "Mul": "*",
-              "Div": "/", "Mod": "%", "In": "IN", "Between": "BETWEEN", "Like": "LIKE",
-              "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseNot": "~", "Neg": "-"}
-
-#: pandas' connectives, which SQL reads as bitwise arithmetic on numbers: the
-#: token, its kind and the SQL word for it. (== and != are SQL too: = and <> in DuckDB.)
-_PANDAS = {exp.BitwiseAnd: ("&", TokenType.AMP, "AND"),
-           exp.BitwiseOr: ("|", TokenType.PIPE, "OR"),
-           exp.BitwiseNot: ("~", TokenType.TILDE, "NOT")}
-
-#: Tokens after which a reserved word stands where a column would (any = 1,
-#: any IN (…)), and before which it stands where a value would (a = any).
-_BEFORE_OPERAND = {TokenType.EQ, TokenType.NEQ, TokenType.GT, TokenType.GTE, TokenType.LT,
-                   TokenType.LTE, TokenType.NULLSAFE_EQ}
-_AFTER_COLUMN = _BEFORE_OPERAND | {TokenType.IN, TokenType.BETWEEN, TokenType.LIKE,
-                                   TokenType.ILIKE, TokenType.IS}
-_AFTER_VALUE = {None, TokenType.AND, TokenType.OR, TokenType.R_PAREN}
-#: Keywords whose own meaning is the likely one where they stand (a = NULL,
-#: x AND = 1 lacks an operand): never suggested as a column to quote.
-_NOT_NAMES = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NULL, TokenType.TRUE,
-              TokenType.FALSE, TokenType.AND, TokenType.OR, TokenType.NOT}
-#: Tokens that end an operand: a keyword after one is an operator (a LIKE = 'x').
-_OPERAND_ENDS = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.STRING,
-                 TokenType.R_PAREN}
-
-
-def _parse_one(text: str, shown: str) -> exp.Expression:
-    try:
-        return sqlglot.parse_one(text, dialect=DIALECT)
-    except sqlglot.errors.ParseError as err:
-        problem = _reserved_word(shown) or _parse_problem(err)
-        raise QueryError(f"cannot parse {short(shown)!r}: {problem}") from None
-    except sqlglot.errors.TokenError:
-        raise QueryError(f"cannot parse {short(shown)!r}: a quoted string or name is not "
-                         "closed, or a character is not SQL") from None
-
-
-def _parse_select(text: str, shown: str | None = None, offset: int = 0) -> exp.Select:
-    """``text`` parsed as a SELECT (within the stated limits, literal lists as
-    single nodes: :mod:`privpub.counting.querytext`); errors quote ``shown``,
-    whose character i is character i + ``offset`` of ``text``."""
-    shown = text if shown is None else shown
-    tree = querytext.parse(text, shown, lambda t: _parse_one(t, shown), offset)
-    if not isinstance(tree, exp.Select):
-        raise QueryError(f"expected a SELECT, got {short(tree.sql(dialect=DIALECT), 200)!r}")
-    return tree
-
-
-def _parse_problem(err: sqlglot.errors.ParseError) -> str:
-    """The parser's complaint in the user's terms (no sqlglot class names)."""
-    first = err.errors[0]
-    description = first.get("description") or "malformed SQL"
-    missing = re.search(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>",
-                        description)
-    if missing:
-        operator = _OPERATORS.get(missing.group(2), missing.group(2))
-        return f"{operator!r} is missing an operand"
-    near = first.get("highlight")
-    return f"{description}" + (f" near {short(near)!r}" if near else "")
-
-
-def _reserved_word(shown: str) -> str | None:
-    """Where a text does not parse because it names a column by a reserved
-    word (any = 1, order IN (…)), the fix: the word in double quotes."""
-    try:
-        tokens = sqlglot.tokenize(shown, read=DIALECT)
-    except sqlglot.errors.TokenError:
-        return None
-    for i, token in enumerate(tokens):
-        word = shown[token.start:token.end + 1]  # (a string's token text has no quotes)
-        if token.token_type in _NOT_NAMES or not word.isidentifier():
-            continue
-        after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
-        before = tokens[i - 1].token_type if i else None
-        if before in _OPERAND_ENDS:
-            continue
-        if after in _AFTER_COLUMN or (before in _BEFORE_OPERAND and after in _AFTER_VALUE):
-            quoted = shown[:token.start] + f'"{word}"' + shown[token.end + 1:]
-            return (f"{word!r} is a reserved word in SQL; a column called {word} must be "
-                    f"double-quoted: {short(quoted)!r}")
-    return None
-
-
-def _check_condition(where: exp.Expression, shown: str) -> None:
-    """Refuse a parsed condition past the stated limits, or using & | ~ as
-    pandas' connectives, naming the SQL word (in the condition only: a
-    subquery runs in DuckDB, where they are arithmetic)."""
-    querytext.check_tree(where, shown)
-    if "&" not in shown and "|" not in shown and "~" not in shown:  # (linear, before a walk)
-        return
-    for node in where.walk(prune=lambda n: isinstance(n, (exp.Select, exp.Subquery))):
-        if type(node) in _PANDAS:
-            token, kind, word = _PANDAS[type(node)]
-            raise QueryError(f"{token!r} in {short(shown)!r} is SQL's bitwise {word} of "
-                             f"numbers, not a logical one: write {word}: "
-                             f"{short(_replaced(shown, kind, word))!r}")
-
-
-def _replaced(shown: str, kind: TokenType, word: str) -> str:
-    """``shown`` with every token of ``kind`` (outside quotes) replaced by ``word``."""
-    pieces, last = [], 0
-    for token in sqlglot.tokenize(shown, read=DIALECT):  # (it parsed: it tokenizes)
-        if token.token_type == kind:
-            left = "" if token.start == 0 or shown[token.start - 1] in " (" else " "
-            right = "" if shown[token.end + 1:token.end + 2] in ("", " ") else " "
-            pieces += [shown[last:token.start], left, word, right]
-            last = token.end + 1
-    return "".join(pieces) + shown[last:]
-
-
-def _parse_where(text: str, tables: Collection[str] = ()) -> exp.Expression | None:
-    """The condition of WHERE text, or of ``SELECT count(*) FROM <name> WHERE …``
-    (anything else that SELECT holds is refused by name)."""
-    # SQL whitespace only: anything else at either end is refused by name, as inside.
-    stripped = text.strip(querytext.SPACES)
-    if re.match(r"(select|with)\b", stripped, re.IGNORECASE):
-        select = _parse_select(stripped)
-        where, names = querytext.count_select(select, tables, stripped)
-        if where is not None:
-            _check_condition(where, stripped)
-            querytext.unqualify(where, names)
-        return where
-    if not stripped:
-        raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
-    start = len(text) - len(text.lstrip(querytext.SPACES))  # where stripped begins in text
-    if stripped.lower().startswith("where "):
-        stripped = stripped[6:]  # "WHERE age > 50" means the condition after it
-        start += 6
-    prefix = "SELECT 1 FROM I WHERE "
-    select = _parse_select(prefix + stripped, shown=text, offset=len(prefix) - start)
-    for key, value in select.args.items():
-        if value and key not in ("expressions", "from_", "where"):
-            raise QueryError(f"{short(text)!r}: {querytext.clause(key)} is not part of a "
-                             "condition; write the condition alone, or SELECT count(*) FROM "
-                             "<table> WHERE <condition>")
-    where = select.args["where"].this
-    _check_condition(where, text)
-    return where
-
-
 def _literal_lists(root: exp.Expression) -> exp.Expression:
     """Every IN list of constants as one :class:`ValueList` node (an empty one: FALSE)."""
     for node in list(root.find_all(exp.In)):
@@ -547,7 +404,7 @@ class Condition:
         elif isinstance(where, exp.Expression):  # a parsed query kept as a Condition's source
             root = where.copy()
         elif isinstance(where, str):
-            root = _parse_where(where, self.tables)
+            root = querytext.parse_where(where, self.tables)
         elif isinstance(where, Mapping):
             root = None
             for name, value in where.items():
@@ -568,7 +425,9 @@ class Condition:
             if not isinstance(where, str):  # (text is checked as it is parsed)
                 querytext.check_tree(root)  # before anything walks it
             self._subqueries = 0
-            self.expression = self._resolve_subqueries(_literal_lists(root))
+            if not isinstance(where, str):  # (text's literal lists are read as lists)
+                root = _literal_lists(root)
+            self.expression = self._resolve_subqueries(root)
             if self._subqueries:  # their values count towards MAX_VALUES
                 querytext.check_tree(self.expression)
             self.formula = self._split(self.expression)
@@ -622,8 +481,7 @@ class Condition:
             query = node.args.get("query")
             if query is None:
                 continue
-            select = query.this if isinstance(query, exp.Subquery) else query
-            values = self._run_subquery(select)
+            values = self._run_subquery(querytext.subquery_of(query))
             self._subqueries += 1
             node.set("query", None)
             if len(values):
@@ -637,22 +495,18 @@ class Condition:
                 node.replace(exp.Boolean(this=False))
         return root
 
-    def _run_subquery(self, select: exp.Select) -> list[Any]:
-        text = queryatoms.text(select)
-        if len(select.expressions) != 1:
+    def _run_subquery(self, found: querytext.Subquery) -> list[Any]:
+        text = short(found.sql, 200)
+        if found.columns != 1:
             raise QueryError(f"an IN subquery selects one column: {text!r}")
-        for table in select.find_all(exp.Table):
-            if not table.name or not isinstance(table.this, exp.Identifier):
-                raise QueryError(f"subquery {text!r} reads {queryatoms.text(table)!r}; a "
-                                 "subquery reads only registered tables, by name")
-        for func in select.find_all(exp.Func):
-            if isinstance(func, (exp.Binary, exp.Unary, exp.Predicate)):
-                continue  # operators (AND, =, NOT, …), not function calls
-            if type(func).__name__ not in SUBQUERY_FUNCTIONS:
-                raise QueryError(f"subquery {text!r} calls {queryatoms.text(func)!r}, "
-                                 f"which is not allowed (allowed: "
-                                 f"{', '.join(sorted(SUBQUERY_FUNCTIONS)).lower()})")
-        names = {t.name for t in select.find_all(exp.Table)}
+        if found.refused is not None:
+            raise QueryError(f"subquery {text!r} reads {short(found.refused)!r}; a subquery "
+                             "reads only registered tables, by name")
+        for name, call in found.functions:
+            if name not in SUBQUERY_FUNCTIONS:
+                raise QueryError(f"subquery {text!r} calls {short(call)!r}, which is not "
+                                 f"allowed (allowed: {', '.join(sorted(SUBQUERY_FUNCTIONS))})")
+        names = set(found.tables)
         missing = sorted(n for n in names if n not in self.tables)
         if missing:
             raise QueryError(f"subquery {text!r} reads table(s) {missing}, which are not "
@@ -666,7 +520,7 @@ class Condition:
                 con.register(name, self.tables[name])
             # Distinct, non-null and sorted by DuckDB (deterministic); Python values
             # (exact integers of any width, unlike fetchnumpy's doubles for HUGEINT).
-            rows = con.execute(f"SELECT DISTINCT * FROM ({select.sql(dialect=DIALECT)}) "
+            rows = con.execute(f"SELECT DISTINCT * FROM ({found.sql}) "
                                "AS privpub_subquery(v) WHERE v IS NOT NULL ORDER BY v "
                                f"LIMIT {querytext.MAX_VALUES + 1}").fetchall()
         except duckdb.Error as err:

@@ -1,50 +1,50 @@
-"""Query text before and around sqlglot: stated limits, literal lists, the SELECT form.
+"""Query text: privpub's one parser (issue 33), its stated limits, literal lists.
 
-Limits (each a named :class:`~privpub.QueryError` past it):
+Text is a WHERE condition (optionally after ``WHERE``) or ``SELECT count(*)
+FROM <name> [WHERE …]``. Both are read in Rust by the ``sqlparser`` crate in
+its DuckDB dialect (``rust/src/querytext.rs``: tokens, tree, limits, the
+SELECT form's clauses refused by name), which hands back a small tree of
+tuples; :func:`parse_where` builds from it the sqlglot nodes the counting
+engine works on (sqlglot stays the tree and the SQL generator for DuckDB; it
+reads no query text). Parsing a typical condition costs ~10 µs in Rust and
+~10-30 µs to build its nodes, where sqlglot's parse cost 130-900 µs.
+
+Limits (each a named :class:`~privpub.QueryError` past it, enforced in Rust
+with the values these module constants hold at the call):
 
 - ``MAX_DEPTH`` levels of nesting. The depth of a parsed condition counts
   every node on the longest path from the root to a leaf (an attribute or a
   value): ``a > 0`` is 2 levels, and each parenthesis, NOT, unary minus,
   arithmetic operator, function call or subquery around it adds one. A chain
   of one connective (``a AND b AND c``, ``x OR y OR …``) is one level however
-  long. sqlglot parses by recursive descent, about 23 Python frames per
-  parenthesis (10 per NOT): before text is handed over, a linear scan bounds
-  its parentheses and prefix operators by the same limit (that count never
-  exceeds the depth of the tree it parses to), so 24 levels need at most
-  ~600 of Python's default 1,000 frames.
-- ``MAX_TERMS`` operands joined by AND / OR (subqueries included). The cost
-  is linear but not small: sqlglot's tokens and nodes and the per-atom checks
-  take ~0.2 ms and ~5 KB per term (100,000 terms: 22 s and 460 MB here), so
-  20,000 terms, twice the 10,000 that used to exhaust the stack, bound a
-  query at a few seconds. A long OR of equalities is an IN list, which costs
-  microseconds per value.
+  long. The parser's own recursion is bounded at ``2 * MAX_DEPTH + 10``
+  levels, so deeper text is refused before a tree is built; nothing on the
+  way uses Python's stack beyond the tree's depth.
+- ``MAX_TERMS`` operands joined by AND / OR (subqueries included; BETWEEN's
+  AND joins none). Parsing costs little per term; the per-atom checks cost
+  ~0.1 ms each, so 20,000 terms bound a query at a few seconds. A long OR of
+  equalities is an IN list, which costs microseconds per value.
 - ``MAX_VALUES`` values in IN lists and subquery results together: a
   million integers cost ~0.2 s over a truth table and ~1.2 s (380 MB) over
   an integer range too large for one, where each value becomes an interval.
 
-Literal IN lists (``a IN (1, 2, 'x', …)``) never become one sqlglot node per
-value: the scan cuts each one out of the text (integer lists in ASCII text by a
-Rust reader of the same language as the regular expression, on text without
-\\x1c–\\x1f, others by C-speed regular expressions),
-sqlglot parses the rest, and the list comes back as one node holding its
-values (:class:`ValueList`), which every consumer treats as a whole (numpy
-``isin``, a pandas index lookup). A list whose lexing might differ from
-sqlglot's is left in the text; the scan checks that each list it cut out is
-found again as an IN list and otherwise parses the text as it was.
+A literal IN list (``a IN (1, 2, 'x', …)``) never becomes one node per value:
+it is read off the parser's own tokens into one list (integers into one int64
+array) and held by one node (:class:`ValueList`), which every consumer treats
+as a whole (numpy ``isin``, a pandas index lookup).
 
-Digits are ASCII 0-9 and whitespace is SQL's (space, \\t \\n \\v \\f \\r), written
-out in every pattern: Python's ``\\d`` and ``\\s`` also match Arabic-Indic digits,
-Unicode spaces and the separators \\x1c–\\x1f, which read ``a IN (- 1, ٣)`` as
--1, 3 where DuckDB refuses the text. Outside quotes, a digit that is not ASCII,
-a space that is not SQL's and a control character are refused by name and
-position (sqlglot would read the first as a number and skip the others).
+Outside quotes, a digit that is not 0-9, a space that is not SQL's (space,
+\\t \\n \\v \\f \\r) and a control character are refused by name and position
+(sqlparser would read a Unicode space as a space; DuckDB refuses all three).
+A word DuckDB reserves where a column stands (``any = 1``) asks for double
+quotes; pandas' ``&``, ``|`` and ``~`` are named with their SQL words.
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -180,7 +180,6 @@ def int_sql(ints: np.ndarray) -> str:
 def number(text: str) -> int | float:
     """A numeric literal's value: an exact int for integer syntax, else a float.
     Raises QueryError past Python's int-string limit."""
-    text = _unspaced(text)
     digits = text.lstrip("+-")
     if digits.isdigit():
         try:
@@ -193,13 +192,7 @@ def number(text: str) -> int | float:
 
 def exact(text: str) -> Decimal:
     """A numeric literal's exact value (any size: 1e400, 10^400)."""
-    return Decimal(_unspaced(text))
-
-
-def _unspaced(text: str) -> str:
-    """A numeric literal of a scanned list without the SQL whitespace it may
-    hold after its sign (``- 1``, ``-\\t1``: Python's int and float read neither)."""
-    return text.translate(_NO_SPACE)
+    return Decimal(text)
 
 
 def short(value: Any, limit: int = 200) -> str:
@@ -212,199 +205,12 @@ def short(value: Any, limit: int = 200) -> str:
     return text
 
 
-# ---- the scan --------------------------------------------------------------------------------
-
-#: SQL whitespace, the only characters DuckDB skips between tokens (besides
-#: Unicode spaces, which privpub refuses by name): Python's \s also takes
-#: \x1c–\x1f and every Unicode space.
-SPACES = " \t\n\r\f\v"
-_NO_SPACE = str.maketrans("", "", SPACES)
-_S = "[ \\t\\n\\r\\f\\v]"
-_D = "[0-9]"  # \d also matches ٣ (Arabic-Indic three) and every other Unicode digit
-_TOKEN = re.compile(rf"""
-    (?P<space>{_S}+)
-  | (?P<comment>--[^\n\r]*|/\*.*?(?:\*/|\Z))
-  | (?P<string>'[^']*(?:''[^']*)*(?:'|\Z))
-  | (?P<quoted>"[^"]*(?:""[^"]*)*(?:"|\Z))
-  | (?P<number>(?:{_D}+\.?{_D}*|\.{_D}+)(?:[eE][+-]?{_D}+)?)
-  | (?P<word>[^\W0-9]\w*)
-  | (?P<punct>.)
-""", re.X | re.S)
-_NUMBER = rf"-?{_S}*(?:{_D}+\.?{_D}*|\.{_D}+)(?:[eE][+-]?{_D}+)?"
-_STRING = r"'[^']*(?:''[^']*)*'"
-_LITERAL = rf"(?>{_NUMBER}|{_STRING})"
-#: A parenthesised list of literals, cut out whole (atomic groups: linear).
-_LIST = re.compile(rf"{_S}*\({_S}*(?>{_LITERAL}(?:{_S}*,{_S}*{_LITERAL})*){_S}*\)(?![\w.'\"])")
-_ITEM = re.compile(rf"{_NUMBER}|{_STRING}")
-#: The common case, a list of integers below 10^18 in magnitude.
-_INT_LIST = re.compile(
-    rf"{_S}*\({_S}*(-?{_D}{{1,18}}(?:{_S}*,{_S}*-?{_D}{{1,18}})*+){_S}*\)(?![\w.'\"])")
-#: The separators the Rust reader takes as space (intlist.rs, built to the old \s).
-_SEPARATORS = re.compile("[\x1c-\x1f]")
-_PLACEHOLDER = "_privpub_in_list_"
-#: Words after which a following token starts an operand (so NOT / - there are prefixes).
-_OPERATOR_WORDS = frozenset({
-    "AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "ILIKE", "IS", "WHERE", "SELECT", "FROM",
-    "CASE", "WHEN", "THEN", "ELSE", "ON", "BY", "HAVING", "AS", "DISTINCT", "ESCAPE",
-    "EXISTS", "ANY", "ALL", "SOME", "QUALIFY", "GLOB", "SIMILAR", "TO", "USING"})
-
-
-class Scan:
-    """What one linear pass over the text found (see :func:`scan`)."""
-
-    def __init__(self, text: str, reduced: str, lists: list[ValueList], depth: int,
-                 terms: int, values: int):
-        self.text, self.reduced, self.lists = text, reduced, lists
-        self.depth, self.terms, self.values = depth, terms, values
-
-
-def scan(text: str, shown: str | None = None, offset: int = 0) -> Scan:
-    """One pass over ``text``: its nesting of parentheses and prefix operators,
-    its AND/OR operands, and its literal IN lists cut out (replaced by
-    placeholders) unless the text already holds a placeholder's name. A
-    character SQL does not read is refused, quoting ``shown`` (the query as
-    written), where character i of ``text`` is character i - ``offset``."""
-    extract = _PLACEHOLDER not in text.lower()
-    # On ASCII text a character's index is its byte offset (Rust's scan); the
-    # Rust reader also takes \x1c–\x1f as space, so text holding one is left
-    # to the expressions, which do not.
-    fast = text.isascii() and _SEPARATORS.search(text) is None
-    pieces: list[str] = []
-    lists: list[ValueList] = []
-    stack: list[int] = []  # levels each open parenthesis adds (itself + prefixes before it)
-    total = run = depth = values = 0
-    connectives = betweens = 0
-    operand_before = False  # whether the previous token ended an operand
-    after_from = False
-    last = 0  # text[last:pos] not yet copied into pieces
-    pos = 0
-    token = ""
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        before = token  # the previous token that is not space or a comment
-        kind, token, pos = m.lastgroup, m.group(), m.end()
-        if kind in ("space", "comment"):
-            token = before
-            continue
-        if after_from and kind == "string":
-            raise QueryError(f"FROM {short(token)} reads a file; a query reads only the "
-                             "counted table and registered tables, by name")
-        after_from = kind == "word" and token.upper() == "FROM"
-        if kind in ("string", "quoted", "number"):
-            depth, run, operand_before = max(depth, total + run + 1), 0, True
-        elif kind == "word":
-            start = pos - len(token)
-            if token[0].isdigit():  # not 0-9 (a number): ٣, ², a fullwidth digit
-                raise _not_sql(text, start, shown, offset)
-            if token[0] in "eE" and text[start - 1] in "0123456789.":  # 1e, 1.5e (in no list)
-                raise _not_sql(text, start, shown, offset, f"after {before!r}: an exponent "
-                               "needs its digits (1e3, 2.5E-1)")  # (sqlglot reads 1e)
-            word = token.upper()
-            if word == "IN":
-                found = _int_list(text, pos) if fast else None
-                if found is None:
-                    match = _INT_LIST.match(text, pos) or _LIST.match(text, pos)
-                    found = match and (_literal_list(match), match.end())
-                if found:
-                    listed, end = found
-                    values += len(listed)
-                    depth = max(depth, total + run + 2)
-                    run, operand_before = 0, True
-                    if extract:
-                        lists.append(listed)
-                        pieces.append(text[last:pos])
-                        pieces.append(f" ({_PLACEHOLDER}{len(lists) - 1})")
-                        last = pos = end
-                    else:
-                        pos = end
-                    continue
-            if word in ("AND", "OR"):
-                if word == "AND" and betweens:
-                    betweens -= 1
-                else:
-                    connectives += 1
-            elif word == "BETWEEN":
-                betweens += 1
-            if word == "NOT" and not operand_before:
-                run += 1
-            elif word in _OPERATOR_WORDS:
-                operand_before = False
-            else:  # a name, TRUE, NULL, END: an operand
-                depth, run, operand_before = max(depth, total + run + 1), 0, True
-        elif token == "(":
-            stack.append(run + 1)
-            total += run + 1
-            depth, run, operand_before = max(depth, total), 0, False
-        elif token in ",)" and before == "+":  # sqlglot drops it: (1, +) and (+, 1) read (1)
-            raise _not_sql(text, pos - 1, shown, offset, "after '+': the '+' has no operand")
-        elif token == "," and before in ("(", ","):  # sqlglot reads (,1) and (1,,2) as (1), (1, 2)
-            raise _not_sql(text, pos - 1, shown, offset,
-                           f"after {before!r}: an item is missing; remove the comma")
-        elif token == ")":
-            total -= stack.pop() if stack else 0
-            run, operand_before = 0, True
-        elif token in "-+~" and not operand_before:
-            run += 1
-        elif token < " " or "\x7f" <= token <= "\x9f" or token.isspace():  # (C0, DEL, C1)
-            raise _not_sql(text, pos - 1, shown, offset)
-        else:
-            operand_before = False
-    pieces.append(text[last:])
-    return Scan(text, "".join(pieces), lists, depth, connectives + 1, values)
-
-
-def _not_sql(text: str, at: int, shown: str | None, offset: int,
-             problem: str | None = None) -> QueryError:
-    """The error for character ``at`` of ``text`` (outside quotes): ``problem``,
-    by default why SQL does not read the character."""
-    char = text[at]
-    name = unicodedata.name(char, "")
-    what = repr(char) if char.isascii() and char.isprintable() else \
-        f"{char!r} (U+{ord(char):04X}{' ' + name if name else ''})"
-    return QueryError(f"cannot parse {short(text if shown is None else shown)!r}: "
-                      f"character {at - offset + 1} is {what}, {problem or _unread(char)}")
-
-
-def _unread(char: str) -> str:
-    """Why SQL does not read ``char``: a control character, a space that is
-    not SQL whitespace, or a digit that is not 0-9."""
-    if unicodedata.category(char) == "Cc":  # (Python takes \x1c–\x1f and \x85 as space)
-        return "a control character, which SQL does not read: remove it"
-    if char.isspace():
-        return "not SQL whitespace: use an ordinary space"
-    return "not an ASCII digit: write numbers with 0-9"
-
-
-def _int_list(text: str, pos: int) -> tuple[ValueList, int] | None:
-    """The integer list after ``IN`` at ``pos`` of ASCII ``text`` and where it
-    ends, read in Rust: the language of ``_INT_LIST``, at a tenth of its cost."""
-    found = _core.scan_int_list(text, pos)
-    if found is None:
-        return None
-    ints, inner, inner_end, end = found
-    return ValueList(None, text[inner:inner_end], ints=ints), end
-
-
-def _literal_list(found: re.Match) -> ValueList:
-    """The values of a literal list cut out of the text; integers below 10^18
-    in magnitude are converted by numpy, in C."""
-    if found.re is _INT_LIST:  # checked by the pattern: numpy's text reader is exact on it
-        inner = found.group(1)
-        ints = np.fromstring(inner, dtype=np.int64, sep=",")
-        if len(ints) != inner.count(",") + 1:  # not reached: the pattern fixed the syntax
-            raise QueryError(f"cannot read the integer list ({short(inner)})")
-        return ValueList(None, inner, ints=ints)
-    items = _ITEM.findall(found.group())
-    parsed = [item[1:-1].replace("''", "'") if item.startswith("'") else number(item)
-              for item in items]
-    shown = [item if item.startswith("'") else item.translate(_NO_SPACE) for item in items]
-    return ValueList(parsed, ", ".join(shown))
-
-
-def check_limits(depth: int, terms: int, values: int, shown: str) -> None:
-    """Refuse a query past one of the stated limits, by name."""
+def check_limits(depth: int, terms: int, values: int, shown: str, deeper: bool = False) -> None:
+    """Refuse a query past one of the stated limits, by name (``deeper``:
+    ``depth`` is where reading stopped, not the text's depth)."""
     if depth > MAX_DEPTH:
-        raise QueryError(f"{short(shown)} nests {depth:,} levels deep; the limit is "
+        nests = f"nests more than {depth:,}" if deeper else f"nests {depth:,}"
+        raise QueryError(f"{short(shown)} {nests} levels deep; the limit is "
                          f"MAX_DEPTH = {MAX_DEPTH} (parentheses, NOT, unary minus, operators "
                          "and subqueries each add a level; a chain of ANDs or of ORs counts "
                          "once, so write one without nesting parentheses: a OR b OR c)")
@@ -416,54 +222,258 @@ def check_limits(depth: int, terms: int, values: int, shown: str) -> None:
                          f"MAX_VALUES = {MAX_VALUES:,}")
 
 
-def parse(text: str, shown: str, parse_one, offset: int = 0) -> exp.Expression:
-    """``text`` parsed by ``parse_one`` (sqlglot with privpub's error messages)
-    after the scan: limits checked, literal lists cut out and put back as
-    :class:`ValueList` nodes. (The caller checks the condition's tree:
-    :func:`check_tree`.) Character i of ``text`` is character i - ``offset``
-    of ``shown``."""
-    found = scan(text, shown, offset)
-    check_limits(found.depth, found.terms, found.values, shown)
-    tree = None
-    if found.lists:
-        tree = _guarded(lambda: parse_one(found.reduced), shown)
-        if not _restore(tree, found.lists):
-            tree = None  # a list the scan read differently from sqlglot: parse it all
-    if tree is None:
-        tree = _guarded(lambda: parse_one(text), shown)
-    return tree
+# ---- parsing: Rust reads the text, the tree becomes sqlglot nodes here ------------------------
+
+#: SQL whitespace, the only characters DuckDB skips between tokens.
+SPACES = " \t\n\r\f\v"
 
 
-def _guarded(call, shown: str):
+def parse_where(text: str, tables: Collection[str] = ()) -> exp.Expression | None:
+    """The condition of WHERE text, or of ``SELECT count(*) FROM <name> WHERE …``
+    (anything else that SELECT holds is refused by name; ``tables`` are the
+    registered auxiliary tables, which FROM may not name); None: no condition."""
+    if not text.strip(SPACES):
+        raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
     try:
-        return call()
-    except RecursionError:
-        raise QueryError(_stack_message(shown)) from None
+        tree, table, alias = _core.parse_query(text, MAX_DEPTH, MAX_TERMS, MAX_VALUES)
+    except _core.QueryTextError as err:
+        raise _refusal(err.args, text) from None
+    if table is not None and table in tables:
+        raise _refusal(("select", f"FROM {table} names an auxiliary table (registered for "
+                                  "subqueries); the count is over the published table"), text)
+    if tree is None:
+        return None
+    root = _build(tree)
+    if table is not None:
+        unqualify(root, {table} | ({alias} if alias is not None else set()))
+    return root
 
 
-def _stack_message(shown: str) -> str:
-    return (f"{short(shown)} needs more Python stack than is left (the call stack was "
-            f"already deep); queries within MAX_DEPTH = {MAX_DEPTH} levels are parsed within "
-            "~600 frames of sys.getrecursionlimit()")
+@dataclass(frozen=True)
+class Subquery:
+    """An IN subquery as its SQL (run by DuckDB as it is), the tables it reads
+    and the functions it calls ((name in lower case, the call as written)),
+    its number of columns and the first source that is not a table name."""
+
+    sql: str
+    tables: tuple[str, ...]
+    functions: tuple[tuple[str, str], ...]
+    columns: int
+    refused: str | None
+
+    def __deepcopy__(self, memo: dict) -> Subquery:
+        return self  # immutable
 
 
-def _restore(tree: exp.Expression, lists: list[ValueList]) -> bool:
-    """Put each cut-out list back into its IN node; False if any is not found
-    exactly once, as the only member of an IN list."""
-    seen = set()
-    for column in list(tree.find_all(exp.Column)):
-        name = column.name
-        if not name.startswith(_PLACEHOLDER):
-            continue
-        index = name[len(_PLACEHOLDER):]
-        parent = column.parent
-        if (not index.isdigit() or int(index) >= len(lists) or int(index) in seen
-                or column.table or not isinstance(parent, exp.In)
-                or parent.args.get("expressions") != [column]):
-            return False
-        seen.add(int(index))
-        parent.set("expressions", [values_node(lists[int(index)])])
-    return len(seen) == len(lists)
+def subquery(text: str) -> Subquery:
+    """The text of an IN subquery (``Expr.isin("select …")``), read as a query is."""
+    try:
+        found = _core.parse_subquery(text, MAX_DEPTH, MAX_TERMS, MAX_VALUES)
+    except _core.QueryTextError as err:
+        raise _refusal(err.args, text) from None
+    return _subquery(found)
+
+
+def _subquery(found: tuple) -> Subquery:
+    sql, tables, functions, columns, refused = found
+    return Subquery(sql, tuple(tables), tuple(map(tuple, functions)), columns, refused)
+
+
+def subquery_node(found: Subquery) -> exp.Subquery:
+    """The tree node of an IN subquery (its SQL, the parsed facts in ``meta``)."""
+    node = exp.Subquery(this=exp.Var(this=found.sql))
+    node.meta["subquery"] = found
+    return node
+
+
+def subquery_of(node: exp.Expression) -> Subquery:
+    """The subquery an IN node's ``query`` stands for (a tree built elsewhere
+    is read from its SQL, with the same checks)."""
+    found = node.meta.get("subquery") if node.meta else None
+    if found is None:
+        inner = node.this if isinstance(node, exp.Subquery) else node
+        found = subquery(inner.sql(dialect=DIALECT))
+    return found
+
+
+def _refusal(args: tuple, shown: str) -> QueryError:
+    """The one-line error for a refusal the Rust reader names by kind."""
+    kind, *rest = args
+    if kind == "character":
+        return _not_sql(shown, *rest)
+    if kind == "syntax":
+        return QueryError(f"cannot parse {short(shown)!r}: {rest[0]}")
+    if kind == "unclosed":
+        return QueryError(f"cannot parse {short(shown)!r}: a quoted string, quoted name or "
+                          "comment is not closed")
+    if kind == "reserved":
+        word, at, length = rest
+        quoted = shown[:at] + f'"{word}"' + shown[at + length:]
+        return QueryError(f"cannot parse {short(shown)!r}: {word!r} is a reserved word in SQL; "
+                          f"a column called {word} must be double-quoted: {short(quoted)!r}")
+    if kind == "bitwise":
+        token, word, positions = rest
+        return QueryError(f"{token!r} in {short(shown)!r} is SQL's bitwise {word} of numbers, "
+                          f"not a logical one: write {word}: "
+                          f"{short(_replaced(shown, positions, word))!r}")
+    if kind == "depth":
+        depth, past = rest
+        try:
+            check_limits(max(depth, MAX_DEPTH + 1), 0, 0, shown, deeper=past)
+        except QueryError as err:
+            return err
+    if kind == "terms" or kind == "values":
+        try:
+            check_limits(0, rest[0] if kind == "terms" else 0,
+                         rest[0] if kind == "values" else 0, shown)
+        except QueryError as err:
+            return err
+    if kind == "clause":
+        return QueryError(f"{short(shown)!r}: {rest[0]} is not part of a condition; write the "
+                          "condition alone, or SELECT count(*) FROM <table> WHERE <condition>")
+    if kind == "select":
+        return QueryError(f"{short(shown.strip(SPACES))}: {rest[0]}; a counting query is select "
+                          "count(*) from I where <condition> (I: the table's name), or the "
+                          "condition alone")
+    if kind == "file":
+        return QueryError(f"FROM {short(rest[0])} reads a file; a query reads only the counted "
+                          "table and registered tables, by name")
+    if kind == "integer":
+        digits = rest[0].lstrip("-")
+        return QueryError(f"integer literal {short(rest[0])} has {len(digits):,} digits, "
+                          "more than Python reads; privpub refuses it")
+    return QueryError(f"cannot parse {short(shown)!r}: {args}")  # (not reached)
+
+
+def _replaced(shown: str, positions: Sequence[int], word: str) -> str:
+    """``shown`` with the one-character operator at each position replaced by ``word``."""
+    pieces, last = [], 0
+    for at in positions:
+        left = "" if at == 0 or shown[at - 1] in " (" else " "
+        right = "" if shown[at + 1:at + 2] in ("", " ") else " "
+        pieces += [shown[last:at], left, word, right]
+        last = at + 1
+    return "".join(pieces) + shown[last:]
+
+
+def _not_sql(shown: str, at: int, problem: str | None = None) -> QueryError:
+    """The error for character ``at`` of ``shown`` (outside quotes): ``problem``,
+    by default why SQL does not read the character."""
+    char = shown[at]
+    name = unicodedata.name(char, "")
+    what = repr(char) if char.isascii() and char.isprintable() else \
+        f"{char!r} (U+{ord(char):04X}{' ' + name if name else ''})"
+    return QueryError(f"cannot parse {short(shown)!r}: "
+                      f"character {at + 1} is {what}, {problem or _unread(char)}")
+
+
+def _unread(char: str) -> str:
+    """Why SQL does not read ``char``: a control character, a space that is
+    not SQL whitespace, or a digit that is not 0-9."""
+    if unicodedata.category(char) == "Cc":  # (Python takes \x1c–\x1f and \x85 as space)
+        return "a control character, which SQL does not read: remove it"
+    if char.isspace():
+        return "not SQL whitespace: use an ordinary space"
+    if unicodedata.category(char).startswith("N"):
+        return "not an ASCII digit: write numbers with 0-9"
+    return "not a character SQL reads outside quotes"
+
+
+#: The tree's operators as sqlglot nodes.
+_BINARY = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE,
+           "+": exp.Add, "-": exp.Sub, "*": exp.Mul, "/": exp.Div, "%": exp.Mod}
+#: Type names sqlparser writes that sqlglot spells otherwise.
+_TYPES = {"TIMESTAMP WITH TIME ZONE": "TIMESTAMPTZ", "TIME WITH TIME ZONE": "TIMETZ",
+          "DOUBLE PRECISION": "DOUBLE", "INTEGER": "INT"}
+
+
+def _build(node: tuple) -> exp.Expression:
+    """sqlglot nodes from the Rust reader's tree (recursion follows the tree's
+    depth, which the reader bounds; chains are built in a loop)."""
+    return _BUILDERS[node[0]](node)
+
+
+def _negated(node: exp.Expression, negated: bool) -> exp.Expression:
+    return exp.Not(this=node) if negated else node
+
+
+def _chain(cls: type) -> Any:
+    def build(node: tuple) -> exp.Expression:
+        items = node[1]
+        out = _build(items[0])
+        for item in items[1:]:
+            out = cls(this=out, expression=_build(item))
+        return out
+    return build
+
+
+def _column(node: tuple) -> exp.Column:
+    _, name, quoted, table, db = node
+    column = exp.Column(this=exp.Identifier(this=name, quoted=quoted))
+    if table is not None:
+        column.set("table", exp.Identifier(this=table[0], quoted=table[1]))
+    if db is not None:
+        column.set("db", exp.Identifier(this=db[0], quoted=db[1]))
+    return column
+
+
+def _list(node: tuple) -> exp.Expression:
+    _, x, negated, values, sql = node
+    if isinstance(values, np.ndarray):
+        listed = ValueList(None, sql, ints=values)
+    else:
+        listed = ValueList(values, sql)
+    if not len(listed):  # IN (): nothing matches
+        return _negated(exp.Boolean(this=False), negated)
+    return _negated(exp.In(this=_build(x), expressions=[values_node(listed)]), negated)
+
+
+def _datatype(text: str) -> exp.DataType:
+    key = text.upper().split("(")[0].strip()
+    key = _TYPES.get(key, key.replace(" ", ""))
+    kind = exp.DataType.Type.__members__.get(key)
+    if kind is None:
+        return exp.DataType(this=exp.DataType.Type.USERDEFINED, kind=text)
+    return exp.DataType(this=kind)
+
+
+def _other(node: tuple) -> exp.Expression:
+    _, sql, what = node
+    raise QueryError(f"unsupported SQL in a condition: {short(sql, 200)!r} ({what}); use "
+                     "comparisons, IN, BETWEEN, LIKE, arithmetic, AND, OR, NOT")
+
+
+_BUILDERS = {
+    "and": _chain(exp.And),
+    "or": _chain(exp.Or),
+    "not": lambda n: exp.Not(this=_build(n[1])),
+    "paren": lambda n: exp.Paren(this=_build(n[1])),
+    "neg": lambda n: exp.Neg(this=_build(n[1])),
+    "bin": lambda n: _BINARY[n[1]](this=_build(n[2]), expression=_build(n[3])),
+    "col": _column,
+    "num": lambda n: exp.Literal(this=n[1], is_string=False),
+    "str": lambda n: exp.Literal(this=n[1], is_string=True),
+    "bool": lambda n: exp.Boolean(this=n[1]),
+    "null": lambda n: exp.Null(),
+    "list": _list,
+    "in": lambda n: _negated(exp.In(this=_build(n[1]), expressions=[_build(i) for i in n[3]]),
+                             n[2]),
+    "sub": lambda n: _negated(exp.In(this=_build(n[1]), query=subquery_node(_subquery(n[3]))),
+                              n[2]),
+    "between": lambda n: _negated(exp.Between(this=_build(n[1]), low=_build(n[3]),
+                                              high=_build(n[4])), n[2]),
+    "like": lambda n: _negated((exp.ILike if n[4] else exp.Like)(
+        this=_build(n[1]), expression=_build(n[3])), n[2]),
+    "is": lambda n: _negated(exp.Is(this=_build(n[1]), expression=exp.Null() if n[3] == "null"
+                                    else exp.Boolean(this=n[3] == "true")), n[2]),
+    "cast": lambda n: exp.Cast(this=_build(n[1]), to=_datatype(n[2])),
+    "typed": lambda n: exp.Cast(this=exp.Literal.string(n[2]), to=_datatype(n[1])),
+    "interval": lambda n: exp.Interval(this=exp.Literal.string(n[1]),
+                                       unit=exp.Var(this=n[2]) if n[2] else None),
+    "func": lambda n: exp.Anonymous(this=n[1].upper(), expressions=[_build(a) for a in n[2]]),
+    "tuple": lambda n: exp.Tuple(expressions=[_build(i) for i in n[1]]),
+    "other": _other,
+}
 
 
 def chain(node: exp.Expression) -> list[exp.Expression]:
@@ -506,74 +516,6 @@ def check_tree(root: exp.Expression, shown: str | None = None) -> None:
     if shown is None and max(depth - MAX_DEPTH, terms - MAX_TERMS, values - MAX_VALUES) > 0:
         shown = "the condition"
     check_limits(depth, terms, values, shown or "")
-
-
-# ---- the SELECT count(*) form ---------------------------------------------------------------
-
-#: sqlglot's names of SELECT clauses, as SQL.
-_CLAUSES = {"with_": "WITH", "distinct": "DISTINCT", "joins": "JOIN", "group": "GROUP BY",
-            "having": "HAVING", "qualify": "QUALIFY", "windows": "WINDOW", "order": "ORDER BY",
-            "limit": "LIMIT", "offset": "OFFSET", "laterals": "LATERAL", "sample": "SAMPLE",
-            "into": "INTO", "locks": "FOR UPDATE", "sort": "SORT BY", "cluster": "CLUSTER BY",
-            "distribute": "DISTRIBUTE BY", "connect": "CONNECT BY", "prewhere": "PREWHERE",
-            "pivots": "PIVOT"}
-
-
-def clause(key: str) -> str:
-    """A SELECT argument of sqlglot's as the SQL clause it stands for."""
-    return _CLAUSES.get(key, key.rstrip("_").upper())
-
-
-def count_select(select: exp.Select, tables: Collection[str], shown: str
-                 ) -> tuple[exp.Expression | None, set[str]]:
-    """The WHERE condition of ``SELECT count(*) FROM <name> [WHERE …]`` and the
-    names a column may be qualified with (the table's name and alias). Every
-    other clause is refused by name: it would change the count, and privpub
-    answers only the count of the rows satisfying the condition."""
-    def refuse(what: str) -> QueryError:
-        return QueryError(f"{short(shown)}: {what}; a counting query is select count(*) from "
-                          "I where <condition> (I: the table's name), or the condition alone")
-
-    for key, value in select.args.items():
-        if value and key not in ("expressions", "from_", "where", "kind"):
-            raise refuse(f"{clause(key)} is not supported")
-    if select.args.get("kind"):
-        raise refuse(f"SELECT {select.args['kind']} is not supported")
-    items = select.expressions
-    if len(items) != 1:
-        raise refuse(f"it selects {len(items)} columns")
-    count = items[0].this if isinstance(items[0], exp.Alias) else items[0]
-    if not isinstance(count, exp.Count):
-        raise refuse(f"it selects {count.sql(dialect=DIALECT)!r}, not count(*)")
-    if isinstance(count.this, exp.Distinct):
-        raise refuse(f"{count.sql(dialect=DIALECT)} counts DISTINCT values")
-    if not isinstance(count.this, exp.Star) or any(
-            v for k, v in count.args.items() if k not in ("this", "big_int")):
-        raise refuse(f"{count.sql(dialect=DIALECT)} is not count(*): privpub counts rows, "
-                     "not values")
-    source = select.args.get("from_")
-    if source is None:
-        raise refuse("it has no FROM")
-    table = source.this
-    if not isinstance(table, exp.Table):
-        kind = "a subquery" if isinstance(table, exp.Subquery) else table.sql(dialect=DIALECT)
-        raise refuse(f"FROM reads {short(kind)}, not a table name")
-    if not isinstance(table.this, exp.Identifier):
-        raise refuse(f"FROM {table.this.sql(dialect=DIALECT)} is a table function")
-    extra = [k for k, v in table.args.items() if v and k not in ("this", "alias")]
-    if extra:
-        what = "is qualified" if extra[0] in ("db", "catalog") else \
-            f"has {clause(extra[0])}"
-        raise refuse(f"FROM {table.sql(dialect=DIALECT)} {what}")
-    alias = table.args.get("alias")
-    if alias is not None and alias.columns:
-        raise refuse(f"FROM {table.sql(dialect=DIALECT)} renames columns")
-    if table.name in tables:
-        raise refuse(f"FROM {table.name} names an auxiliary table (registered for "
-                     "subqueries); the count is over the published table")
-    names = {table.name} | ({alias.name} if alias is not None else set())
-    where = select.args.get("where")
-    return (None if where is None else where.this), names
 
 
 def unqualify(root: exp.Expression, names: set[str]) -> None:

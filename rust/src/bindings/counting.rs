@@ -1,7 +1,7 @@
-//! Bindings for counting (marginals.rs) and query text (intlist.rs).
+//! Bindings for counting (marginals.rs).
 
 use super::to_py;
-use crate::{intlist, marginals};
+use crate::marginals;
 use numpy::{
     IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1,
     PyUntypedArrayMethods,
@@ -41,22 +41,4 @@ pub(crate) fn sum_down<'py>(
         .detach(|| marginals::sum_down(hist, &radices, &keeps))
         .map_err(|e| to_py(py, e))?;
     Ok(out.into_iter().map(|c| c.into_pyarray(py)).collect())
-}
-
-/// An integer IN list after byte `start` of ASCII query text: the values, the
-/// byte range of the list's inside and the end of the match, or None.
-#[pyfunction]
-pub(crate) fn scan_int_list<'py>(
-    py: Python<'py>,
-    text: &str,
-    start: usize,
-) -> Option<(Bound<'py, PyArray1<i64>>, usize, usize, usize)> {
-    intlist::scan(text.as_bytes(), start)
-        .map(|(values, inner, inner_end, end)| (values.into_pyarray(py), inner, inner_end, end))
-}
-
-/// int64 values as an SQL list body, "1, 2, 3".
-#[pyfunction]
-pub(crate) fn int_list_text(values: PyReadonlyArray1<'_, i64>) -> PyResult<String> {
-    Ok(intlist::render(values.as_slice()?))
 }

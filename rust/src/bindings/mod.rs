@@ -6,6 +6,7 @@ pub mod codes;
 pub mod counting;
 pub mod graph;
 pub mod parquet;
+pub mod query;
 pub mod sampling;
 pub mod splu;
 
