@@ -429,6 +429,7 @@ fn ends_value(token: Option<&Token>) -> bool {
 fn shown(token: &Token) -> String {
     match token {
         Token::EOF => "the end".to_string(),
+        Token::Placeholder(p) if p.starts_with(LIST_PLACEHOLDER) => "a list of values".to_string(),
         other => other.to_string(),
     }
 }
@@ -471,6 +472,8 @@ struct Reader<'a> {
     tokens: Vec<TokenWithSpan>,
     lists: Vec<Option<(Values, String)>>,
     lines: Option<Lines>,
+    /// Values in the lists read off the tokens.
+    values: usize,
     /// Whether the text is a SELECT (or WITH) rather than a condition.
     select: bool,
     /// Tokens the parser has read (its index after a parse).
@@ -485,6 +488,7 @@ impl<'a> Reader<'a> {
             tokens: Vec::new(),
             lists: Vec::new(),
             lines: None,
+            values: 0,
             select: false,
             read: 0,
         };
@@ -715,6 +719,7 @@ impl<'a> Reader<'a> {
             if values > self.limits.values {
                 return Err(TextError::Values(values));
             }
+            self.values = values;
             cuts.push((sig[k + 2], sig[j], self.lists.len()));
             self.lists.push(Some(list_values(items)));
             k = j + 1;
@@ -957,6 +962,8 @@ impl<'a> Reader<'a> {
     fn condition(&mut self, expr: Expr) -> Result<Node, TextError> {
         let mut convert = Convert {
             lists: &mut self.lists,
+            values: self.values,
+            max_values: self.limits.values,
             bitwise: None,
         };
         let result = convert.expr(expr);
@@ -1058,6 +1065,9 @@ fn list_values(items: Vec<(Literal, Option<(bool, String)>)>) -> (Values, String
 
 struct Convert<'l> {
     lists: &'l mut Vec<Option<(Values, String)>>,
+    /// Values listed so far (the lists read off the tokens included) and the limit.
+    values: usize,
+    max_values: usize,
     /// The first bitwise operator met (a pandas connective).
     bitwise: Option<(char, &'static str)>,
 }
@@ -1231,34 +1241,26 @@ impl Convert<'_> {
             }
             e @ (Expr::Like { .. } | Expr::ILike { .. }) => {
                 let insensitive = matches!(e, Expr::ILike { .. });
+                if matches!(&e, Expr::Like { any, escape_char, .. }
+                    | Expr::ILike { any, escape_char, .. } if *any || escape_char.is_some())
+                {
+                    return Ok(other(e.to_string(), "LIKE with ANY or ESCAPE"));
+                }
                 let (Expr::Like {
                     negated,
-                    any,
                     expr,
                     pattern,
-                    escape_char,
+                    ..
                 }
                 | Expr::ILike {
                     negated,
-                    any,
                     expr,
                     pattern,
-                    escape_char,
+                    ..
                 }) = e
                 else {
-                    unreachable!()
+                    unreachable!("matched above")
                 };
-                if any || escape_char.is_some() {
-                    let sql = Expr::Like {
-                        negated,
-                        any,
-                        expr,
-                        pattern,
-                        escape_char,
-                    }
-                    .to_string();
-                    return Ok(other(sql, "LIKE with ANY or ESCAPE"));
-                }
                 let (x, dx) = boxed(self.expr(*expr)?);
                 let (p, dp) = boxed(self.expr(*pattern)?);
                 (
@@ -1373,9 +1375,11 @@ impl Convert<'_> {
         })
     }
 
+    /// Stop at a bitwise operator; the reader words the refusal (it needs
+    /// every position of the token in the text).
     fn pandas(&mut self, token: char, word: &'static str) -> Result<(Node, usize), TextError> {
         self.bitwise.get_or_insert((token, word));
-        Err(TextError::Syntax(String::new()))
+        Err(TextError::Syntax(String::new())) // (replaced by the reader)
     }
 
     fn is(
@@ -1441,6 +1445,10 @@ impl Convert<'_> {
         // A list of constants the parser read (a trailing comma, E'…'): the same.
         let constants: Option<Vec<_>> = items.iter().map(constant).collect();
         if let Some(constants) = constants {
+            self.values += constants.len();
+            if self.values > self.max_values {
+                return Err(TextError::Values(self.values));
+            }
             let (values, sql) = list_values(constants);
             let node = Node::List {
                 expr: x,
@@ -1879,6 +1887,21 @@ mod tests {
             condition(&deep).unwrap_err(),
             TextError::Depth { past: true, .. }
         ));
+    }
+
+    #[test]
+    fn values_are_counted_in_every_list() {
+        let small = Limits {
+            values: 3,
+            ..LIMITS
+        };
+        for text in ["a IN (1, 2) OR a IN (3, 4)", "a IN (1, 2) OR a IN (3, 4,)"] {
+            assert_eq!(
+                parse(text, small).unwrap_err(),
+                TextError::Values(4),
+                "{text}"
+            );
+        }
     }
 
     #[test]
