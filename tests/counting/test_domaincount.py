@@ -121,8 +121,8 @@ def test_cond_and_direct_match_brute_force(data):
     truth = brute(schema, predicate)
     tables = {"Regions": REGIONS}
     assert count(schema, expr, tables, method="direct").value == truth
-    # The same condition as SQL text (literal lists cut out of the text by the
-    # scan), and Q(V) over every tuple of D.
+    # The same condition as SQL text (literal lists read off the tokens as
+    # one list each), and Q(V) over every tuple of D.
     assert count(schema, expr.sql(), tables, method="direct").value == truth, expr.sql()
     codes = np.arange(schema.size, dtype=np.uint64)
     assert privpub.Condition(schema, expr, tables).count_codes(codes) == truth

@@ -104,7 +104,7 @@ def duckdb_count(con, text: str) -> int | None:
     ("a IN (- 1, ٣)", r"character 12 is '٣'", "0-9"),  # main: read as -1, 3
     ("a IN (1, ²)", r"character 10 is '²' \(U\+00B2 SUPERSCRIPT TWO\)", "0-9"),
     ("a = ٣", r"character 5 is '٣'", "0-9"),
-    # main: \x1c–\x1f taken as spaces (the Rust reader still does; the scan keeps them from it)
+    # main: \x1c–\x1f taken as spaces by \s (sqlparser keeps them as characters)
     ("a IN (1,\x1c2)", r"character 9 is '\\x1c' \(U\+001C\)", "control character"),
     ("a IN (\x1f1)", r"character 7 is '\\x1f'", "control character"),
     ("a\x1dIN (1)", r"character 2 is '\\x1d'", "control character"),
