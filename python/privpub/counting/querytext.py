@@ -6,8 +6,8 @@ its DuckDB dialect (``rust/src/querytext.rs``: tokens, tree, limits, the
 SELECT form's clauses refused by name), which hands back a small tree of
 tuples; :func:`parse_where` builds from it the sqlglot nodes the counting
 engine works on (sqlglot stays the tree and the SQL generator for DuckDB; it
-reads no query text). Parsing a typical condition costs ~10 µs in Rust and
-~10-30 µs to build its nodes, where sqlglot's parse cost 130-900 µs.
+reads no query text). Parsing a typical condition costs ~6 µs in Rust and
+~14 µs with its nodes built, where the scan and sqlglot's parse cost ~180 µs.
 
 Limits (each a named :class:`~privpub.QueryError` past it, enforced in Rust
 with the values these module constants hold at the call):
@@ -26,7 +26,10 @@ with the values these module constants hold at the call):
   equalities is an IN list, which costs microseconds per value.
 - ``MAX_VALUES`` values in IN lists and subquery results together: a
   million integers cost ~0.2 s over a truth table and ~1.2 s (380 MB) over
-  an integer range too large for one, where each value becomes an interval.
+  an integer range too large for one, where each value becomes an interval;
+  written as text they cost ~0.6 s more to read (~0.35 µs per value in
+  sqlparser's tokenizer, ~320 MB of tokens at peak), where
+  ``col(...).isin(array)`` reads none.
 
 A literal IN list (``a IN (1, 2, 'x', …)``) never becomes one node per value:
 it is read off the parser's own tokens into one list (integers into one int64
