@@ -77,7 +77,7 @@ def release(tmp_path_factory):
 # ---- the worker: every read of every case, each timed, in its own process ------------------------
 
 _WORKER = textwrap.dedent("""
-    import contextlib, io, json, os, resource, sys, warnings
+    import contextlib, io, json, os, sys, warnings
     warnings.simplefilter("ignore")
     from privpub import PrivpubError, PublishedView
     from privpub.cli import main
@@ -100,6 +100,10 @@ _WORKER = textwrap.dedent("""
         "read_parquet": lambda p: ("count", PublishedView.read_parquet(p).estimate(query).value),
         "cli": cli,
     }
+    def peak_kb():  # this process's own peak (VmHWM): ru_maxrss keeps the peak of the
+        with open("/proc/self/status") as fh:  # process it was forked from (an xdist worker)
+            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:"))
+
     def cpu():  # CPU seconds of this worker and its finished children (the CLI's):
         t = os.times()  # bounded work, whatever else the shared machine is running
         return t.user + t.system + t.children_user + t.children_system
@@ -117,7 +121,7 @@ _WORKER = textwrap.dedent("""
                 outcome, detail = "failure", f"{type(exc).__name__}: {exc}"[:300]
             print(json.dumps({"case": name, "action": action, "outcome": outcome,
                               "detail": detail, "seconds": cpu() - start,
-                              "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}),
+                              "rss_kb": peak_kb()}),
                   flush=True)
 """)
 
