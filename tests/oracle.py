@@ -297,9 +297,10 @@ def _splu_eligible(src: Source, columns: list[Column]) -> tuple[list[Column], bo
 
 
 # ---- queries ---------------------------------------------------------------------------------
-# A query is a tuple: ("cmp", column, op, value), ("in", column, values),
-# ("between", column, low, high), ("null", column, negated), ("not", q),
-# ("and", (q, …)), ("or", (q, …)).
+# A query is a tuple: ("cmp", column, op, value), ("in", column, values, negated),
+# ("between", column, low, high, negated), ("like", column, pattern, negated),
+# ("null", column, negated), ("not", q), ("and", (q, …)), ("or", (q, …)).
+# NOT IN / NOT BETWEEN / NOT LIKE are NOT of their atom (docs/design.md).
 
 
 def _present(col: Column, src: Source) -> Any:
@@ -337,15 +338,21 @@ def _order_literal(src: Source, col: Column) -> Any:
 def draw_atom(src: Source, table: Table, columns: Sequence[int] | None = None) -> tuple:
     i = src.pick(columns if columns is not None else range(len(table.columns)))
     col = table.columns[i]
-    form = src.pick(("=", "<>", "<", "<=", ">", ">=", "in", "between", "=", "in", "null"))
+    form = src.pick(("=", "<>", "<", "<=", ">", ">=", "in", "between", "=", "in", "null",
+                     "like"))
+    negated = src.integer(0, 3) == 0
     if form in ("=", "<>"):
         return ("cmp", i, form, _equality_literal(src, col))
     if form in ORDER_OPS:
         return ("cmp", i, form, _order_literal(src, col))
     if form == "in":
-        return ("in", i, tuple(_equality_literal(src, col) for _ in range(src.integer(1, 4))))
+        return ("in", i, tuple(_equality_literal(src, col) for _ in range(src.integer(1, 4))),
+                negated)
     if form == "between":
-        return ("between", i, _order_literal(src, col), _order_literal(src, col))
+        return ("between", i, _order_literal(src, col), _order_literal(src, col), negated)
+    if form == "like":  # a present value's first character, then anything (or the value)
+        value = str(_present(col, src))
+        return ("like", i, src.pick((value[:1] + "%", "%" + value[-1:], value, "_%")), negated)
     return ("null", i, src.integer(0, 1) == 1)
 
 
@@ -386,9 +393,12 @@ def privpub_text(table: Table, q: tuple) -> str:
     if tag == "cmp":
         return f"{name} {q[2]} {sql_literal(q[3])}"
     if tag == "in":
-        return f"{name} IN ({', '.join(sql_literal(v) for v in q[2])})"
+        return f"{name} {'NOT ' if q[3] else ''}IN ({', '.join(sql_literal(v) for v in q[2])})"
     if tag == "between":
-        return f"{name} BETWEEN {sql_literal(q[2])} AND {sql_literal(q[3])}"
+        return (f"{name} {'NOT ' if q[4] else ''}BETWEEN {sql_literal(q[2])} AND "
+                f"{sql_literal(q[3])}")
+    if tag == "like":
+        return f"{name} {'NOT ' if q[3] else ''}LIKE {sql_literal(q[2])}"
     return f"{name} IS {'NOT ' if q[2] else ''}NULL"
 
 
@@ -403,6 +413,8 @@ def refusal(table: Table, q: tuple) -> tuple[type[PrivpubError], ...]:
     col = table.columns[q[1]]
     if tag == "null":
         return ()
+    if tag == "like":  # text with no declared order only (ordered: list the values)
+        return () if col.kind == "text" else (QueryError,)
     if tag == "between" or (tag == "cmp" and q[2] in ORDER_OPS):
         return (QueryError,) if col.refuses_order else ()
     values = q[2] if tag == "in" else (q[3],)
@@ -436,8 +448,14 @@ def duckdb_text(table: Table, q: tuple) -> str:
             return f"(NOT coalesce({c} = {_ref_value(col, value)}, false))"
         return f"coalesce({c} {op} {_ref_value(col, value)}, false)"
     if tag == "between":
-        return (f"coalesce({c} BETWEEN {_ref_value(col, q[2])} AND {_ref_value(col, q[3])}, "
-                "false)")
+        inside = (f"coalesce({c} BETWEEN {_ref_value(col, q[2])} AND "
+                  f"{_ref_value(col, q[3])}, false)")
+        return f"(NOT {inside})" if q[4] else inside
+    if tag == "like":
+        inside = f"coalesce({c} LIKE {sql_literal(q[2])}, false)"
+        return f"(NOT {inside})" if q[3] else inside
+    if q[3]:  # NOT IN: NOT of the IN
+        return f"(NOT {duckdb_text(table, (*q[:3], False))})"
     values = q[2]
     parts = []
     if label is not None and any(type(v) is type(label) and v == label for v in values):

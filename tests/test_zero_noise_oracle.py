@@ -77,14 +77,17 @@ SEMANTICS = Table((
            ("it's", "a, b", " x", " x", "a, b", "it's", "it's", " x")),
 ))
 SEMANTIC_QUERIES = [
-    ("cmp", 0, "<", "mid"), ("cmp", 0, ">=", "low"), ("between", 0, "low", "mid"),
+    ("cmp", 0, "<", "mid"), ("cmp", 0, ">=", "low"), ("between", 0, "low", "mid", False),
     ("not", ("cmp", 0, "<", "high")), ("cmp", 0, "=", "NA"), ("cmp", 0, "<>", "NA"),
-    ("cmp", 0, "<>", "low"), ("in", 0, ("NA", "high")), ("null", 0, False),
+    ("cmp", 0, "<>", "low"), ("in", 0, ("NA", "high"), False), ("null", 0, False),
     ("cmp", 1, "<", 5), ("cmp", 1, "<=", 0), ("cmp", 1, ">=", 0), ("cmp", 1, "=", 0),
     ("cmp", 1, "<>", 0), ("cmp", 1, "<>", 3), ("not", ("cmp", 1, "<", 5)),
-    ("between", 1, 0, 9), ("in", 1, (0, 9)), ("cmp", 1, "<", 10), ("cmp", 1, ">", -1),
+    ("between", 1, 0, 9, False), ("in", 1, (0, 9), False), ("cmp", 1, "<", 10),
+    ("cmp", 1, ">", -1), ("between", 1, 2, 5, True), ("in", 1, (0, 3), True),
+    ("in", 0, ("NA", "low"), True), ("like", 2, "a%", False), ("like", 2, "a%", True),
+    ("like", 0, "l%", False),                              # LIKE on an ordered attribute: refused
     ("cmp", 1, "=", 10),                                   # outside the domain: refused
-    ("cmp", 2, "<", " x"), ("between", 2, "a, b", "it's"),  # no order on text: refused
+    ("cmp", 2, "<", " x"), ("between", 2, "a, b", "it's", False),  # no order on text: refused
     ("and", (("cmp", 2, "=", "it's"), ("or", (("cmp", 0, "<", "mid"), ("cmp", 1, ">", 3))))),
 ]
 
@@ -102,7 +105,7 @@ def test_reference_counts_of_the_semantics_table():
         by_hand = {("cmp", 0, "<", "mid"): 2, ("not", ("cmp", 0, "<", "high")): 3,
                    ("cmp", 0, "<>", "low"): 6, ("cmp", 1, "<", 5): 4, ("cmp", 1, "<=", 0): 0,
                    ("cmp", 1, "<>", 3): 7, ("not", ("cmp", 1, "<", 5)): 4,
-                   ("in", 1, (0, 9)): 3}
+                   ("in", 1, (0, 9), False): 3}
         assert {q: ref.count(q, distinct=False) for q in by_hand} == by_hand
         assert ref.count(("cmp", 1, "=", 0), distinct=True) == 1  # (mid, NA, "a, b") twice
     finally:
@@ -196,7 +199,7 @@ CLI = Table((
 ))
 CLI_QUERIES = [("cmp", 0, "<", "mid"), ("not", ("cmp", 0, ">=", "mid")), ("cmp", 0, "=", "NA"),
                ("cmp", 1, "<", 5), ("not", ("cmp", 1, "<", 5)), ("cmp", 1, "=", 0),
-               ("and", (("cmp", 2, "=", "it's"), ("between", 0, "low", "high")))]
+               ("and", (("cmp", 2, "=", "it's"), ("between", 0, "low", "high", False)))]
 
 
 def _cli(*args: str) -> str:
