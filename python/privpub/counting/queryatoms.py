@@ -413,7 +413,8 @@ def place_missing(schema: Schema, atom: exp.Expression) -> exp.Expression:
 def check_order(schema: Schema, atom: exp.Expression) -> None:
     """``<``, ``>`` and BETWEEN need an order: an unordered text attribute has
     none (comparing its labels as text puts '500+' before '<50'), so such an
-    atom is refused with how to declare the order."""
+    atom is refused with how to declare the order; and an ordered attribute's
+    missing label is no bound (its place in the list is where it was written)."""
     if not isinstance(atom, ORDER):
         return
     for column in atom.find_all(exp.Column):
