@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from privpub import Schema, cli
-from privpub.core.errors import SchemaError
+from privpub.core.errors import MissingValueError, SchemaError
 from privpub.domain.inference import NEAR_UNIQUE
 
 pytestmark = pytest.mark.filterwarnings("ignore::privpub.PrivacyWarning",
@@ -74,3 +74,8 @@ def test_the_fix_fits_the_kind_and_an_integral_label_names_a_float():
     frame = pd.DataFrame({"mass": [1.5, None, 2.5]})
     schema = Schema.from_frame(frame, missing={"mass": -1}, exact_domain=["mass"])
     assert schema["mass"].values == (1.5, 2.5, -1.0) and schema["mass"].missing == -1.0
+    # The number it names is also a real value: refused on every input kind.
+    clash = pd.DataFrame({"mass": [1.5, None, -1.0]})
+    for data in (clash, pa.Table.from_pandas(clash)):
+        with pytest.raises(MissingValueError, match=r"'mass': the missing label -1\.0"):
+            Schema.from_frame(data, missing={"mass": -1}, exact_domain=["mass"])

@@ -56,14 +56,20 @@ def _check_inferred_domain(attr: Categorical, rows: int) -> None:
 
 
 
+def _label_of_kind(label: Any, kind: str) -> Any:
+    """An integral label given for a float column as the float it names (-1 is
+    -1.0, as ``--missing mass=-1`` reads it); any other label as given."""
+    if kind == "float" and value_kind(label) == "integer" and float(label) == label:
+        return float(label)
+    return label
+
+
 def _with_missing(name: str, kind: str, values: list, label: Any, dtype: str, ordered: bool,
                   collisions: int = 0) -> Categorical:
     """The inferred attribute, its declared missing label appended to the domain
     (``collisions``: the cells that hold the label while others are missing)."""
     if label is None:
         return Categorical(name, values, dtype=dtype, ordered=ordered)
-    if kind == "float" and value_kind(label) == "integer" and float(label) == label:
-        label = float(label)  # -1 names the same number as -1.0 (as --missing mass=-1 reads it)
     if value_kind(label) != kind:
         raise SchemaError(f"column {name!r} holds {kind} values; its missing label {label!r} "
                           f"must be one too")
@@ -76,14 +82,15 @@ def _with_missing(name: str, kind: str, values: list, label: Any, dtype: str, or
 
 def _infer_pandas(name: str, values: pd.Series, label: Any = None,
                   declared: bool = False) -> Categorical:
+    present = values.dropna()
+    kind = column_kind(name, present)
     collisions = 0
     if label is None or not values.hasnans:
         check_no_missing(name, values)
         label = label if declared else None
     else:
+        label = _label_of_kind(label, kind)
         collisions = int((values == label).sum())
-    present = values.dropna()
-    kind = column_kind(name, present)
     if kind == "empty":
         raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
     dtype = values.dtype
@@ -104,8 +111,10 @@ def _infer_arrow(name: str, array: pa.Array, label: Any = None,
     if label is None or pc.sum(pc.is_null(array, nan_is_null=True)).as_py() == 0:
         check_arrow_missing(name, array)
         label = label if declared else None
-    elif value_kind(label) == kind:
-        collisions = arrow_count_of(array, label)
+    else:
+        label = _label_of_kind(label, kind)
+        if value_kind(label) == kind:  # (another kind is refused by _with_missing)
+            collisions = arrow_count_of(array, label)
     if kind == "empty" or len(array) == 0:
         raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
     if pa.types.is_dictionary(array.type):
