@@ -119,15 +119,16 @@ SNIFFED = re.compile(r"(has|get)attr\((\w*attr\w*|a|[\w.]*schema\[[^]]+\]),\s*"
                      r"[\"'](lo|hi|values|ordered|missing|offset)[\"']")
 
 
-def sniffing(path: Path) -> list[str]:
+def lines_matching(path: Path, pattern: re.Pattern) -> list[str]:
+    """``file:line`` of each line of ``path`` that ``pattern`` finds."""
     return [f"{path.name}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1)
-            if SNIFFED.search(line)]
+            if pattern.search(line)]
 
 
 def test_no_attribute_kind_is_sniffed():
     """An IntRange or a Categorical is told by isinstance (or asked by a method),
     never by hasattr on its fields, outside domain/ as inside."""
-    found = [s for path in ROOT.rglob("*.py") for s in sniffing(path)]
+    found = [s for path in ROOT.rglob("*.py") for s in lines_matching(path, SNIFFED)]
     assert not found, found
 
 
@@ -135,7 +136,8 @@ def test_the_sniffing_check_sees_one(tmp_path):
     copy = tmp_path / "truthtable.py"
     copy.write_text((ROOT / "counting" / "truthtable.py").read_text()
                     + "\n\ndef _old(attr):\n    return hasattr(attr, 'lo')\n")
-    assert sniffing(copy) == [f"truthtable.py:{len(copy.read_text().splitlines())}"]
+    assert lines_matching(copy, SNIFFED) == [
+        f"truthtable.py:{len(copy.read_text().splitlines())}"]
 
 
 #: sqlglot reading text: a second parser of query text (or of SQL at all).
@@ -144,15 +146,10 @@ SECOND_PARSER = re.compile(r"\b(sqlglot\.(parse_one|parse|tokenize|transpile)|pa
                            r"|DataType\.build\(")
 
 
-def second_parsers(path: Path) -> list[str]:
-    return [f"{path.name}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1)
-            if SECOND_PARSER.search(line)]
-
-
 def test_one_query_parser():
     """Query text is read by one parser, querytext's (Rust, sqlparser): sqlglot
     is the tree and the SQL generator and reads no text (issue 33)."""
-    found = [s for path in ROOT.rglob("*.py") for s in second_parsers(path)]
+    found = [s for path in ROOT.rglob("*.py") for s in lines_matching(path, SECOND_PARSER)]
     assert not found, found
 
 
@@ -160,7 +157,8 @@ def test_the_parser_check_sees_a_second_one(tmp_path):
     copy = tmp_path / "intervals.py"
     copy.write_text((ROOT / "counting" / "intervals.py").read_text()
                     + "\n\ndef _old(text):\n    return sqlglot.parse_one(text)\n")
-    assert second_parsers(copy) == [f"intervals.py:{len(copy.read_text().splitlines())}"]
+    assert lines_matching(copy, SECOND_PARSER) == [
+        f"intervals.py:{len(copy.read_text().splitlines())}"]
 
 
 def private_imports(path: Path, this: str) -> list[str]:

@@ -183,6 +183,7 @@ def test_outputs_show_labels_not_indices():
     ({"hiv": ["negative", "positive"]}, r"one value; for several write col\('hiv'\)\.isin"),
     ({"hiv": None}, r"missing cells are '\(missing\)' \(or write \"hiv\" IS NULL\)"),
     ("hiv = NULL", r"compares with NULL.*IS NULL"),
+    ("hvi IS NULL", r"unknown column 'hvi'.*attributes: income, hiv, band"),
 ])
 def test_missing_and_lists_asked_the_wrong_way_say_the_right_way(query, message):
     with pytest.raises(QueryError, match=message):

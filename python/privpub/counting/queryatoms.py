@@ -387,10 +387,10 @@ def place_missing(schema: Schema, atom: exp.Expression) -> exp.Expression:
     ``(atom AND c <> <label>)`` for each attribute with a label that it reads."""
     if isinstance(atom, exp.Is):
         column = _bare(atom.this)
-        if not isinstance(atom.expression, exp.Null) or not isinstance(column, exp.Column) \
-                or column.name not in schema.names:
+        if not isinstance(atom.expression, exp.Null) or not isinstance(column, exp.Column):
             raise QueryError(f"{text(atom)!r}: IS compares one attribute with NULL "
                              "(c IS NULL, c IS NOT NULL)")
+        _check_column(schema, column, atom)  # a typo is named as in any other atom
         label = schema[column.name].missing
         if label is None:
             return exp.Boolean(this=False)
