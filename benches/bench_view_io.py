@@ -102,7 +102,7 @@ from conftest import best_of_interleaved, full_size, interleaved_rounds  # noqa:
 
 from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.datasets import load_adult
-from privpub.tables.view import CHUNK_ROWS
+from privpub.viewfile.layout import CHUNK_ROWS
 
 SEED = 1
 ROUNDS = 10

@@ -58,7 +58,7 @@ def test_any_cardinality_saves_and_reopens(tmp_path, size):
 @pytest.mark.parametrize("size", SIZES)
 def test_any_cardinality_streams_to_parquet(tmp_path, size, monkeypatch):
     import privpub.alphabeta.mechanism as mechanism
-    import privpub.tables.view as view_module
+    import privpub.viewfile.layout as view_module
 
     monkeypatch.setattr(view_module, "CHUNK_ROWS", 101)  # many batches per window
     monkeypatch.setattr(mechanism, "WINDOW_SEGMENTS", 1)

@@ -24,7 +24,8 @@ import pytest
 import privpub.tables.published as published
 from privpub import AlphaBeta, ArtifactError, Categorical, IntRange, PublishedView, Schema
 from privpub.counting.query import Condition
-from privpub.tables import filescan, groupstats
+from privpub.tables import filescan
+from privpub.viewfile import groupstats
 
 pytestmark = pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning",
                                         "ignore::privpub.PrivacyWarning")

@@ -46,7 +46,7 @@ from privpub import (
     Schema,
 )
 from privpub.core.artifacts import MAX_CONTAINERS, MAX_DEPTH, MAX_METADATA_BYTES
-from privpub.tables.view import SET_COLUMN
+from privpub.viewfile.layout import SET_COLUMN
 
 N = 2_000
 CITIES = [f"c{i:04d}" for i in range(3_000)]  # 3,000 values: 2-byte indices in the digest

@@ -28,7 +28,8 @@ from privpub import (
     Schema,
 )
 from privpub.tables import pages, wholeread
-from privpub.tables.view import SET_COLUMN, MemoryView
+from privpub.tables.view import MemoryView
+from privpub.viewfile.layout import SET_COLUMN
 
 pytestmark = pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning",
                                         "ignore::privpub.PrivacyWarning")

@@ -137,7 +137,7 @@ def _estimate(args: argparse.Namespace) -> int:
 def _release_bytes(path: str) -> int:
     """The bytes a release takes: its file, or a directory release's part files
     and metadata file (a directory's own size is that of its entry list)."""
-    from privpub.tables.view import metadata_file, part_files
+    from privpub.viewfile.layout import metadata_file, part_files
 
     return sum(os.path.getsize(f) for f in {*part_files(path), metadata_file(path)})
 

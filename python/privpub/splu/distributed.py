@@ -37,7 +37,7 @@ from privpub.tables.distributed import (
     split_points,
 )
 from privpub.tables.records import as_schema_codes
-from privpub.tables.view import codes_of
+from privpub.viewfile.columns import codes_of
 
 if TYPE_CHECKING:
     from privpub.splu.mechanism import SPLUGen

@@ -49,7 +49,7 @@ from privpub.splu.predicates import split
 from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, records_as_codes, sorted_rows
-from privpub.tables.view import codes_of
+from privpub.viewfile.columns import codes_of
 
 #: How an estimate of a count the release publishes unchanged is made, and its interval's kind.
 EXACT, POINT = "exact: published unchanged", "point"

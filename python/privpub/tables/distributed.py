@@ -46,9 +46,8 @@ from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.query import QueryLike
 from privpub.domain.schema import Schema
 from privpub.tables.filescan import Part, PrunedFileView, count_parts
-from privpub.tables.groupstats import GroupRecorder
 from privpub.tables.partsview import PartsView
-from privpub.tables.published import KIND, WRITE_BATCH_ROWS, PublishedView
+from privpub.tables.published import WRITE_BATCH_ROWS, PublishedView
 from privpub.tables.records import (
     as_schema_codes,
     check_duplicates,
@@ -58,17 +57,12 @@ from privpub.tables.records import (
     record_stats,
     sorted_rows,
 )
-from privpub.tables.view import (
-    CHUNK_ROWS,
-    METADATA_FILE,
-    PART_FILES,
-    Digest,
-    FileView,
-    MemoryView,
-    PartDigest,
-    arrow_batch,
-    digest_document,
-)
+from privpub.tables.view import FileView, MemoryView
+from privpub.viewfile.columns import arrow_batch
+from privpub.viewfile.digest import Digest, PartDigest, digest_document
+from privpub.viewfile.document import KIND
+from privpub.viewfile.groupstats import GroupRecorder
+from privpub.viewfile.layout import CHUNK_ROWS, METADATA_FILE, PART_FILES
 
 #: Codes each partition contributes to the sample that places range boundaries.
 SAMPLE_PER_PARTITION = 1024

@@ -2,7 +2,7 @@
 
 A view file privpub writes (:func:`~privpub.tables.published.write_view`, a Dask
 release's parts) records in its own metadata, for every row group of every part
-file (:mod:`privpub.tables.groupstats`): its row count, per attribute the least
+file (:mod:`privpub.viewfile.groupstats`): its row count, per attribute the least
 and greatest *domain index* its rows hold, and per column the SHA-256 of the
 group's domain indices; the list sealed. The view is written in code order,
 so the leading attributes are clustered and their ranges narrow.
@@ -69,8 +69,9 @@ from privpub.counting.query import PROJECTION_LIMIT
 from privpub.domain.attributes import IntRange
 from privpub.domain.schema import Schema
 from privpub.tables import pages
-from privpub.tables.groupstats import GroupStats
-from privpub.tables.view import Digits, FileView, file_digits, index_width
+from privpub.tables.view import FileView
+from privpub.viewfile.columns import Digits, file_digits, index_width
+from privpub.viewfile.groupstats import GroupStats
 
 #: Decisions of a condition over a row group.
 SKIP, WHOLE, READ = 0, 1, 2

@@ -25,7 +25,7 @@ from privpub.core.errors import ParameterError
 from privpub.core.estimate import LEVEL, check_level
 from privpub.domain.schema import Schema
 from privpub.tables.cover import budgeted_cover, sum_down
-from privpub.tables.view import Digits, pandas_column
+from privpub.viewfile.columns import Digits, pandas_column
 
 #: Most value combinations estimate_marginals handles in one call.
 MARGINAL_CELLS = 1 << 24
@@ -102,7 +102,7 @@ class MarginalEstimates:
 def labelled_frames(schema: Schema, bulk: MarginalEstimates,
                     level: float | None) -> list[pd.DataFrame]:
     """One frame per subset of ``bulk``: the value columns labelled from codes
-    (:func:`~privpub.tables.view.pandas_column`), then ``n_view``, ``n_domain``,
+    (:func:`~privpub.viewfile.columns.pandas_column`), then ``n_view``, ``n_domain``,
     ``estimate``, ``stderr`` and, unless ``level`` is None, ``lo`` and ``hi``."""
     lo, hi = (None, None) if level is None else bulk.interval(level)
     attrs = {"counts": bulk.counts}

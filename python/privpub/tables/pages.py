@@ -8,7 +8,7 @@ reader in Rust (``rust/src/pages.rs``, on the ``polars-parquet-format``
 crate's Thrift reader) reads the file's footer (where each chunk lies, its
 codec, physical type and levels), the dictionary page (its PLAIN values) and
 the data pages. This module orchestrates: it reads the bytes, maps a
-dictionary to domain indices once (:func:`~privpub.tables.view.file_digits`:
+dictionary to domain indices once (:func:`~privpub.viewfile.columns.file_digits`:
 the same checks as any read) and hands the data pages to
 ``_core.decode_data_pages`` (or, from :func:`chunk_args`, to
 ``_core.scan_groups``, which also digests and counts).
@@ -33,7 +33,7 @@ import pyarrow as pa
 from privpub import _core
 from privpub.core.errors import PrivpubError
 from privpub.domain.schema import Schema
-from privpub.tables.view import file_digits, index_width
+from privpub.viewfile.columns import file_digits, index_width
 
 #: Footers already read, by file identity (device, inode, size, mtime), as
 #: ``_core.parquet_footer`` gives them (None: the reader refuses it).

@@ -15,7 +15,8 @@ import numpy as np
 
 from privpub.domain.schema import Schema
 from privpub.tables.records import as_schema_codes
-from privpub.tables.view import Digits, MemoryView, TableView
+from privpub.tables.view import MemoryView, TableView
+from privpub.viewfile.columns import Digits
 
 
 def _part_view(schema: Schema, rows: np.ndarray) -> MemoryView:

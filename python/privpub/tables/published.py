@@ -13,7 +13,7 @@ Reopening re-validates: the metadata is parsed within bounds, the mechanism
 is rebuilt from the stored parameters by its own constructor checks, stored
 derived values must follow from them, the columns must be the schema's, the
 row groups must hold the stored row count, and the rows, when read in full,
-must match the stored digest (:class:`~privpub.tables.view.Digest`: per part
+must match the stored digest (:class:`~privpub.viewfile.digest.Digest`: per part
 file and column, SHA-256 of the domain indices in file order). That refuses
 a file whose values were edited, reordered, dropped, added or mixed up with
 another file's; it is not a signature (someone who rewrites rows and digest
@@ -40,26 +40,18 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub.core.artifacts import (
-    METADATA_KEY,
-    encode_metadata,
-    footer_metadata,
-    parse_metadata,
-    shown,
-)
+from privpub.core.artifacts import encode_metadata, shown
 from privpub.core.capabilities import CountEstimator, ReleaseEstimator
 from privpub.core.errors import ArtifactError, DomainError, ParameterError
 from privpub.core.estimate import LEVEL, Estimate, Estimates, check_level
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.prefetch import prefetched
 from privpub.core.release import Release
-from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.domain.schema import Schema
 from privpub.tables.filescan import PrunedFileView
-from privpub.tables.groupstats import GroupRecorder, stored_groups, usable_groups
 from privpub.tables.marginals import (
     MarginalEstimates,
     check_subsets,
@@ -68,25 +60,13 @@ from privpub.tables.marginals import (
     product_sums,
 )
 from privpub.tables.records import counted, isin_sorted
-from privpub.tables.view import (
-    CHUNK_ROWS,
-    DIGEST_ALGORITHM,
-    SET_COLUMN,
-    Digest,
-    Digits,
-    FileView,
-    MemoryView,
-    PartDigest,
-    TableView,
-    arrow_batch,
-    codes_of,
-    digest_document,
-    hash_pool,
-    index_width,
-    metadata_file,
-    part_files,
-)
+from privpub.tables.view import FileView, MemoryView, TableView
 from privpub.tables.wholeread import read_whole
+from privpub.viewfile.columns import Digits, arrow_batch, codes_of, index_width
+from privpub.viewfile.digest import Digest, digest_document, hash_pool
+from privpub.viewfile.document import KIND, check_part, read_document, view_document
+from privpub.viewfile.groupstats import GroupRecorder, usable_groups
+from privpub.viewfile.layout import CHUNK_ROWS, SET_COLUMN, part_files
 
 #: Values pyarrow's Parquet writer takes per step within a column chunk. At its
 #: default (1,024) it recomputes a dictionary column's page statistics (a hash of
@@ -94,19 +74,6 @@ from privpub.tables.wholeread import read_whole
 #: fifth of the Adult view's write. Pages are still cut at the writer's page size,
 #: checked after each step (the Adult view's file is byte for byte the same).
 WRITE_BATCH_ROWS = 1 << 16
-
-KIND = "published_view"
-#: Layout of a view file's metadata (3: rows as dictionary-encoded columns with an
-#: order-sensitive digest per part file and column; 2, before, had order-invariant
-#: per-column sums instead, 1 held decoded rows and nothing to check them by).
-VIEW_FORMAT = 3
-#: Formats this library no longer reads, and why.
-RETIRED_FORMATS = {
-    1: "a view file from before privpub checked its rows; re-publish the table",
-    2: "a view file whose check (per-column sums) cannot tell reordered values apart, "
-       "so its rows cannot be trusted unseen; re-publish the table with this version",
-}
-
 
 @dataclass(frozen=True)
 class Counts:
@@ -203,10 +170,8 @@ class PublishedView(Release):
         if digest is None:
             digest = digest_document([self.rows.digest()], {
                 k: MemoryView(self.schema, v).digest() for k, v in self.context.items()})
-        return {"format_version": VIEW_FORMAT, **self.envelope(),
-                "schema": self.schema.to_dict(), "domain_size": str(self.schema.size),
-                "rows": len(self) if rows is None else rows, "digest": digest,
-                "context": {k: len(v) for k, v in self.context.items()}}
+        return view_document(self.envelope(), self.schema, len(self) if rows is None else rows,
+                             digest, {k: len(v) for k, v in self.context.items()})
 
     def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
         """Write the rows (dictionary-encoded columns, streamed batch by batch),
@@ -257,9 +222,7 @@ class PublishedView(Release):
         ``path`` may also be the directory a Dask release wrote (its metadata in
         ``_common_metadata``, its rows in the part files, read in order)."""
         where = os.fspath(path)
-        document = metadata_file(path)
-        stored = _stored_view(where, document,
-                              footer_metadata(document).get(METADATA_KEY))
+        stored = read_document(path)
         schema, rows, context_sizes = stored.schema, stored.rows, stored.context_sizes
         parts, context_digests = stored.parts, stored.context_digests
         files = part_files(where)
@@ -269,8 +232,8 @@ class PublishedView(Release):
         view_rows = PrunedFileView(schema, where, rows, parts,
                                    "" if context_sizes else None)
         for index, file in enumerate(files):
-            sizes = _check_file(file, view_rows.where(index), schema, bool(context_sizes),
-                                parts[index].rows + sum(context_sizes.values()))
+            sizes = check_part(file, view_rows.where(index), schema, bool(context_sizes),
+                               parts[index].rows + sum(context_sizes.values()))
             # Row-group statistics count only for the row groups they describe (a
             # file rewritten with other groups is counted by full passes).
             view_rows.expected[index] = usable_groups(parts[index], sizes)
@@ -493,158 +456,6 @@ def _memo(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
 def _rows(codes: np.ndarray) -> np.ndarray:
     """Codes as (n, limbs) rows (what the record helpers take)."""
     return codes.reshape(-1, 1) if codes.ndim == 1 else codes
-
-
-def _stored_count(value: Any, name: str, where: str) -> int:
-    if type(value) is not int or value < 0:  # not a bool, not 3.0, not "3"
-        raise ArtifactError(f"{where!r}: field {name!r} must be a count (an integer >= 0), "
-                            f"got {shown(value)} ({type(value).__name__})")
-    return value
-
-
-def _context_sizes(value: Any, where: str) -> dict[str, int]:
-    """The metadata's ``context``: set name → rows (names non-empty: "" labels the view)."""
-    if not isinstance(value, dict):
-        raise ArtifactError(f"{where!r}: field 'context' must be a JSON object, got "
-                            f"{type(value).__name__}")
-    if "" in value:
-        raise ArtifactError(f"{where!r}: field 'context' names a set '' (the view's own rows)")
-    return {k: _stored_count(v, f"context[{shown(k)}]", where) for k, v in value.items()}
-
-
-def _hex_digest(value: Any) -> bool:
-    return (isinstance(value, str) and len(value) == 64
-            and all(c in "0123456789abcdef" for c in value))
-
-
-def _part_digest(value: Any, name: str, schema: Schema, where: str) -> PartDigest:
-    if not isinstance(value, dict):
-        raise ArtifactError(f"{where!r}: field {name!r} must be a JSON object, got "
-                            f"{type(value).__name__}")
-    rows = _stored_count(field(value, "rows", f"field {name!r}"), f"{name}.rows", where)
-    columns = field(value, "columns", f"field {name!r}")
-    if not isinstance(columns, dict):
-        raise ArtifactError(f"{where!r}: field '{name}.columns' must be a JSON object, got "
-                            f"{type(columns).__name__}")
-    missing = [n for n in schema.names if n not in columns]
-    extra = [n for n in columns if n not in schema.names]
-    if missing or extra:
-        raise ArtifactError(f"{where!r}: field '{name}.columns' must hold the schema's "
-                            f"columns; missing {shown(missing)}, not in the schema "
-                            f"{shown(extra)}")
-    for column, found in columns.items():
-        if not _hex_digest(found):
-            raise ArtifactError(f"{where!r}: field '{name}.columns[{column!r}]' = "
-                                f"{shown(found)} is not a SHA-256 digest (64 hex digits)")
-    groups = stored_groups(value, name, schema, where)
-    return PartDigest(rows, columns, groups, value.get("groups_sha256"))
-
-
-def _stored_digest(value: Any, schema: Schema, where: str
-                   ) -> tuple[list[PartDigest], dict[str, PartDigest]]:
-    """The metadata's ``digest``: one PartDigest per part file, and per context set."""
-    if not isinstance(value, dict):
-        raise ArtifactError(f"{where!r}: field 'digest' must be a JSON object, got "
-                            f"{type(value).__name__}")
-    algorithm = field(value, "algorithm", "field 'digest'")
-    if algorithm != DIGEST_ALGORITHM:
-        raise ArtifactError(f"{where!r}: field 'digest.algorithm' = {shown(algorithm)}; this "
-                            f"library checks {DIGEST_ALGORITHM!r}")
-    parts = field(value, "parts", "field 'digest'")
-    context = field(value, "context", "field 'digest'")
-    if not isinstance(parts, list) or not parts:
-        raise ArtifactError(f"{where!r}: field 'digest.parts' must be a non-empty list, got "
-                            f"{shown(parts)}")
-    if not isinstance(context, dict):
-        raise ArtifactError(f"{where!r}: field 'digest.context' must be a JSON object, got "
-                            f"{type(context).__name__}")
-    return ([_part_digest(p, f"digest.parts[{i}]", schema, where) for i, p in enumerate(parts)],
-            {k: _part_digest(v, f"digest.context[{k!r}]", schema, where)
-             for k, v in context.items()})
-
-
-@dataclass(frozen=True)
-class _StoredView:
-    """What a view file's privpub document says, parsed and checked."""
-
-    envelope: dict[str, Any]
-    schema: Schema
-    rows: int
-    context_sizes: dict[str, int]
-    parts: list[PartDigest]
-    context_digests: dict[str, PartDigest]
-
-
-@functools.lru_cache(maxsize=32)
-def _stored_view(where: str, document: str, raw: bytes | None) -> _StoredView:
-    """The privpub document ``raw`` of the view at ``where`` (found in the file
-    ``document``), parsed and checked: format, envelope, schema against its
-    domain size, row counts against the digest's parts. Memoised on the exact
-    bytes (the same bytes parse the same; an open reads them from the footer
-    each time, and checks the part files itself): a view reopened skips the
-    JSON, schema and digest parses. The envelope is copied by each caller."""
-    meta = parse_metadata(document, pa.schema([], metadata={} if raw is None
-                                              else {METADATA_KEY: raw}),
-                          VIEW_FORMAT, RETIRED_FORMATS)
-    envelope = Release.read_envelope(meta, KIND)
-    stored_schema = field(meta, "schema", "metadata")
-    try:
-        schema = Schema.from_dict(stored_schema)
-    except (TypeError, ValueError) as exc:  # SchemaError, or a dtype pandas refuses
-        raise ArtifactError(f"{where!r}: field 'schema': {shown(str(exc), 300)}") from None
-    stored_m = field(meta, "domain_size", "metadata")
-    if stored_m != str(schema.size):
-        raise ArtifactError(f"{where!r}: field 'domain_size' = {shown(stored_m)} but the "
-                            f"schema has m = {schema.size}; the schema was altered")
-    rows = _stored_count(field(meta, "rows", "metadata"), "rows", where)
-    context_sizes = _context_sizes(field(meta, "context", "metadata"), where)
-    parts, context_digests = _stored_digest(field(meta, "digest", "metadata"), schema, where)
-    in_parts = sum(p.rows for p in parts)
-    if in_parts != rows:
-        raise ArtifactError(f"{where!r}: field 'rows' = {rows:,} but the digest's parts "
-                            f"hold {in_parts:,} rows")
-    if {k: d.rows for k, d in context_digests.items()} != context_sizes:
-        raise ArtifactError(f"{where!r}: field 'context' = {shown(context_sizes)} does not "
-                            "match the digest's context sets "
-                            f"{shown({k: d.rows for k, d in context_digests.items()})}")
-    return _StoredView(envelope, schema, rows, context_sizes, parts, context_digests)
-
-
-def _check_file(file: str, where: str, schema: Schema, with_sets: bool,
-                rows: int) -> list[int]:
-    """A part file's columns are the schema's (and the set column iff there are
-    context sets), and its row groups hold ``rows``: counted from the row groups
-    themselves, which must also agree with the footer's total. Returns the
-    row groups' row counts."""
-    try:
-        with pq.ParquetFile(file) as parquet:
-            names, meta = parquet.schema_arrow.names, parquet.metadata
-            sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
-            groups = sum(sizes)
-    except (OSError, pa.ArrowException) as exc:
-        raise ArtifactError(f"{where}: not a readable Parquet file: "
-                            f"{str(exc).splitlines()[0]}") from None
-    if not with_sets and SET_COLUMN in names:
-        raise ArtifactError(f"{where} has a column {SET_COLUMN!r} but its metadata lists no "
-                            "context sets")
-    if with_sets and SET_COLUMN not in names:
-        raise ArtifactError(f"{where}: its metadata lists context sets but the file has no "
-                            f"column {SET_COLUMN!r} saying which rows are whose")
-    wanted = [*schema.names, *([SET_COLUMN] if with_sets else [])]
-    missing = [n for n in wanted if n not in names]
-    extra = [n for n in names if n not in wanted]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if missing or extra or twice:
-        raise ArtifactError(f"{where}: its columns must be the schema's; missing "
-                            f"{shown(missing)}, not in the schema {shown(extra)}, "
-                            f"repeated {shown(twice)}")
-    if meta.num_rows != groups:
-        raise ArtifactError(f"{where}: its footer says {meta.num_rows:,} rows but its row "
-                            f"groups hold {groups:,}")
-    if groups != rows:
-        raise ArtifactError(f"{where} holds {groups:,} rows in its row groups but its "
-                            f"metadata says {rows:,}")
-    return sizes
 
 
 def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits],

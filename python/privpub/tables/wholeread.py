@@ -13,7 +13,7 @@ It checks what a full pass of :class:`~privpub.tables.view.FileView` checks:
 each row group holds the rows its footer says (the page reader yields exactly
 that many or fails; pyarrow's are counted), the groups hold the part's stored
 rows, every index is in its domain (a dictionary is mapped with the checks of
-:func:`~privpub.tables.view.file_digits`; an index outside its dictionary makes
+:func:`~privpub.viewfile.columns.file_digits`; an index outside its dictionary makes
 the page reader fail and pyarrow's read name it), and each column's digest is
 the stored one. The page reader is never trusted alone: a column whose digest
 does not match is read again with pyarrow before the file is refused.
@@ -32,7 +32,9 @@ import pyarrow.parquet as pq
 from privpub.core.errors import ArtifactError
 from privpub.domain.schema import Schema
 from privpub.tables import pages
-from privpub.tables.view import FileView, PartDigest, file_digits, index_width, row_groups
+from privpub.tables.view import FileView, row_groups
+from privpub.viewfile.columns import file_digits, index_width
+from privpub.viewfile.digest import PartDigest
 
 
 def read_whole(view: FileView, workers: int | None = None) -> list[np.ndarray] | None:

@@ -4,7 +4,7 @@
 For every row group of every part file, in the part's entry of the metadata's
 ``digest`` document: its row count, per attribute the least and greatest
 domain index its rows hold, and per column the SHA-256 of the group's domain
-indices (the part digest's algorithm, :class:`~privpub.tables.view.Digest`,
+indices (the part digest's algorithm, :class:`~privpub.viewfile.digest.Digest`,
 over the group's rows alone); the list sealed by one SHA-256 (:func:`seal`,
 ``groups_sha256``). Written by :class:`GroupRecorder` in the writer's
 pass, parsed within bounds and checked against the seal on open
@@ -24,14 +24,16 @@ import numpy as np
 from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
 from privpub.domain.schema import Schema
-from privpub.tables.view import CHUNK_ROWS, Digits, PartDigest, index_width
+from privpub.viewfile.columns import Digits, index_width
+from privpub.viewfile.digest import PartDigest
+from privpub.viewfile.layout import CHUNK_ROWS
 
 
 @dataclass(frozen=True)
 class GroupStats:
     """One row group: its rows, per attribute (schema order) the least and
     greatest domain index (None for an empty group), per column the SHA-256 of
-    its domain indices (as :class:`~privpub.tables.view.Digest`)."""
+    its domain indices (as :class:`~privpub.viewfile.digest.Digest`)."""
 
     rows: int
     low: tuple[int, ...] | None

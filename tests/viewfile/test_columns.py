@@ -11,7 +11,8 @@ import pyarrow as pa
 import pytest
 
 from privpub import ArtifactError, Categorical, IntRange, Schema
-from privpub.tables.view import Digest, file_digits
+from privpub.viewfile.columns import file_digits
+from privpub.viewfile.digest import Digest
 
 SCHEMA = Schema([Categorical("c", ["x", "y", "z"]), IntRange("n", 0, 999)])
 
