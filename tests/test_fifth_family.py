@@ -5,10 +5,10 @@ imported as any third-party package would be: a mechanism that publishes the
 records unchanged (no privacy: its guarantee says so) and a planner. It uses
 only privpub's public registries (``register_mechanism``, ``register_planner``)
 and the capabilities core declares (:mod:`privpub.core.capabilities`: it is a
-``CountEstimator``). No privpub module is edited, and yet estimation, reopening
-from the file, the release card (with both audits), the audits themselves and
-``privpub.plan`` all take it. The registries are restored afterwards, so no
-other test sees the family.
+``CountEstimator`` whose law is a ``CountIntervalLaw``). No privpub module is
+edited, and yet estimation, reopening from the file, the release card (with
+both audits), the audits themselves and ``privpub.plan`` all take it. The
+registries are restored afterwards, so no other test sees the family.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import pytest
 import privpub
 from privpub.core import planners as planner_registry
 from privpub.core import release as release_registry
-from privpub.core.capabilities import CountEstimator
+from privpub.core.capabilities import CountEstimator, CountIntervalLaw
+from privpub.core.estimate import PointLaw
 
 FAMILY = '''
 """Identity: the records as they are. A toy family for privpub's contract tests."""
@@ -152,6 +153,10 @@ def test_it_estimates_through_the_declared_contract(identity, table, tmp_path):
     est = release.estimate("a < 50 AND s = 'yes'")
     assert (est.value, est.stderr, est.interval(0.95)) == (truth, 0.0, (truth, truth))
     assert est.interval_method == "point" and est.counts == "records"
+    # The law the floor read its method and interval from is the declared one;
+    # a law without a method (core's PointLaw) is not.
+    assert isinstance(est.law, identity.ExactLaw) and isinstance(est.law, CountIntervalLaw)
+    assert not isinstance(PointLaw(truth), CountIntervalLaw)
     # Written and reopened from the file alone: the registry finds the family.
     path = tmp_path / "identity.parquet"
     release.to_parquet(path)

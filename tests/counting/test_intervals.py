@@ -30,8 +30,11 @@ from scipy import stats
 
 import privpub
 from privpub import Condition, cli, count_domain
+from privpub.alphabeta import estimator as alphabeta_laws
+from privpub.alphabeta.estimator import HoeffdingLaw, RecordsLaw, SplitLaw
+from privpub.core.capabilities import CountIntervalLaw
 from privpub.tables import confidence
-from privpub.tables.confidence import HoeffdingLaw, KeepLaw, SplitLaw, sum_tails
+from privpub.tables.confidence import KeepLaw, sum_tails
 from privpub.tables.published import Counts
 
 LEVEL = 0.95
@@ -158,8 +161,8 @@ def test_records_interval_covers_every_count_and_every_split(alpha, beta):
     ks = np.arange(total + extra + 1)
     shortfall = []
     for level in (0.8, 0.95):
-        law = KeepLaw(ks, alpha + beta, beta, total, top, extra=extra)
-        assert law.method == confidence.CONSERVATIVE_RECORDS
+        law = RecordsLaw(ks, alpha + beta, beta, total, top, extra=extra)
+        assert law.method == alphabeta_laws.CONSERVATIVE_RECORDS
         lo, hi = law.interval(level)
         slo, shi = narrower(lo, hi)
         worst = 1.0
@@ -223,7 +226,7 @@ def test_source_interval_covers_every_set_of_tuples():
     total = len(betas)
     ks = np.arange(total + 1)
     law = HoeffdingLaw(ks, alpha, betas.sum(), float(total), total)
-    assert law.method == confidence.CONSERVATIVE_SOURCE
+    assert law.method == alphabeta_laws.CONSERVATIVE_SOURCE
     lo, hi = law.interval(LEVEL)
     for c in range(total + 1):
         for chosen in itertools.combinations(range(total), c):
@@ -243,7 +246,7 @@ def test_several_views_interval_covers_every_pair_of_counts():
     law = SplitLaw(KeepLaw(ka, s, p_prev, inside_total, inside_total),
                    KeepLaw(kb, s, p_fresh, outside_total, outside_total),
                    inside_total + outside_total)
-    assert law.method == confidence.CONSERVATIVE_VIEWS
+    assert law.method == alphabeta_laws.CONSERVATIVE_VIEWS
     lo, hi = law.interval(LEVEL)
     for ca in range(inside_total + 1):
         pa = enumerated_pmf([s] * ca + [p_prev] * (inside_total - ca))
@@ -270,7 +273,7 @@ def _draws(mech, duplicates, a, c, rng):
         q = -(-c // 3)
         k = (rng.binomial(q, a + b, RUNS) + rng.binomial(c - q, a, RUNS)
              + rng.binomial(n_d - q, b, RUNS))
-        return k, KeepLaw(k, a + b, b, n_d, min(2000, n_d + extra), extra=extra)
+        return k, RecordsLaw(k, a + b, b, n_d, min(2000, n_d + extra), extra=extra)
     m, n_d, n = 5000, 1000, 1000
     o = (1 - a) / (m - 1)
     p_in, p_out = a + o * (n_d - 1), o * n_d
@@ -343,7 +346,7 @@ def test_end_to_end_coverage_through_publish_and_estimate():
             records, seed=s, duplicates="set"), by_value(distinct), confidence.EXACT),
         "αβ records": (lambda s: privpub.AlphaBeta(E2E_SCHEMA, 0.5, 0.1).publish(
             records, seed=s, duplicates="records"), by_value(records),
-            confidence.CONSERVATIVE_RECORDS),
+            alphabeta_laws.CONSERVATIVE_RECORDS),
         "FRAPP records": (lambda s: privpub.FRAPP(E2E_SCHEMA, 0.6, n=len(records)).publish(
             records, seed=s, duplicates="records"), by_value(records), confidence.EXACT),
     }
@@ -366,7 +369,7 @@ def test_end_to_end_several_views_and_source():
         pub.publish(records, seed=s, duplicates="records")
         view = pub.publish(records, seed=s, duplicates="records")
         frame = view.estimate_marginals(["a"])
-        assert frame.attrs["interval_method"] == confidence.CONSERVATIVE_VIEWS
+        assert frame.attrs["interval_method"] == alphabeta_laws.CONSERVATIVE_VIEWS
         hits += ((frame["lo"] <= truth) & (truth <= frame["hi"])).sum()
         total += len(frame)
     assert hits / total >= 0.95
@@ -375,7 +378,7 @@ def test_end_to_end_several_views_and_source():
     hits = total = 0
     for s in range(60):
         frame = mech.publish(records, seed=s, duplicates="records").estimate_marginals(["a"])
-        assert frame.attrs["interval_method"] == confidence.CONSERVATIVE_SOURCE
+        assert frame.attrs["interval_method"] == alphabeta_laws.CONSERVATIVE_SOURCE
         hits += ((frame["lo"] <= truth) & (truth <= frame["hi"])).sum()
         total += len(frame)
     assert hits / total >= 0.95
@@ -433,7 +436,7 @@ def test_repro_records_stderr_is_not_clipped_and_the_interval_covers(alpha):
         # The interval covers the true count (each seed's law has the same
         # parameters: one vectorised call gives every seed's interval).
         law = laws[j]
-        batch = KeepLaw(n_view[:, j], law.arrays["keep"][0], law.arrays["background"][0],
+        batch = RecordsLaw(n_view[:, j], law.arrays["keep"][0], law.arrays["background"][0],
                         law.arrays["total"][0], law.top[0], law.extra)
         lo, hi = batch.interval(LEVEL)
         assert (lo[-1], hi[-1]) == view.estimate(q).interval()
@@ -441,6 +444,31 @@ def test_repro_records_stderr_is_not_clipped_and_the_interval_covers(alpha):
 
 
 # ---- the interface --------------------------------------------------------------------------
+def test_every_family_law_is_the_declared_count_interval_law():
+    """What the floor reads of a law (its method and interval:
+    core.capabilities.CountIntervalLaw) each family's law offers: αβ set,
+    records, source, a later view of several, FRAPP."""
+    _, records = _e2e_table()
+    mech = privpub.AlphaBeta(E2E_SCHEMA, 0.5, 0.1)
+    pub = privpub.MultiViewPublisher(privpub.AlphaBeta(E2E_SCHEMA, 0.5, 0.1, n=len(records)),
+                                     max_views=2)
+    pub.publish(records, seed=1, duplicates="records")
+    source = {"a": [0.05, 0.05, 0.1, 0.1, 0.1, 0.2, 0.2, 0.2]}
+    releases = [
+        (confidence.EXACT, mech.publish(records, seed=1, duplicates="set")),
+        (alphabeta_laws.CONSERVATIVE_RECORDS, mech.publish(records, seed=1,
+                                                           duplicates="records")),
+        (alphabeta_laws.CONSERVATIVE_SOURCE, privpub.AlphaBeta(
+            E2E_SCHEMA, 0.5, 0.1, source=source).publish(records, seed=1, duplicates="set")),
+        (alphabeta_laws.CONSERVATIVE_VIEWS, pub.publish(records, seed=2, duplicates="records")),
+        (confidence.EXACT, privpub.FRAPP(E2E_SCHEMA, 0.6, n=len(records)).publish(
+            records, seed=1, duplicates="records"))]
+    for method, release in releases:
+        est = release.estimate("a = 3")
+        assert isinstance(est.law, CountIntervalLaw), method
+        assert est.law.method == est.interval_method == method
+
+
 def _small_view(duplicates="records"):
     return privpub.AlphaBeta(REPRO_SCHEMA, alpha=0.6, beta=0.15).publish(
         _repro_records(), seed=1, duplicates=duplicates)
@@ -455,7 +483,7 @@ def test_estimate_carries_its_interval_in_every_form():
     assert lo <= est.interval(0.5)[0] <= est.interval(0.5)[1] <= hi
     d = est.to_dict()
     assert (d["lo"], d["hi"], d["level"]) == (lo, hi, 0.95)
-    assert d["interval_method"] == confidence.CONSERVATIVE_RECORDS and "law" not in d
+    assert d["interval_method"] == alphabeta_laws.CONSERVATIVE_RECORDS and "law" not in d
     json.dumps(d)
     assert "plug-in stderr" in str(est) and f"95% interval [{lo}, {hi}]" in str(est)
     with pytest.raises(privpub.ParameterError, match="level"):
@@ -468,7 +496,7 @@ def test_marginal_frames_and_arrays_carry_intervals():
     frame = view.estimate_marginals(["a", "b"])
     assert {"lo", "hi"} <= set(frame.columns)
     assert frame.attrs["level"] == 0.95
-    assert frame.attrs["interval_method"] == confidence.CONSERVATIVE_RECORDS
+    assert frame.attrs["interval_method"] == alphabeta_laws.CONSERVATIVE_RECORDS
     for _, row in frame.sample(4, random_state=0).iterrows():
         est = view.estimate({"a": int(row["a"]), "b": int(row["b"])})
         assert est.interval() == (row["lo"], row["hi"])

@@ -57,11 +57,11 @@ def test_any_cardinality_saves_and_reopens(tmp_path, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_any_cardinality_streams_to_parquet(tmp_path, size, monkeypatch):
-    import privpub.alphabeta.mechanism as mechanism
+    import privpub.alphabeta.publishing as publishing
     import privpub.viewfile.layout as view_module
 
     monkeypatch.setattr(view_module, "CHUNK_ROWS", 101)  # many batches per window
-    monkeypatch.setattr(mechanism, "WINDOW_SEGMENTS", 1)
+    monkeypatch.setattr(publishing, "WINDOW_SEGMENTS", 1)
     schema, frame = _table(size)
     mech = _mechanism(schema, frame)
     path = tmp_path / "streamed.parquet"

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import privpub
-from privpub.alphabeta import AlphaBeta, mechanism
+from privpub.alphabeta import AlphaBeta, publishing
 from privpub.alphabeta.source import SourceDistribution
 
 
@@ -27,7 +27,7 @@ def test_adult_streamed_equals_in_memory(tmp_path, monkeypatch, window):
     mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
     whole = mech.publish(df, seed=5, duplicates="records")
     whole.to_parquet(tmp_path / "whole.parquet")
-    monkeypatch.setattr(mechanism, "WINDOW_SEGMENTS", window)
+    monkeypatch.setattr(publishing, "WINDOW_SEGMENTS", window)
     seen = []
     streamed = mech.publish_to_parquet(df, tmp_path / "streamed.parquet", seed=5,
                                        duplicates="records",
@@ -41,7 +41,7 @@ def test_adult_streamed_equals_in_memory(tmp_path, monkeypatch, window):
 
 
 def test_streamed_wide_domain_and_source_equal_in_memory(tmp_path, monkeypatch):
-    monkeypatch.setattr(mechanism, "WINDOW_SEGMENTS", 2)
+    monkeypatch.setattr(publishing, "WINDOW_SEGMENTS", 2)
     wide = privpub.Schema([privpub.IntRange(f"x{i}", 0, 9) for i in range(24)])  # m = 10^24
     frame = pd.DataFrame({f"x{i}": [i % 10, 3, 3] for i in range(24)})
     mech = AlphaBeta(wide, 0.4, 3e-19)  # ≈ 300,000 noise tuples in 5 segments
@@ -66,7 +66,7 @@ def test_streamed_wide_domain_and_source_equal_in_memory(tmp_path, monkeypatch):
 
 def test_windows_split_records_at_segment_edges(tmp_path, monkeypatch):
     """Records sitting on both sides of every segment edge are kept exactly once."""
-    monkeypatch.setattr(mechanism, "WINDOW_SEGMENTS", 1)
+    monkeypatch.setattr(publishing, "WINDOW_SEGMENTS", 1)
     schema = privpub.Schema([privpub.IntRange("x", 0, 999_999)])
     beta = 0.5
     seg_len, segments = privpub._core.beta_step_layout(schema.size, beta)

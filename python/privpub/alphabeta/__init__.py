@@ -1,6 +1,9 @@
 """The αβ algorithm (Rastogi, Suciu, Hong, VLDB 2007) and its variants.
 
-- :class:`AlphaBeta` — Algorithm 1, its parameter choice and guarantee;
+- :class:`AlphaBeta` — Algorithm 1 and its parameter choice; its guarantee in
+  :mod:`privpub.alphabeta.claims`, its estimator and interval laws in
+  :mod:`privpub.alphabeta.estimator`, its publish paths in
+  :mod:`privpub.alphabeta.publishing` and :mod:`privpub.alphabeta.draw`;
 - :class:`MultiViewPublisher` — several views of changing data (Algorithm 7);
 - :class:`SourceDistribution` — noise from a product source distribution (Algorithm 8);
 - :mod:`privpub.alphabeta.accounting` — the privacy and utility calculators;

@@ -11,9 +11,18 @@ Publishing*, VLDB 2007, Algorithm 1:
 Counting queries are estimated by Q̃(V) = (n_V − β n_D)/α (Algorithm 3),
 with n_V = Q(V) and n_D = Q(D).
 
-Repeated records (DESIGN.md): real tables repeat tuples (Adult: 30,162
-records, 19,502 distinct). The paper treats I as a set, and so the caller
-chooses (``publish(duplicates=...)``) when the data repeat a tuple:
+This module holds the parameters: their checks (the constructor's, and a
+release's through :meth:`AlphaBeta.from_parameters`), their calibration for a
+privacy request and what they bound. The rest lives by reason to change:
+the claims in :mod:`~privpub.alphabeta.claims`, the estimator and its
+interval laws in :mod:`~privpub.alphabeta.estimator`, the publish paths in
+:mod:`~privpub.alphabeta.publishing` and Algorithm 1's steps in
+:mod:`~privpub.alphabeta.draw`.
+
+Repeated records (docs/design.md, Notes on the papers): real tables repeat
+tuples (Adult: 30,162 records, 19,502 distinct). The paper treats I as a
+set, and so the caller chooses (``publish(duplicates=...)``) when the data
+repeat a tuple:
 
 - ``"set"`` publishes the distinct tuples: the full guarantee holds, and the
   estimates count distinct tuples;
@@ -30,55 +39,33 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privpub import _core
-from privpub.alphabeta.accounting import (
-    CALIBRATIONS,
-    alphabeta_error_bound,
-    alphabeta_leakage,
-    alphabeta_posterior,
-    calibrate,
-    exclusive_worst_posterior,
-    is_alphabeta_private,
-    largest_private_d,
-    rho_theorem_4_3,
-    theorem_4_2_holds,
-    theorem_4_3_r,
-)
+from privpub.alphabeta import claims, estimator, publishing
+from privpub.alphabeta.accounting import CALIBRATIONS, alphabeta_error_bound, calibrate
+from privpub.alphabeta.draw import Draw
+from privpub.alphabeta.publishing import MAX_NOISE_ROWS
 from privpub.alphabeta.source import SourceDistribution, largest_weight
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.files import PARQUET, check_output
-from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
+from privpub.core.guarantee import Guarantee, Resolution
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
-from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
+from privpub.core.seeding import RandomSource, SeedLike
 from privpub.domain.schema import Schema
-from privpub.tables.confidence import CountLaw, HoeffdingLaw, KeepLaw, count_top
-from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.published import Counts, PublishedView, write_view
-from privpub.tables.records import (
-    as_schema_codes,
-    check_record_facts,
-    code_range,
-    counted,
-    distinct_sorted,
-    prepare_records,
-    repeated_rows,
-)
-from privpub.tables.view import MemoryView
+from privpub.tables.records import check_record_facts, counted
 
-#: Largest expected number of noise tuples publish() accepts by default.
-MAX_NOISE_ROWS = 2_000_000_000
+if TYPE_CHECKING:
+    from privpub.tables.confidence import CountLaw
+    from privpub.tables.distributed import DaskRelease
+    from privpub.tables.published import Counts, PublishedView
+
 #: Domains must be smaller than this: codes and m itself are u128 in the kernels.
 MAX_DOMAIN = 2**128
-#: γ values at which a guarantee without a stated (d, γ) lists the d it protects.
-REGION_GAMMAS = (0.05, 0.1, 0.2, 0.5)
 
 
 @register_mechanism
@@ -248,109 +235,18 @@ class AlphaBeta:
                    source=source, calibration=calibration,
                    allow_prior_below_base_rate=allow_prior_below_base_rate)
 
-    # ---- guarantee ---------------------------------------------------------------------
+    # ---- claims (alphabeta/claims.py) ------------------------------------------------------
     def guarantee(self) -> Guarantee:
         """Each privacy and utility statement with whether it holds for these
-        parameters and, on a release, for the data published."""
-        a, m = self.alpha, self.schema.size
-        # With a source, every bound below is for the most likely tuple, where
-        # both leakages are worst (posterior and d(t)/γ grow with w(t)).
-        w, b = largest_weight(self.source), self.beta_max
-        claims = []
-        if self.source is not None:
-            claims.append(Claim(
-                "source distribution", True,
-                f"β(t) = β·w(t) with w(t) in [{self.source.min_weight:.4g}, {w:.4g}]; the "
-                f"adversary's prior bound is taken as d(t) = d·w(t), so the statements below "
-                f"are for the most likely tuple, the worst case.",
-                "Sec. 4.4.2, Algorithm 8"))
-        if self.schema.derived:
-            claims.append(Claim(
-                "public domain", False,
-                f"the domains of {', '.join(self.schema.derived)} were derived from the data "
-                "(the values that occur), so publishing the domain reveals them; the claims "
-                "below assume a public domain. Declare the domains (Schema, --schema) to "
-                "avoid this.",
-                "Sec. 2 (D is public)"))
-        if self.d is not None and self.gamma is not None:
-            claims.extend(self._privacy_claims(a, b, min(self.d * w, 0.999999), self.gamma))
-        else:
-            claims.append(self._privacy_region(a, b))
-        if self.n is not None:
-            claims.append(self._usefulness_claim())
-        calibrated = "" if self.calibration is None else f", calibration {self.calibration!r}"
-        return Guarantee(f"αβ (α = {a:.6g}, β = {b:.6g}, m = {m:,}{calibrated})",
-                         tuple(claims))
+        parameters and, on a release, for the data published
+        (:mod:`privpub.alphabeta.claims`)."""
+        return claims.guarantee(self)
 
-    def _privacy_claims(self, a: float, b: float, d: float, g: float) -> list[Claim]:
-        worst_post, worst_ratio = alphabeta_leakage(a, b, d)
-        records = self.records or {}
-        repeated = records.get("repeated_tuples", 0)
-        who = "every tuple"
-        if repeated:
-            who = "every tuple with one record in I"
-        elif records.get("duplicates") == "set":
-            who = (f"every tuple (the {records['records_given']:,} records were published as "
-                   f"{self.n:,} distinct tuples; estimates count distinct tuples)")
-        k = None if self.n is None else self.d * self.schema.size / self.n
-        bound_note = ("" if k is None or k >= 1
-                      else f"\nd is below the base rate n/m (k = {k:.3g}): allowed "
-                           "explicitly, it protects no adversary whose prior is at the base rate.")
-        claims = [Claim(
-            "(d, γ)-privacy", is_alphabeta_private(a, b, d, g),
-            f"d = {d:.6g}, γ = {g}, for {who}: against every d-independent adversary, "
-            f"Pr[t|V] ≤ {worst_post:.6g} (≤ γ: no positive leakage) and "
-            f"Pr[t|V]/Pr[t] ≥ {worst_ratio:.6g} (≥ d/γ = {d / g:.6g}: no negative leakage). "
-            f"Theorem 4.2's sufficient conditions are "
-            f"{'met' if theorem_4_2_holds(a, b, d, g) else 'not met'}; the posteriors are "
-            f"exact.{bound_note}",
-            "Def. 2.3, Theorem 4.2 (App. C.1)")]
-        if repeated:
-            claims.append(Claim(
-                "(d, γ)-privacy, tuples with several records", False,
-                f"{repeated:,} tuples have several records in the data and were published with "
-                f"duplicates='records' (first copy kept with α+β, each further copy with α): "
-                f"they are NOT protected. Noise tuples are distinct, so a tuple that appears "
-                f"twice in V is certainly in I; {records.get('revealed_in_view', 0):,} tuples "
-                f"appear two or more times in this view. Publish with duplicates='set' for "
-                f"the full guarantee.",
-                "DESIGN.md (repeated records)"))
-        excl = exclusive_worst_posterior(a, b, d)
-        claims.append(Claim(
-            "no positive leakage, d-exclusive adversaries", excl <= g * (1 + 1e-12),
-            f"an adversary who knows a person has exactly one record among a set of tuples "
-            f"(a link attack) reaches Pr[t|V] ≤ {excl:.6g} at prior d, against γ = {g} "
-            f"(exact worst case: V holds t and no other tuple of the set). Negative leakage "
-            f"is not excluded for such adversaries (Example 6.4).",
-            "Def. 6.2, Theorem 6.3 generalised (App. D.2.1)"))
-        return claims
-
-    def _privacy_region(self, a: float, b: float) -> Claim:
-        lines = []
-        for g in REGION_GAMMAS:
-            ind, exc = largest_private_d(a, b, g)
-            ks = "" if self.n is None else (f" (k = {ind * self.schema.size / self.n:.4g}, "
-                                            f"{exc * self.schema.size / self.n:.4g})")
-            lines.append(f"γ = {g}: d ≤ {ind:.6g} against d-independent adversaries, "
-                         f"d ≤ {exc:.6g} against d-exclusive ones{ks}")
-        return Claim("(d, γ)-privacy region", True,
-                     "no (d, γ) was requested; these (α, β) are (d, γ)-private (exact "
-                     "posteriors) for\n" + "\n".join(lines), "Def. 2.3, Def. 6.2")
-
-    def _usefulness_claim(self) -> Claim:
-        r = theorem_4_3_r(self.alpha, self.beta_max, self.n, self.schema.size)
-        bound = self.error_bound()
-        printed = rho_theorem_4_3(r, self.failure_probability) * math.sqrt(self.n)
-        unit = counted(self.records)
-        return usefulness_claim(
-            f"for each fixed counting query (not all at once), |Q̃(V) − Q(I)| < {bound:,.1f} "
-            f"= ρ√n with ρ = {bound / math.sqrt(self.n):.6g}, n = {self.n:,} {unit}, with "
-            f"probability ≥ 1 − ε = {1 - self.failure_probability:g} (failure probability ε): "
-            "Bernstein's inequality on the exact "
-            f"variance bound, the argument of Theorem 4.3 with its slips mended. Theorem 4.3 "
-            f"as printed gives ρ√n = √(2(r+1) ln(2/ε))·√n = {printed:,.1f} (r = βm/(α²n) = "
-            f"{r:.6g}).",
-            "Theorem 4.3 (App. C.1), corrected", self.resolution())
+    def posterior_curves(self) -> tuple[dict[str, Any], float | None, float | None]:
+        """Each named adversary's posterior as a function of its prior, with d and γ
+        (the release card's plot; :class:`~privpub.core.capabilities.PosteriorCurves`).
+        As :meth:`guarantee`: with a source, the most likely tuple's β(t), the worst case."""
+        return claims.posterior_curves(self)
 
     def resolution(self) -> Resolution | None:
         """Which counts the error bound tells from zero, when n is known
@@ -359,17 +255,6 @@ class AlphaBeta:
             return None
         return Resolution.of("αβ", self.error_bound(), self.failure_probability, self.n,
                              counted(self.records), self.schema)
-
-    def posterior_curves(self) -> tuple[dict[str, Any], float | None, float | None]:
-        """Each named adversary's posterior as a function of its prior, with d and γ
-        (the release card's plot; :class:`~privpub.core.capabilities.PosteriorCurves`).
-        As :meth:`guarantee`: with a source, the most likely tuple's β(t), the worst case."""
-        a = self.alpha
-        b = self.beta_max
-        return ({"d-independent, t in V": lambda p: alphabeta_posterior(p, a, b, True),
-                 "d-independent, t not in V": lambda p: alphabeta_posterior(p, a, b, False),
-                 "d-exclusive (link attack), worst view": lambda p: exclusive_worst_posterior(
-                     a, b, p)}, self.d, self.gamma)
 
     def error_bound(self) -> float | None:
         """The per-query (ρ, ε) bound ρ√n when n is known
@@ -388,69 +273,21 @@ class AlphaBeta:
                 "allow_prior_below_base_rate": self.allow_prior_below_base_rate,
                 "records": self.records}
 
-    # ---- estimation ------------------------------------------------------------------
+    # ---- estimation (alphabeta/estimator.py) -----------------------------------------------
     def estimate(self, c: Counts) -> tuple[Any, Any]:
-        """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8, DESIGN.md's
-        correction) Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Returns (Q̃, plug-in variance).
-
-        Variance: Q(V) sums independent indicators, so α²·Var Q̃ =
-        q_r·α(1−α) − 2αβ·q_d + Σ_{t ∈ Q(D)} β(t)(1−β(t)), where q_r counts the
-        query's records and q_d its distinct tuples in I (a tuple's first record
-        has variance (α+β)(1−α−β) and replaces its noise indicator; each further
-        record has α(1−α)). It depends on the unknown counts, so it is a
-        *plug-in*: q_r is Q̃ clipped to the counts the release allows, [0, n_D]
-        under set semantics (or data without repeats) and [0, min(n, n_D + E)]
-        under ``duplicates="records"`` (E = n − distinct tuples: a query's
-        records may outnumber its domain tuples); q_d is q_r under set
-        semantics, and q_r times the published table's share of distinct tuples
-        (at most n_D) under ``duplicates="records"`` (exact when the query's
-        records repeat like the table's; the term is 2αβ·q_d, small against
-        the others when β is). With a source, β(t) in the −2αβ term is its mean
-        over Q(D). The plug-in is far off at small counts: the confidence
-        interval (:meth:`interval_law`) is what holds for every count.
-        """
-        a, b = self.alpha, self.beta
-        if self.source is None:
-            w_sum = w2_sum = c.n_domain
-        else:
-            w_sum = c.domain_sum(self.source.weights)
-            w2_sum = c.domain_sum([w * w for w in self.source.weights])
-        noise, noise_sq = b * np.asarray(w_sum, dtype=float), b * b * np.asarray(w2_sum,
-                                                                                 dtype=float)
-        value = (c.n_view - noise) / a
-        q_records = np.clip(value, 0.0, count_top(self.n, c.n_domain, self.extra_records))
-        q_distinct = np.minimum(q_records * self.distinct_share, c.n_domain)
-        b_mean = np.divide(noise, c.n_domain, out=np.full_like(noise, b),
-                           where=np.asarray(c.n_domain) > 0)
-        variance = (q_records * a * (1 - a) - 2 * a * b_mean * q_distinct
-                    + (noise - noise_sq)) / (a * a)
-        return value, variance
+        """Algorithm 3: Q̃ = (n_V − β n_D)/α; with a source (Algorithm 8)
+        Q̃ = (n_V − Σ_{t ∈ Q(D)} β(t))/α. Returns (Q̃, plug-in variance)
+        (:func:`privpub.alphabeta.estimator.estimate` derives it); the
+        confidence interval (:meth:`interval_law`) is what holds for every count."""
+        return estimator.estimate(self, c)
 
     def interval_law(self, c: Counts) -> CountLaw:
         """The law of Q(V) given the true count, with Q(V) observed: its
         ``interval(level)`` is the confidence interval of :class:`Estimate`
-        (:mod:`privpub.tables.confidence` has the derivations and proofs).
-
-        - Exact under set semantics or data without repeats: Q(V) ~ Bin(c, α+β)
-          + Bin(n_D − c, β), stochastically increasing in the true count c, so
-          inverting the test of each c gives an exact (Clopper–Pearson-type)
-          interval over c in [0, min(n, n_D)].
-        - Conservative under ``duplicates="records"`` with repeated tuples:
-          Q(V) ~ Bin(q, α+β) + Bin(c − q, α) + Bin(n_D − q, β) with q the
-          query's distinct tuples, unknown; q ≥ max(min(c, 1), c − E) (E = n −
-          distinct tuples, known), and the tests take the largest tail over
-          every such q (the least q, where they can reject).
-        - Conservative with a source distribution: Hoeffding's (1956) binomial
-          bound on the tails of the Poisson binomial Q(V), whose mean
-          α·c + Σ_{t ∈ Q(D)} β(t) is known.
-        """
-        extra = self.extra_records
-        top = count_top(self.n, c.n_domain, extra)
-        if self.source is None:
-            return KeepLaw(c.n_view, self.alpha + self.beta, self.beta, c.n_domain, top, extra)
-        noise = self.beta * np.asarray(c.domain_sum(self.source.weights), dtype=float)
-        return HoeffdingLaw(c.n_view, self.alpha, noise, np.asarray(c.n_domain, float) + extra,
-                            top)
+        (:mod:`privpub.alphabeta.estimator` has the laws and their proofs):
+        exact under set semantics or data without repeats, conservative under
+        ``duplicates="records"`` with repeated tuples and with a source."""
+        return estimator.interval_law(self, c)
 
     @property
     def extra_records(self) -> int:
@@ -469,7 +306,7 @@ class AlphaBeta:
             return 1.0
         return records["distinct_tuples"] / self.n
 
-    # ---- publishing --------------------------------------------------------------------
+    # ---- publishing (alphabeta/publishing.py, alphabeta/draw.py) ---------------------------
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
                 duplicates: str | None = None, max_noise_rows: int = MAX_NOISE_ROWS,
                 npartitions: int | None = None) -> PublishedView | DaskRelease:
@@ -490,18 +327,7 @@ class AlphaBeta:
         ranges of code space, default the frame's partition count): for the same
         seed, its rows are this method's rows, byte for byte.
         """
-        self._check_noise(max_noise_rows)
-        if is_dask(data):
-            from privpub.alphabeta.distributed import publish_dask
-            return publish_dask(self, data, resolve_seed(seed), duplicates, npartitions)
-        records, facts = prepare_records(self.schema, data, self.n, duplicates)
-        rand = resolve_seed(seed)
-        run = _Draw(self, rand, records)
-        (view,) = run.chunks()
-        released = PublishedView(as_schema_codes(self.schema, view), self.schema, self.name,
-                                 self._released(records, facts, run.revealed()), rand.policy)
-        warn_if_weak(released.mechanism_object().resolution())
-        return released
+        return publishing.publish(self, data, seed, duplicates, max_noise_rows, npartitions)
 
     def publish_to_parquet(self, data: TableLike | np.ndarray, path: str | os.PathLike,
                            seed: SeedLike = None, *, duplicates: str | None = None,
@@ -511,40 +337,19 @@ class AlphaBeta:
         """:meth:`publish` straight to a Parquet file, in bounded memory.
 
         The view is drawn and written ``WINDOW_SEGMENTS`` β-step segments at a
-        time (about 4M noise tuples), so memory holds the records and one
-        window, not the view: the same rows, byte for byte, as
-        ``publish(data, seed).to_parquet(path)``. ``progress(done, total)`` is
-        called after each window with segment counts. Returns the view opened
-        from the file. (A dask DataFrame: ``publish(ddf).to_parquet(directory)``.)
+        time (about 4M noise tuples; :mod:`privpub.alphabeta.publishing`), so
+        memory holds the records and one window, not the view: the same rows,
+        byte for byte, as ``publish(data, seed).to_parquet(path)``.
+        ``progress(done, total)`` is called after each window with segment
+        counts. Returns the view opened from the file. (A dask DataFrame:
+        ``publish(ddf).to_parquet(directory)``.)
 
         The file appears whole or not at all, as with :meth:`PublishedView.to_parquet`:
         an existing ``path`` is refused (before anything is drawn) unless
         ``overwrite=True``, and so is ``path`` being the ``data`` file.
         """
-        self._check_noise(max_noise_rows)
-        if is_dask(data):
-            raise ParameterError("publish_to_parquet takes an in-memory table or a file; for a "
-                                 "dask DataFrame use publish(ddf, seed=...).to_parquet(directory)")
-        inputs = (data,) if isinstance(data, (str, os.PathLike)) else ()
-        check_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs)
-        records, facts = prepare_records(self.schema, data, self.n, duplicates)
-        rand = resolve_seed(seed)
-        run = _Draw(self, rand, records, window=WINDOW_SEGMENTS, progress=progress)
-
-        def batches() -> Iterator[dict[str, np.ndarray]]:
-            for chunk in run.chunks():
-                yield from MemoryView(self.schema, as_schema_codes(self.schema, chunk)).batches()
-
-        def metadata(rows: int, prints: dict[str, list[int]]) -> dict[str, Any]:
-            empty = as_schema_codes(self.schema, records[:0])
-            return PublishedView(empty, self.schema, self.name,
-                                 self._released(records, facts, run.revealed()),
-                                 rand.policy).metadata(prints, rows=rows)
-
-        write_view(path, self.schema, batches(), metadata, overwrite=overwrite, inputs=inputs)
-        released = PublishedView.open(path)
-        warn_if_weak(released.mechanism_object().resolution())
-        return released
+        return publishing.publish_to_parquet(self, data, path, seed, duplicates,
+                                             max_noise_rows, progress, overwrite)
 
     def draw(self, rand: RandomSource, records: np.ndarray, start: int = 0,
              segments: tuple[int, int] | None = None) -> np.ndarray:
@@ -559,24 +364,8 @@ class AlphaBeta:
         slice of the whole view in that range: a Dask task's share, byte for
         byte (:mod:`privpub.alphabeta.distributed`).
         """
-        (view,) = _Draw(self, rand, records, start=start, segments=segments).chunks()
+        (view,) = Draw(self, rand, records, start=start, segments=segments).chunks()
         return view
-
-    def _check_noise(self, max_noise_rows: int) -> None:
-        max_noise_rows = validate.real("max_noise_rows", max_noise_rows)
-        # With a source, candidates come at the largest rate β_max and are
-        # thinned to β(t) (exact); the candidate count is what costs.
-        expected_noise = self.beta_max * self.schema.size
-        if expected_noise > max_noise_rows:
-            raise ParameterError(f"max β(t)·m = {expected_noise:.4g} expected noise candidates "
-                                 f"exceeds max_noise_rows = {max_noise_rows:,}")
-
-    def _released(self, records: np.ndarray, facts: dict[str, Any],
-                  revealed: int) -> dict[str, Any]:
-        """The release's parameters: n (and the bound it gives) for the records published."""
-        facts = facts | {"distinct_tuples": len(distinct_sorted(records)),
-                         "revealed_in_view": revealed}
-        return self.with_records(len(records), facts).parameters()
 
     def with_records(self, n: int, records: Mapping[str, Any]) -> AlphaBeta:
         """This mechanism as stated for the ``n`` records published (a release's)."""
@@ -605,65 +394,3 @@ def prior_bound(schema: Schema, n: int, k: float | None, d: float | None) -> flo
                              f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
                              f"{m / n:.6g})")
     return d
-
-
-#: β-step segments drawn and written together by publish_to_parquet: about
-#: 2^6 · SEGMENT_TARGET (2^16) ≈ 4M noise tuples, 32 MiB of codes per window.
-WINDOW_SEGMENTS = 64
-
-
-class _Draw:
-    """Algorithm 1 over sorted records, the β-step drawn window by window.
-
-    The α-step mask is drawn for all the records at once (they are in memory),
-    record i from stream element ``start`` + i; the β-step is drawn over the
-    segments [a, b) (all by default), ``window`` segments at a time (all at
-    once by default), each window merged with the kept records of its code
-    range. A window's codes depend only on its segments (rust/src/sample.rs),
-    so any window gives the same view.
-    """
-
-    def __init__(self, mech: AlphaBeta, rand: RandomSource, records: np.ndarray, *,
-                 start: int = 0, segments: tuple[int, int] | None = None,
-                 window: int | None = None,
-                 progress: Callable[[int, int], None] | None = None):
-        self.mech, self.rand, self.segments = mech, rand, segments
-        self.window, self.progress = window, progress
-        first = mech.alpha + mech.beta * (np.ones(1) if mech.source is None
-                                          else mech.source.weight_of(records))
-        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, mech.alpha,
-                                  start=start)
-        self.kept = np.ascontiguousarray(records[keep])
-        self.distinct = distinct_sorted(records)
-
-    def revealed(self) -> int:
-        """How many tuples appear two or more times in the view. The β-step
-        leaves out the records' own codes and draws distinct codes, so only
-        kept records repeat: counted on them, not on the (much larger) view."""
-        return repeated_rows(self.kept)
-
-    def chunks(self) -> Iterator[np.ndarray]:
-        """The view's sorted (rows, limbs) codes, one array per window."""
-        mech, m = self.mech, self.mech.schema.size
-        seg_len, count = _core.beta_step_layout(m, mech.beta_max)
-        begin, end = (0, count) if self.segments is None else self.segments
-        window = max(end - begin, 1) if self.window is None else self.window
-        key = self.rand.derive("beta-step").key
-        thinning, candidates = self.rand.derive("thinning").key, 0
-        for first in range(begin, max(end, begin + 1), window):
-            stop = min(first + window, end)
-            lo, hi = first * seg_len, m if stop == count else stop * seg_len
-            kept = self.kept[code_range(self.kept, lo, hi)]
-            excluded = self.distinct[code_range(self.distinct, lo, hi)]
-            if mech.source is None:  # the kernel writes the kept records in as it draws
-                rows = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop),
-                                       kept=kept)
-            else:  # candidates are thinned first: the records join after
-                noise = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop))
-                accept = _core.thin_product(thinning, noise, list(mech.schema.radices),
-                                            mech.source.ratios(), start=candidates)
-                candidates += len(noise)
-                rows = _core.merge_sorted(kept, np.ascontiguousarray(noise[accept]))
-            if self.progress is not None:
-                self.progress(stop - begin, end - begin)
-            yield rows

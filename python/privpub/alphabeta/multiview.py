@@ -48,6 +48,7 @@ import numpy as np
 
 from privpub import _core
 from privpub.alphabeta.accounting import bernstein_deviation
+from privpub.alphabeta.estimator import SplitLaw, count_top, records_law
 from privpub.alphabeta.mechanism import AlphaBeta, prior_bound
 from privpub.alphabeta.sequence import VIEW_CALIBRATIONS, calibrate_views, view_probabilities
 from privpub.alphabeta.sequence_claims import history_claim, region_claim, sequence_claims
@@ -58,7 +59,7 @@ from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.domain.schema import Schema
-from privpub.tables.confidence import KeepLaw, SplitLaw, count_top
+from privpub.tables.confidence import CountLaw
 from privpub.tables.published import Counts, PublishedView
 from privpub.tables.records import (
     as_schema_codes,
@@ -206,9 +207,9 @@ class MultiViewStep:
         change = (s - p_bg) * (1 - s + p_bg) - (s * (1 - s) - p_bg * (1 - p_bg))
         return further * change / (s - p_bg) ** 2
 
-    def interval_law(self, c: Counts) -> KeepLaw | SplitLaw:
+    def interval_law(self, c: Counts) -> CountLaw | SplitLaw:
         """The law of Q(V_i) given the true count, with the view's counts
-        observed (:mod:`privpub.tables.confidence`). Inside V' (public) a tuple of
+        observed (:mod:`privpub.alphabeta.estimator`). Inside V' (public) a tuple of
         I is kept with s = α+β (further copies s − p'), another tuple with p';
         outside, with s and p_i: each part is the single-view law with (α, β)
         replaced by (s − p, p), so the first view's interval is the single
@@ -219,14 +220,15 @@ class MultiViewStep:
         first, p_prev, p_fresh = self.probabilities()
         n, extra = self.mech.n, self.mech.extra_records
         if self.view_index == 1:
-            return KeepLaw(c.n_view, first, p_fresh, c.n_domain,
-                           count_top(n, c.n_domain, extra), extra)
+            return records_law(c.n_view, first, p_fresh, c.n_domain,
+                               count_top(n, c.n_domain, extra), extra)
         view_previous, n_union = c.context("previous_union")
         outside = np.asarray(c.n_domain, dtype=float) - n_union
         return SplitLaw(
-            KeepLaw(view_previous, first, p_prev, n_union, count_top(n, n_union, extra), extra),
-            KeepLaw(c.n_view - view_previous, first, p_fresh, outside,
-                    count_top(n, outside, extra), extra),
+            records_law(view_previous, first, p_prev, n_union, count_top(n, n_union, extra),
+                        extra),
+            records_law(c.n_view - view_previous, first, p_fresh, outside,
+                        count_top(n, outside, extra), extra),
             count_top(n, c.n_domain, extra))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from privpub.alphabeta.mechanism import REGION_GAMMAS
+from privpub.alphabeta.claims import REGION_GAMMAS
 from privpub.alphabeta.sequence import (
     largest_private_d_views,
     sequence_leakage,

@@ -15,6 +15,8 @@ A mechanism's capabilities:
 - :class:`CountEstimator`: its releases are estimated from counts
   (``PublishedView`` calls ``estimate(counts)`` and ``interval_law(counts)``
   with a :class:`~privpub.tables.published.Counts`); the audits ask it too.
+  The law it hands over is a :class:`CountIntervalLaw`: the floor reads its
+  ``method`` and asks its ``interval(level)``, and knows nothing else of it.
 - :class:`ReleaseEstimator`: its releases are not estimated from Q(V) alone;
   ``PublishedView.estimate_many`` hands it the view and the conditions.
 - :class:`HidesAttributes`: attributes it does not publish as they are (SPLU-Gen's
@@ -36,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from privpub.core.estimate import IntervalLaw
+
 
 @runtime_checkable
 class CountEstimator(Protocol):
@@ -47,9 +51,25 @@ class CountEstimator(Protocol):
         (arrays, one entry per query)."""
         ...
 
-    def interval_law(self, counts: Any) -> Any:
-        """The law the confidence interval of each count is read from
-        (:mod:`privpub.tables.confidence`): its ``method`` and ``interval``."""
+    def interval_law(self, counts: Any) -> CountIntervalLaw:
+        """The law the confidence interval of each count is read from (a family
+        builds its laws on :mod:`privpub.tables.confidence`'s test inversion, or
+        states its own)."""
+        ...
+
+
+@runtime_checkable
+class CountIntervalLaw(IntervalLaw, Protocol):
+    """The law of a :class:`CountEstimator`'s count(s): what ``Estimate.interval``
+    and ``Estimate.interval_method`` are read from, for one query or a batch."""
+
+    #: How its intervals are made, as ``Estimate.interval_method`` reports it
+    #: (``"exact"``, ``"conservative: …"``, ``"point"``).
+    method: str
+
+    def interval(self, level: float) -> tuple[Any, Any]:
+        """(lo, hi), covering each true count with probability ≥ ``level`` whatever
+        it is: scalars for one query, arrays of the counts' shape for a batch."""
         ...
 
 

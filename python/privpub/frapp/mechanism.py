@@ -14,37 +14,38 @@ Definition 2.3's posterior for the paper's d-independent adversary (see
 :func:`privpub.frapp.accounting.frapp_gamma_for_privacy`). That bound covers
 views that show a tuple at most once; a view showing it twice or more, and
 the fact that |V| = |I| (an adversary who knows every other tuple learns
-whether t ∈ I), are beyond it, and :meth:`FRAPP.guarantee` says so with numbers.
+whether t ∈ I), are beyond it, and :meth:`FRAPP.guarantee` says so with numbers
+(:mod:`privpub.frapp.claims`). The estimator and the law of its intervals are
+in :mod:`privpub.frapp.estimator`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import Claim, Guarantee, Resolution, usefulness_claim, warn_if_weak
+from privpub.core.guarantee import Guarantee, Resolution, warn_if_weak
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.domain.schema import Schema
+from privpub.frapp import claims, estimator
 from privpub.frapp.accounting import (
     frapp_copies_ratio,
     frapp_exclusive_ratio,
     frapp_gamma_for_privacy,
     frapp_off_diagonal,
     posterior_from_ratio,
-    rho_frapp,
 )
-from privpub.tables.confidence import KeepLaw
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.published import Counts, PublishedView
+from privpub.tables.published import PublishedView
 from privpub.tables.records import (
     as_schema_codes,
     check_record_facts,
@@ -53,6 +54,10 @@ from privpub.tables.records import (
     prepare_records,
     sorted_rows,
 )
+
+if TYPE_CHECKING:
+    from privpub.tables.confidence import KeepLaw
+    from privpub.tables.published import Counts
 
 
 @register_mechanism
@@ -177,70 +182,16 @@ class FRAPP:
                 "absent_ratio": absent / (d * absent + 1 - d)}
 
     def guarantee(self) -> Guarantee:
-        m, claims = self.schema.size, []
-        if self.schema.derived:
-            claims.append(Claim(
-                "public domain", False,
-                f"the domains of {', '.join(self.schema.derived)} were derived from the data, "
-                "so publishing the domain reveals them; the claims below assume a public domain.",
-                "Sec. 2 (D is public)"))
-        if self.d is not None and self.gamma is not None and self.n is not None:
-            d, g, post = self.d, self.gamma, self.posteriors()
-            o = self.off_diagonal
-            # Expected tuples a view shows twice or more: a record that stayed
-            # joined by another's replacement, or two replacements meeting.
-            twice = self.n * self.gamma_frapp * (self.n - 1) * o + m * (self.n * o) ** 2 / 2
-            once_ok = post["once"] <= g * (1 + 1e-12) and post["absent_ratio"] >= d / g
-            repeated = (self.records or {}).get("repeated_tuples", 0)
-            who = ("every tuple" if not repeated else
-                   f"every tuple with one record ({repeated:,} tuples have several and are not "
-                   "covered: each of their records may stay, showing them several times)")
-            claims.append(Claim(
-                "(d, γ)-privacy, views showing t at most once", once_ok,
-                f"d = {d:.6g}, γ = {g}, for {who}: a d-independent adversary whose prior on "
-                f"the other tuples is the base rate reaches Pr[t|V] ≤ {post['once']:.6g} when "
-                f"V shows t once, and Pr[t|V]/Pr[t] ≥ {post['absent_ratio']:.6g} (≥ d/γ = "
-                f"{d / g:.6g}) when V does not show t.",
-                "Def. 2.3; derivation in frapp.accounting.frapp_gamma_for_privacy"))
-            claims.append(Claim(
-                "(d, γ)-privacy, all views (Def. 2.3)", False,
-                f"a view showing t twice gives Pr[t|V] = {post['twice']:.6g} (and more for more "
-                f"copies); a view shows ≈ {twice:.3g} tuples twice or more in expectation. "
-                "FRAPP publishes one row per record, so |V| = |I|: an adversary who knows every "
-                "other tuple's presence learns whether t ∈ I from the count alone "
-                "(frapp.accounting.frapp_posterior computes exact posteriors).",
-                "Def. 2.3"))
-            claims.append(Claim(
-                "no positive leakage, d-exclusive adversaries", post["exclusive"] <= g,
-                f"V showing t once and no other tuple of its exclusion set: Pr[t|V] = "
-                f"{post['exclusive']:.6g} at prior d, against γ = {g}.", "Def. 6.2"))
-        if self.n is not None:
-            text = (f"for each fixed counting query, |Q̃(V) − Q(I)| < {self.error_bound():,.4g} "
-                    f"with probability ≥ {1 - self.failure_probability:g} (Hoeffding over the n = "
-                    f"{self.n:,} records, divided by γ_f − o = "
-                    f"{self.gamma_frapp - self.off_diagonal:.6g}).")
-            if self.d is not None and self.gamma is not None:
-                rho = rho_frapp(self.d * m / self.n, self.gamma, self.failure_probability)
-                text += (f"\nSec. 5's bound ρ = 2k(1−γ)/γ·√ln(2/ε) = {rho:.6g} (ρ√n = "
-                         f"{rho * math.sqrt(self.n):,.1f}) assumes another parametrisation; "
-                         "shown for comparison only.")
-            claims.append(usefulness_claim(text, "Hoeffding; αβ paper Sec. 5",
-                                           self.resolution()))
-        return Guarantee(f"FRAPP (γ_frapp = {self.gamma_frapp:.6g}, m = {m:,})", tuple(claims))
+        """Each privacy and utility statement with whether it holds for these
+        parameters and, on a release, for the data published
+        (:mod:`privpub.frapp.claims`)."""
+        return claims.guarantee(self)
 
     def posterior_curves(self) -> tuple[dict[str, Any], float | None, float | None] | None:
         """Each named adversary's posterior as a function of its prior, with d and γ
         (the release card's plot; :class:`~privpub.core.capabilities.PosteriorCurves`);
         None without n (the replacements' likelihood ratios need it)."""
-        if self.n is None:
-            return None
-        g, m, n = self.gamma_frapp, self.schema.size, self.n
-        ratios = {"d-independent, V shows t once": frapp_copies_ratio(g, m, n, 1),
-                  "d-independent, V shows t twice": frapp_copies_ratio(g, m, n, 2),
-                  "d-independent, V does not show t": frapp_copies_ratio(g, m, n, 0),
-                  "d-exclusive, V shows t once": frapp_exclusive_ratio(g, m, n)}
-        return ({k: (lambda p, r=r: posterior_from_ratio(p, r)) for k, r in ratios.items()},
-                self.d, self.gamma)
+        return claims.posterior_curves(self)
 
     def resolution(self) -> Resolution | None:
         """Which counts the error bound tells from zero, when n is known
@@ -251,43 +202,16 @@ class FRAPP:
                              counted(self.records), self.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:
-        """Q̃ = (n_V − n·o·n_D)/(γ_f − o), with its *plug-in* variance: each
-        record's Bernoulli variance summed (exact for any repeats: records are
-        perturbed independently), with Q̃ clipped to the counts the release
-        allows for the unknown Q(I): [0, n] under ``duplicates="records"``,
-        [0, min(n, n_D)] when the view's records are distinct tuples. The
-        confidence interval (:meth:`interval_law`) holds for every count."""
-        g, n, o = self.gamma_frapp, self._n_published(), self.off_diagonal
-        value = (c.n_view - n * o * c.n_domain) / (g - o)
-        q = np.clip(value, 0.0, self._top(c.n_domain))
-        p_in, p_out = g + o * (c.n_domain - 1), o * c.n_domain
-        variance = (q * p_in * (1 - p_in) + (n - q) * p_out * (1 - p_out)) / (g - o) ** 2
-        return value, variance
+        """Q̃ = (n_V − n·o·n_D)/(γ_f − o), with its *plug-in* variance
+        (:func:`privpub.frapp.estimator.estimate`); the confidence interval
+        (:meth:`interval_law`) holds for every count."""
+        return estimator.estimate(self, c)
 
     def interval_law(self, c: Counts) -> KeepLaw:
-        """The law of Q(V) given the true count c, with Q(V) observed: a record
-        matching Q stays matching with p_in = γ_f + o(n_D − 1) (kept, or
-        replaced by one of the other n_D − 1 matching tuples), a record not
-        matching lands in Q with p_out = o·n_D, independently, so Q(V) ~
-        Bin(c, p_in) + Bin(n − c, p_out) under any semantics; p_in > p_out, so
-        inverting the test of each c gives an exact interval
-        (:mod:`privpub.tables.confidence`)."""
-        g, n, o = self.gamma_frapp, self._n_published(), self.off_diagonal
-        return KeepLaw(c.n_view, g + o * (c.n_domain - 1), o * c.n_domain, float(n),
-                       self._top(c.n_domain))
-
-    def _n_published(self) -> int:
-        if self.n is None:
-            raise ParameterError("FRAPP estimates need n, the number of records published")
-        return self.n
-
-    def _top(self, n_domain: Any) -> Any:
-        """The largest count: n under duplicates='records', else min(n, n_D)
-        (each matching record a distinct tuple of Q(D))."""
-        n = self._n_published()
-        if (self.records or {}).get("duplicates") == "records":
-            return float(n)
-        return np.minimum(np.asarray(n_domain, dtype=float), float(n))
+        """The law of Q(V) given the true count c, with Q(V) observed: Q(V) ~
+        Bin(c, p_in) + Bin(n − c, p_out) under any semantics, an exact interval
+        (:mod:`privpub.frapp.estimator`)."""
+        return estimator.interval_law(self, c)
 
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
                 duplicates: str | None = None,

@@ -17,54 +17,17 @@ interval and a bisection finds its ends). When no count is accepted on one
 side the interval is the end of [0, top] on that side (a superset of the
 accepted set, so coverage still holds).
 
-The laws (c the true count, n_D = Q(D), n the records published):
-
-- :class:`KeepLaw` with ``extra = 0``, **exact**: n_V ~ Bin(c, keep) +
-  Bin(total − c, background). αβ under ``duplicates="set"`` (or data
-  without repeats): keep = α+β, background = β, total = n_D, top =
-  min(n, n_D). FRAPP (any semantics: records are perturbed independently):
-  keep = p_in = γ_f + o(n_D − 1), background = p_out = o·n_D, total = n,
-  top = n (records) or min(n, n_D) (distinct tuples).
-- :class:`KeepLaw` with ``extra > 0``, **conservative**: αβ under
-  ``duplicates="records"``. The first copy of a tuple is kept with keep =
-  α+β and every further copy with α = keep − background (tables/records.py,
-  ``_core.keep_records``), so with q the number of distinct tuples among the
-  query's c records n_V ~ Bin(q, keep) + Bin(c − q, keep − background) +
-  Bin(total − q, background): two unknowns. The mean, (keep − background)·c
-  + background·total, does not depend on q; q only moves the spread. The
-  release knows E = n − (distinct tuples), the records beyond their first
-  copies, so q ≥ q_lo(c) = max(min(c, 1), c − E) (and top = min(n, total +
-  E)). The tests use the largest tail over every q ≥ q_lo(c), which is at
-  q_lo(c) wherever they can reject (proof below), so they are valid for the
-  true q whatever it is: the interval covers at least L for every (c, q).
-
-  Proof. Going from q to q + 1 replaces a further copy and a noise
-  indicator, Bern(r) + Bern(b) with r = keep − b, by one first copy,
-  Bern(r + b). With X the other indicators (X_q, a Poisson binomial of mean
-  μ − keep, μ the mean above), P(N_q ≥ k) − P(N_{q+1} ≥ k) = r·b·(P(X_q =
-  k − 2) − P(X_q = k − 1)). A Poisson binomial is log-concave and its modes
-  lie strictly within 1 of its mean (Darroch 1964), so its pmf falls from
-  ⌈μ_X⌉ on and rises up to ⌊μ_X⌋. Hence for k ≥ ⌈μ − keep⌉ + 2 the upper tail
-  P(N_q ≥ k) is largest at the least q, q_lo(c); and for k ≤ ⌊μ − keep⌋
-  the lower tail P(N_q ≤ k) = 1 − P(N_q ≥ k + 1) is too. Outside these
-  ranges (within about 2 of the mean, where a tail is rarely small) the test
-  does not reject. Both rejection regions stay monotone in c (q_lo(c + 1)
-  adds a further copy, or turns a noise indicator into a first copy), so the
-  accepted set is an interval. With E = 0 this is the exact law above.
-- :class:`HoeffdingLaw`, **conservative**: αβ with a source distribution
-  (β(t) differs by tuple). n_V is a Poisson binomial over the query's n_D
-  tuples (and further copies) whose mean, α·c + Σ_{t ∈ Q(D)} β(t), is known
-  for each c, but whose spread depends on which tuples are in I. Hoeffding
-  (1956, Theorem 4): a Poisson binomial of N trials and mean μ has P(S ≥ k) ≤
-  P(Bin(N, μ/N) ≥ k) for k ≥ μ + 1, and P(S ≤ k) ≤ P(Bin(N, μ/N) ≤ k) for
-  k ≤ μ − 1; the tests reject only there, with N an upper bound on the
-  trials (a binomial of fewer trials with the same mean is a Poisson
-  binomial of N trials with some p = 0).
-- :class:`SplitLaw`, **conservative**: several αβ views (Algorithm 7). The
-  estimate sums two independent parts (inside and outside the union of the
-  earlier views), each a :class:`KeepLaw`; each part's interval is taken at
-  level 1 − (1 − L)/2 and the ends are added (Bonferroni: both cover with
-  probability ≥ L).
+A law is a :class:`CountLaw`: it says when each test rejects
+(:meth:`CountLaw.rejects`), where the mean lies (:meth:`CountLaw.line`: it is
+affine in c) and the tested law's spread (:meth:`CountLaw.moments`, only
+where the searches start). :class:`KeepLaw` is the law of a count to which
+each of the c things the query counts adds 1 with probability ``keep`` and
+each of ``total`` − c others with probability ``background``, independently:
+n_V ~ Bin(c, keep) + Bin(total − c, background), **exact**. Each family
+builds its laws from these in its own estimator module (its parameters, its
+conservative laws and their proofs) and hands them over through
+``interval_law`` (:class:`~privpub.core.capabilities.CountEstimator`); what
+the floor reads of a law is :class:`~privpub.core.capabilities.CountIntervalLaw`.
 
 Numerics: a tail of a sum of binomials is a sum over the smaller ones'
 values (within 6 standard deviations and a margin of their means) of their
@@ -78,7 +41,7 @@ normal-approximation start.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from statistics import NormalDist
 from typing import Any
 
@@ -87,11 +50,8 @@ import pandas as pd
 
 from privpub.core.estimate import LEVEL, check_level
 
-#: Method names, as Estimate.interval_method reports them.
+#: The method name of an exact law, as Estimate.interval_method reports it.
 EXACT = "exact"
-CONSERVATIVE_RECORDS = "conservative: records"
-CONSERVATIVE_SOURCE = "conservative: source"
-CONSERVATIVE_VIEWS = "conservative: views"
 #: A summand's values farther than this many standard deviations (plus _MARGIN)
 #: from its mean are left out of a tail sum (their probability is added back).
 _WINDOW_SD = 6.0
@@ -99,7 +59,7 @@ _MARGIN = 3
 #: Segments this short are convolved directly, longer ones by FFT.
 _DIRECT_CONVOLUTION = 16
 #: Largest count handled (int64 arithmetic with headroom).
-_MAX_COUNT = 2**62
+MAX_COUNT = 2**62
 
 
 # ---- tails of sums of independent binomials -------------------------------------------
@@ -299,7 +259,8 @@ def sum_tails(k: np.ndarray, trials: np.ndarray, probs: np.ndarray
 class CountLaw:
     """The law of n_V given the true count, for a batch of P problems (one per
     query or marginal cell), with the observed n_V: :meth:`interval` inverts
-    the tests. Subclasses give :meth:`_rejects`, :meth:`_line` and :meth:`_moments`."""
+    the tests. Subclasses give :meth:`rejects`, :meth:`line` and :meth:`moments`
+    (a family's law, in its own package)."""
 
     method: str = EXACT
 
@@ -308,21 +269,21 @@ class CountLaw:
         shape = np.broadcast_shapes(*shapes)
         self.shape = shape
         self.k = np.broadcast_to(np.asarray(n_view, dtype=float), shape).reshape(-1)
-        top = np.minimum(np.floor(np.asarray(top, dtype=float)), _MAX_COUNT)
+        top = np.minimum(np.floor(np.asarray(top, dtype=float)), MAX_COUNT)
         self.top = np.broadcast_to(np.maximum(top, 0).astype(np.int64), shape).reshape(-1)
         self.arrays = {name: np.broadcast_to(np.asarray(a, dtype=float), shape).reshape(-1)
                        for name, a in arrays.items()}
 
-    def _rejects(self, c: np.ndarray, idx: np.ndarray, tail: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def rejects(self, c: np.ndarray, idx: np.ndarray, tail: float
+                ) -> tuple[np.ndarray, np.ndarray]:
         """(the upper test rejects c, the lower test rejects c) for problems ``idx``."""
         raise NotImplementedError
 
-    def _line(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def line(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(E n_V at count 0, its slope in the count): the mean is affine in c."""
         raise NotImplementedError
 
-    def _moments(self, c: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def moments(self, c: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(variance, third cumulant) of the law tested at count c."""
         raise NotImplementedError
 
@@ -330,13 +291,13 @@ class CountLaw:
         """Where the searches start: the counts whose Cornish–Fisher quantiles
         (continuity-corrected) meet n_V, by a few fixed-point steps. Only the
         search's speed depends on them."""
-        offset, slope = self._line(idx)
+        offset, slope = self.line(idx)
         k, top = self.k[idx], self.top[idx].astype(float)
         out = []
         for sign in (1.0, -1.0):  # lo: n_V − ½ = upper quantile; hi: n_V + ½ = lower
             c = np.clip((k - offset) / slope, 0, top)
             for _ in range(3):
-                var, third = self._moments(c, idx)
+                var, third = self.moments(c, idx)
                 sd = np.sqrt(np.maximum(var, 1e-12))
                 w = z + sign * (z * z - 1) * third / (6 * sd ** 3)
                 c = np.clip((k - sign * 0.5 - offset - sign * sd * w) / slope, 0, top)
@@ -368,13 +329,13 @@ class CountLaw:
     def _solve(self, tail: float) -> tuple[np.ndarray, np.ndarray]:
         every = np.arange(len(self.k))
         guess_lo, guess_hi = self._guesses(every, -NormalDist().inv_cdf(tail))
-        step = np.maximum(np.ceil(1 / self._line(every)[1]), 1)
+        step = np.maximum(np.ceil(1 / self.line(every)[1]), 1)
 
         def accepts_up(c: np.ndarray, idx: np.ndarray) -> np.ndarray:
-            return ~self._rejects(c, idx, tail)[0]
+            return ~self.rejects(c, idx, tail)[0]
 
         def rejects_low(c: np.ndarray, idx: np.ndarray) -> np.ndarray:
-            return self._rejects(c, idx, tail)[1]
+            return self.rejects(c, idx, tail)[1]
 
         lo = _first_true(accepts_up, np.ceil(guess_lo), step, self.top)
         hi = _first_true(rejects_low, np.floor(guess_hi) + 1, step, self.top) - 1
@@ -418,110 +379,35 @@ def _first_true(pred: Callable[[np.ndarray, np.ndarray], np.ndarray], guess: np.
 
 
 class KeepLaw(CountLaw):
-    """n_V ~ Bin(q, keep) + Bin(c − q, keep − background) + Bin(total − q,
-    background), q the distinct tuples among the c records: q = c when
-    ``extra`` = 0 (exact), else any q ≥ max(min(c, 1), c − extra)
-    (conservative). See the module docstring for the laws and the proof."""
+    """n_V ~ Bin(c, keep) + Bin(total − c, background), exact (module docstring)."""
 
-    def __init__(self, n_view: Any, keep: Any, background: Any, total: Any, top: Any,
-                 extra: int = 0):
+    method = EXACT
+
+    def __init__(self, n_view: Any, keep: Any, background: Any, total: Any, top: Any):
         super().__init__(n_view, top, keep=keep, background=background, total=total)
-        self.extra = int(extra)
-        self.method = EXACT if self.extra == 0 else CONSERVATIVE_RECORDS
 
-    def _rejects(self, c: np.ndarray, idx: np.ndarray, tail: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def rejects(self, c: np.ndarray, idx: np.ndarray, tail: float
+                ) -> tuple[np.ndarray, np.ndarray]:
         keep, bg = self.arrays["keep"][idx], self.arrays["background"][idx]
         total, k = self.arrays["total"][idx], self.k[idx]
         c = c.astype(float)
-        if not self.extra:
-            up, low = sum_tails(k, np.stack([c, total - c]), np.stack([keep, bg]))
-            return up <= tail, low <= tail
-        q = np.maximum(np.minimum(c, 1.0), c - self.extra)
-        up, low = sum_tails(k, np.stack([q, c - q, total - q]),
-                            np.stack([keep, keep - bg, bg]))
-        # The largest tail over the splits is at q (the least) only this far
-        # from the mean; nearer, the test does not reject (module docstring).
-        mean_x = (keep - bg) * c + bg * total - keep
-        slack = 1e-9 * np.maximum(np.abs(mean_x), 1.0)
-        return ((up <= tail) & (k >= np.ceil(mean_x + slack) + 2),
-                (low <= tail) & (k <= np.floor(mean_x - slack)))
+        up, low = sum_tails(k, np.stack([c, total - c]), np.stack([keep, bg]))
+        return up <= tail, low <= tail
 
-    def _line(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def line(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bg = self.arrays["background"][idx]
         return bg * self.arrays["total"][idx], self.arrays["keep"][idx] - bg
 
-    def _moments(self, c: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def moments(self, c: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         keep, bg = self.arrays["keep"][idx], self.arrays["background"][idx]
-        q = np.maximum(np.minimum(c, 1.0), c - self.extra) if self.extra else c
-        var = third = 0.0
-        for n, p in ((q, keep), (c - q, keep - bg), (self.arrays["total"][idx] - q, bg)):
-            n = np.maximum(n, 0.0)
-            var, third = var + n * p * (1 - p), third + n * p * (1 - p) * (1 - 2 * p)
-        return var, third
+        return binomial_moments(((c, keep), (self.arrays["total"][idx] - c, bg)))
 
 
-class HoeffdingLaw(CountLaw):
-    """n_V a Poisson binomial over at most ``trials`` trials with mean
-    slope·c + noise: tested against Bin(trials, mean/trials), rejecting only
-    beyond mean ± 1 (Hoeffding 1956; module docstring). Conservative."""
-
-    method = CONSERVATIVE_SOURCE
-
-    def __init__(self, n_view: Any, slope: float, noise: Any, trials: Any, top: Any):
-        super().__init__(n_view, top, noise=noise, trials=trials)
-        self.slope = float(slope)
-
-    def _rejects(self, c: np.ndarray, idx: np.ndarray, tail: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
-        k, trials = self.k[idx], self.arrays["trials"][idx]
-        mean = self.slope * c + self.arrays["noise"][idx]
-        p = np.clip(mean / np.maximum(trials, 1.0), 0.0, 1.0)
-        up, low = sum_tails(k, trials[None, :], p[None, :])
-        slack = 1e-9 * np.maximum(mean, 1.0)
-        return (up <= tail) & (k >= mean + 1 + slack), (low <= tail) & (k <= mean - 1 - slack)
-
-    def _line(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.arrays["noise"][idx], np.full(len(idx), self.slope)
-
-    def _moments(self, c: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        trials = np.maximum(self.arrays["trials"][idx], 1.0)
-        p = np.clip((self.slope * c + self.arrays["noise"][idx]) / trials, 0.0, 1.0)
-        return trials * p * (1 - p), trials * p * (1 - p) * (1 - 2 * p)
-
-
-class SplitLaw:
-    """Two independent parts, the count their sum: each part's interval at
-    level 1 − (1 − L)/2, the ends added (Bonferroni, conservative); a part
-    whose count is known to be 0 (top 0) leaves the whole level to the other.
-    The sum is capped at ``top``."""
-
-    method = CONSERVATIVE_VIEWS
-
-    def __init__(self, first: CountLaw, second: CountLaw, top: Any):
-        self.parts = (first, second)
-        self.top = np.asarray(top)
-
-    def interval(self, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-        level = check_level(level)
-        a, b = self.parts
-        half = 1 - (1 - level) / 2
-        lo_a, hi_a = a.interval(half)
-        lo_b, hi_b = b.interval(half)
-        # A part that cannot hold records (top 0) takes none of the error.
-        if np.any(a.top == 0) or np.any(b.top == 0):
-            full_a, full_b = a.interval(level), b.interval(level)
-            alone_b, alone_a = (a.top == 0).reshape(a.shape), (b.top == 0).reshape(b.shape)
-            lo_b, hi_b = np.where(alone_b, full_b[0], lo_b), np.where(alone_b, full_b[1], hi_b)
-            lo_a, hi_a = np.where(alone_a, full_a[0], lo_a), np.where(alone_a, full_a[1], hi_a)
-        top = np.minimum(self.top, _MAX_COUNT).astype(np.int64)
-        return np.minimum(lo_a + lo_b, top), np.minimum(hi_a + hi_b, top)
-
-
-def count_top(n: int | None, total: Any, extra: int = 0) -> Any:
-    """The largest count a query whose Q(D) holds ``total`` tuples can have:
-    total + extra (records beyond the first copies, which need a first copy:
-    0 when total is 0), and at most n (when known)."""
-    total = np.asarray(total, dtype=float)
-    bound = np.where(total > 0, total + extra, 0.0)
-    return bound if n is None else np.minimum(bound, float(n))
+def binomial_moments(summands: Iterable[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """(variance, third cumulant) of a sum of independent Bin(n, p), one per
+    (n, p) of ``summands`` (a negative n counts as 0)."""
+    var = third = 0.0
+    for n, p in summands:
+        n = np.maximum(n, 0.0)
+        var, third = var + n * p * (1 - p), third + n * p * (1 - p) * (1 - 2 * p)
+    return var, third
