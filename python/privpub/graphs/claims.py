@@ -1,11 +1,13 @@
 """What every graph mechanism shares: its parameter checks (ε, the graph's
 domain, ``clamp``), the facts about a graph its guarantee depends on, and
 the claims built from them (the neighbour notions, the PTLM adversary, an
-undirected friendship, a derived domain).
+undirected friendship, a derived domain), and Algorithm 2.1's claims
+(:class:`~privpub.graphs.mechanism.RelationshipMechanism` assembles them).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -100,3 +102,64 @@ def check_clamp(clamp: Any) -> None:
     """``clamp`` is a bool (a truthy string would silently clamp)."""
     if not isinstance(clamp, bool):
         raise ParameterError(f"clamp must be True or False, got {clamp!r}")
+
+
+# ---- Algorithm 2.1's claims (RelationshipMechanism) -------------------------------------------
+
+
+def sensitivity_text(gs: Any) -> str:
+    """GS_q as a guarantee states it: its value, whether exact, and why."""
+    return f"GS = {gs.value:,} ({'exact' if gs.exact else 'an upper bound'}: {gs.reason})"
+
+
+def noise_parameter_claim(gs_text: str, lam: float, scale: float, capped: bool) -> Claim:
+    """Which of λ and GS_q the Laplace branch of min(λ, GS) used (``capped``: GS_q)."""
+    return Claim(
+        "noise parameter min(λ, GS)", True,
+        (f"{gs_text} < λ = {lam:.4g}, so the Laplace branch adds noise of scale "
+         f"GS/ε = {scale:.4g}" if capped else
+         f"λ = {lam:.4g} ≤ {gs_text}, so the Laplace branch keeps λ/ε = "
+         f"{scale:.4g}, as Algorithm 2.1 states") + ".",
+        "Sec. 5 (an improved algorithm could set λ to min(GS_q, λ))")
+
+
+def adversarial_privacy_claim(query: str, stable: str, m: int, eps: float, gamma: float,
+                              capped: bool) -> Claim:
+    """Theorem 2.6's (ε, γ)-adversarial privacy against (δ, k)-bounded PTLM adversaries
+    for a stable query (``stable``: why it is), with Theorem 2.12's γ = 0 against every
+    PTLM adversary when the noise is GS_q's (``capped``)."""
+    delta, k = math.log(m) / m, math.log(m)
+    return Claim(
+        "(ε, γ)-adversarial privacy", True,
+        f"{query} is {stable}. For each tuple t of R: every "
+        f"(δ, k)-bounded {PTLM} with δ = ln m/m = {delta:.4g} (Def. 2.4: no tuple believed "
+        f"with probability ≥ δ other than at most k = ln m = {k:.3g} known tuples) has "
+        f"Pr[t | A] ≤ e^ε·Pr[t] + γ with ε = {eps}, γ = {gamma}. "
+        + ("Since this answer is also ε-indistinguishable (below), the bound holds with "
+           "γ = 0 against every PTLM adversary, bounded or not (Theorem 2.12)."
+           if capped else
+           "Adversaries outside that class (positively correlated priors, more known "
+           "tuples, or beliefs ≥ δ) are not covered."),
+        "Theorem 2.6 (Defs. 2.4, 2.10, 2.11; Props. 3.7, 3.8)"
+        + (", Theorem 2.12" if capped else ""))
+
+
+def not_indistinguishable_claims(scale: float, gs_text: str, offer_min: bool) -> list[Claim]:
+    """Why Algorithm 2.1 with noise λ/ε is neither ε-indistinguishable nor ε-differentially
+    private (``offer_min``: name min_with_gs=True as the way to be)."""
+    why = (f"the Laplace scale λ/ε = {scale:.4g} follows the adversary class, not "
+           f"the global sensitivity ({gs_text}); use LaplaceMechanism"
+           + (" or min_with_gs=True" if offer_min else "") + " for that guarantee.")
+    return [Claim(INDISTINGUISHABILITY, False, why, "Sec. 2.4"),
+            Claim(DIFFERENTIAL_PRIVACY, False, why, "Sec. 2.4")]
+
+
+def usefulness_claim(sigma: int, big_gamma: float, uniform: float, scale: float) -> Claim:
+    """Theorem 2.2's (Σ, Γ)-usefulness of Algorithm 2.1, the uniform branch taken with
+    probability ``uniform`` = p/γ."""
+    return Claim(
+        "(Σ, Γ)-usefulness", True,
+        f"for every graph, Pr[|A(I) − q(I)| ≥ {sigma:,}] ≤ Γ/m with Γ = 2g/γ = "
+        f"{big_gamma:.4g}: the uniform branch has probability p/γ = {uniform:.3g}"
+        f", and the discrete Laplace of scale {scale:.4g} exceeds Σ with at most that "
+        "probability.", "Def. 2.1, Theorem 2.2")

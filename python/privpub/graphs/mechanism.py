@@ -56,16 +56,18 @@ from privpub.core.release import Release, register_mechanism, register_release_d
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.claims import (
-    DIFFERENTIAL_PRIVACY,
-    INDISTINGUISHABILITY,
-    PTLM,
+    adversarial_privacy_claim,
     check_clamp,
     check_epsilon,
     check_graph_domain,
     facts_of,
     graph_claims,
     neighbour_claims,
+    noise_parameter_claim,
+    not_indistinguishable_claims,
+    sensitivity_text,
     undirected_edge_claim,
+    usefulness_claim,
 )
 from privpub.graphs.estimates import answer_estimate
 from privpub.graphs.exact import checked_inputs, count
@@ -203,59 +205,34 @@ class RelationshipMechanism:
         return laplace_bound(self.scale, tail), 2 * self.g / self.gamma
 
     def guarantee(self) -> Guarantee:
-        m, eps, gamma = self.m, self.epsilon, self.gamma
-        delta, k = math.log(m) / m, math.log(m)
+        """The claims of :mod:`privpub.graphs.claims` for these parameters."""
+        eps, gamma = self.epsilon, self.gamma
         sigma, big_gamma = self.error_bound()
-        directed = self.graph_facts.get("directed", True)
-        gs = self.gs
-        gs_text = f"GS = {gs.value:,} ({'exact' if gs.exact else 'an upper bound'}: {gs.reason})"
+        capped = self.branch == "global sensitivity"
+        uniform = float(self.p) / gamma
+        gs_text = sensitivity_text(self.gs)
         claims = graph_claims(self.graph_facts)
         if self.min_with_gs:
-            claims.append(Claim(
-                "noise parameter min(λ, GS)", True,
-                (f"{gs_text} < λ = {self.lam:.4g}, so the Laplace branch adds noise of scale "
-                 f"GS/ε = {self.scale:.4g}" if self.branch == "global sensitivity" else
-                 f"λ = {self.lam:.4g} ≤ {gs_text}, so the Laplace branch keeps λ/ε = "
-                 f"{self.scale:.4g}, as Algorithm 2.1 states") + ".",
-                "Sec. 5 (an improved algorithm could set λ to min(GS_q, λ))"))
-        claims.append(Claim(
-            "(ε, γ)-adversarial privacy", True,
-            f"{self.query.name} is {self.stability.reason}. For each tuple t of R: every "
-            f"(δ, k)-bounded {PTLM} with δ = ln m/m = {delta:.4g} (Def. 2.4: no tuple believed "
-            f"with probability ≥ δ other than at most k = ln m = {k:.3g} known tuples) has "
-            f"Pr[t | A] ≤ e^ε·Pr[t] + γ with ε = {eps}, γ = {gamma}. "
-            + ("Since this answer is also ε-indistinguishable (below), the bound holds with "
-               "γ = 0 against every PTLM adversary, bounded or not (Theorem 2.12)."
-               if self.branch == "global sensitivity" else
-               "Adversaries outside that class (positively correlated priors, more known "
-               "tuples, or beliefs ≥ δ) are not covered."),
-            "Theorem 2.6 (Defs. 2.4, 2.10, 2.11; Props. 3.7, 3.8)"
-            + (", Theorem 2.12" if self.branch == "global sensitivity" else "")))
-        if self.branch == "global sensitivity":
+            claims.append(noise_parameter_claim(gs_text, self.lam, self.scale, capped))
+        claims.append(adversarial_privacy_claim(self.query.name, self.stability.reason,
+                                                self.m, eps, gamma, capped))
+        directed = self.graph_facts.get("directed", True)
+        if capped:
             claims.extend(neighbour_claims(
                 eps, directed, True,
                 f"The Laplace branch is q(I) + DLap(GS/ε) with {gs_text}, and the uniform "
-                f"branch (probability p/γ = {float(self.p) / gamma:.3g}) does not look at the "
+                f"branch (probability p/γ = {uniform:.3g}) does not look at the "
                 "data, so each output's probability changes by at most e^ε between "
                 "neighbours."))
         else:
             if not directed:
                 claims.append(undirected_edge_claim())
-            why = (f"the Laplace scale λ/ε = {self.scale:.4g} follows the adversary class, not "
-                   f"the global sensitivity ({gs_text}); use LaplaceMechanism"
-                   + ("" if self.min_with_gs else " or min_with_gs=True")
-                   + " for that guarantee.")
-            claims.append(Claim(INDISTINGUISHABILITY, False, why, "Sec. 2.4"))
-            claims.append(Claim(DIFFERENTIAL_PRIVACY, False, why, "Sec. 2.4"))
-        claims.append(Claim(
-            "(Σ, Γ)-usefulness", True,
-            f"for every graph, Pr[|A(I) − q(I)| ≥ {sigma:,}] ≤ Γ/m with Γ = 2g/γ = "
-            f"{big_gamma:.4g}: the uniform branch has probability p/γ = {float(self.p) / gamma:.3g}"
-            f", and the discrete Laplace of scale {self.scale:.4g} exceeds Σ with at most that "
-            "probability.", "Def. 2.1, Theorem 2.2"))
+            claims.extend(not_indistinguishable_claims(self.scale, gs_text,
+                                                       not self.min_with_gs))
+        claims.append(usefulness_claim(sigma, big_gamma, uniform, self.scale))
         name = "Algorithm 2.1, min(λ, GS)" if self.min_with_gs else "Algorithm 2.1"
         return Guarantee(f"{name} ({self.query.name}, ε = {eps}, γ = {gamma}, "
-                         f"m = {m:,}, λ = {self.lam:.4g}"
+                         f"m = {self.m:,}, λ = {self.lam:.4g}"
                          + (f", noise parameter {self.noise_lambda:.4g}" if self.min_with_gs
                             else "") + ")", tuple(claims))
 

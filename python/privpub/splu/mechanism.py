@@ -36,14 +36,14 @@ from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.estimate import Estimate, Estimates, PointLaw
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import Guarantee
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.counting.query import Condition
 from privpub.domain.schema import Schema
-from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
+from privpub.splu.claims import domain_claims, residue_claims, splu_claims
 from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
 from privpub.splu.predicates import split
 from privpub.tables.distributed import DaskRelease, is_dask
@@ -53,10 +53,6 @@ from privpub.viewfile.columns import codes_of
 
 #: How an estimate of a count the release publishes unchanged is made, and its interval's kind.
 EXACT, POINT = "exact: published unchanged", "point"
-#: Relative error and small-count bound the guarantee states T_P for.
-GUARANTEE_EPS, GUARANTEE_ALPHA = 0.3, 3
-#: Error probability the guarantee states the utility threshold for.
-GUARANTEE_T_E = 0.05
 
 
 @dataclass(frozen=True)
@@ -157,55 +153,12 @@ class SPLUGen:
                 "records_given": self.records_given, "residue": self.residue}
 
     def guarantee(self) -> Guarantee:
-        g, eps, alpha = self.group_size, GUARANTEE_EPS, GUARANTEE_ALPHA
-        t_p = privacy_guarantee(g, eps, alpha)
-        t_f = utility_threshold_chebyshev(g, eps, GUARANTEE_T_E)
-        claims = []
-        if self.schema is not None and self.schema.derived:
-            claims.append(Claim(
-                "public domain", False,
-                f"the domains of {', '.join(self.schema.derived)} were derived from the data; "
-                "publishing them reveals which values occur.", "Sec. 3 (domains are public)"))
-        claims.append(Claim(
-            "small-sum privacy (ε, T_P, α)", True,
-            f"with decoy groups of group_size γ = {g} records, for each sensitive value with "
-            f"1..{alpha} records, the count an analyst reads off "
-            f"the release misses it by more than ε = {eps} of itself with probability ≥ T_P = "
-            f"{t_p:.4f} (exact binomial; privpub.splu.privacy_guarantee for other ε, α). "
-            "This is about counts, not individuals: it is not differential privacy, and it "
-            "does not bound what an adversary who knows the other records of a decoy group "
-            "learns. Records are randomised independently per sensitive attribute "
-            f"({', '.join(self.sensitive)}).", "Lemma 2, Theorem 4"))
-        claims.append(Claim(
-            "large-sum utility", True,
-            f"for counts over ALL published records of one sensitive value s (f_s, read off "
-            f"the release as its published count f'_s ~ Binomial(γ f_s, 1/γ)): f_s ≥ "
-            f"{t_f:,.0f} is estimated within ε = {eps} of itself with probability ≥ "
-            f"{1 - GUARANTEE_T_E:g} (Chebyshev with Var f' = f(1 − 1/γ); "
-            "privpub.splu.sensitive_counts gives each f_s with its exact interval). That is "
-            "all Theorem 3 and Lemma 1 prove. Lemma 1's printed threshold "
-            "(privpub.splu.utility_threshold) is smaller: its proof divides the variance by n "
-            "twice.", "Theorem 3 / Lemma 1, corrected"))
-        claims.append(Claim(
-            "utility of conditional counts", False,
-            "no utility guarantee covers count(P ∧ s) for a predicate P on other attributes, "
-            "nor joint counts of several sensitive values: the paper proves none (Sec. 5 gives "
-            "an estimator; Lemma 3 and Theorem 4 are privacy statements), and the release does "
-            "not determine them. A record of P whose decoy group holds s publishes s at the "
-            "same rate 1/γ as a record with s, so the release fixes how many records of P "
-            "share groups with s, not how many hold s. privpub.splu.reconstruct returns such a "
-            "count with the interval the release supports for any data (it usually starts at "
-            "0) and the estimate of Sec. 5's model, which is biased wherever P is associated "
-            "with the values decoyed with s; its stderr measures noise, not that bias "
-            "(coverage measured in privpub.splu.reconstruction).",
-            "Theorem 3 covers f_s only; Sec. 5"))
-        if self.residue:
-            claims.append(Claim(
-                "every record published", False,
-                f"{self.residue} of the {self.records_given:,} records were in no decoy group "
-                "and are not in the release (the paper deletes them).", "Sec. 3"))
-        return Guarantee(f"SPLU-Gen (γ = {g}, sensitive: {', '.join(self.sensitive)})",
-                         tuple(claims))
+        """The claims of :mod:`privpub.splu.claims` for these parameters."""
+        derived = self.schema.derived if self.schema is not None else ()
+        claims = (domain_claims(derived) + splu_claims(self.group_size, self.sensitive)
+                  + residue_claims(self.residue, self.records_given))
+        return Guarantee(f"SPLU-Gen (γ = {self.group_size}, sensitive: "
+                         f"{', '.join(self.sensitive)})", tuple(claims))
 
     def estimate_release_many(self, view: PublishedView,
                               conditions: Sequence[Condition]) -> Estimates:

@@ -18,12 +18,8 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.planners import register_planner, view_size_text
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
-from privpub.splu.mechanism import (
-    GUARANTEE_ALPHA,
-    GUARANTEE_EPS,
-    GUARANTEE_T_E,
-    SPLUGen,
-)
+from privpub.splu.claims import GUARANTEE_ALPHA, GUARANTEE_EPS, GUARANTEE_T_E
+from privpub.splu.mechanism import SPLUGen
 
 #: Why a plan from a schema alone cannot size a SPLU-Gen view.
 NEEDS_TABLE = ("a SPLU-Gen view's size needs the table (N − (N mod γ) rows, eligibility from "
