@@ -166,7 +166,7 @@ def test_it_estimates_through_the_declared_contract(identity, table, tmp_path):
 
 
 def test_the_audits_take_it(identity, table):
-    from privpub.attacks.audit import audit, audit_presence
+    from privpub.attacks import audit, audit_presence
 
     schema, df = table
     release = identity.Identity(schema).publish(df, seed=1)

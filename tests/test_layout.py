@@ -212,10 +212,10 @@ def test_typed_package():
 
 
 def test_tests_mirror_the_package():
-    """tests/<part>/ holds the tests of privpub/<part> (planning.py included);
-    tests/ itself, what spans the package."""
+    """tests/<part>/ holds the tests of privpub/<part>; tests/ itself, what spans
+    the package."""
     tests = Path(__file__).parent
-    parts = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()} | {"planning"}
+    parts = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
     dirs = {d.name for d in tests.iterdir() if d.is_dir() and any(d.glob("test_*.py"))}
     assert dirs and dirs <= parts, sorted(dirs - parts)
 

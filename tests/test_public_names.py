@@ -290,11 +290,11 @@ SCOPES = {
     "epsilon": ("privpub.graphs", "privpub.splu.baselines"),
     "delta": ("privpub.graphs",),
     "gamma": ("privpub.alphabeta", "privpub.frapp", "privpub.graphs", "privpub.planning",
-              "privpub.attacks.audit"),
+              "privpub.attacks.presence"),
     "gammas": ("privpub.planning",),
     "alpha": ("privpub.alphabeta",),
     "beta": ("privpub.alphabeta",),
-    "d": ("privpub.alphabeta", "privpub.frapp", "privpub.attacks.audit"),
+    "d": ("privpub.alphabeta", "privpub.frapp", "privpub.attacks.presence"),
     "group_size": ("privpub.splu",),
     "relative_error": ("privpub.splu",),
     "advantage": ("privpub.attacks",),
@@ -365,7 +365,7 @@ def test_the_walk_reaches_every_family():
                      "privpub.frapp.mechanism.FRAPP.__init__",
                      "privpub.graphs.mechanism.RelationshipMechanism.__init__",
                      "privpub.splu.calculators.privacy_guarantee",
-                     "privpub.attacks.auditor.SelfAuditor.__init__",
+                     "privpub.attacks.selfauditor.SelfAuditor.__init__",
                      "privpub.planning.plan"):
         assert expected in where
 

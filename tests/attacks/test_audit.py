@@ -162,7 +162,7 @@ def test_presence_audit_lp_decoder_and_seeds(table):
 def test_presence_audit_candidates_are_drawn_as_stated(table):
     """Candidates in the table are unrepeated records, the others distinct domain tuples
     outside the data, each candidate in the table with probability `prior`."""
-    from privpub.attacks.audit import _absent_tuples
+    from privpub.attacks.presence import _absent_tuples
     from privpub.core.seeding import resolve_seed
     from privpub.tables.records import KeyCounts, rows_as_keys
 

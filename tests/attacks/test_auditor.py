@@ -27,7 +27,7 @@ from privpub.attacks import (
     random_queries,
     run_attack,
 )
-from privpub.attacks.auditor import MAX_AUDIT_BITS
+from privpub.attacks.enumeration import MAX_AUDIT_BITS
 from privpub.attacks.walk import delta_prime
 from privpub.core.errors import ParameterError, QueryError
 

@@ -31,8 +31,8 @@ from privpub.splu import (
     utility_threshold,
     utility_threshold_chebyshev,
 )
+from privpub.splu.em import paper_em, transition_matrix
 from privpub.splu.partition import cooccurrence, decoy_groups
-from privpub.splu.reconstruction import paper_em, transition_matrix
 
 
 def reference_groups(values: np.ndarray, n_values: int, group_size: int):

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import privpub
-from privpub.splu import SPLUGen, reconstruct_many
-from privpub.splu import reconstruction as rec
+from privpub.splu import SPLUGen, histograms, reconstruct_many
+from privpub.splu.histograms import predicate_histogram, predicate_histograms
 
 WHERES = [None, "TRUE", "FALSE", "a = 1", "a = 2", "a IN (0, 3) OR a > 4", "NOT a = 1",
           "a = 1 AND b < 3", "b = 2 AND a = 1", "a + b > 5", "b BETWEEN 1 AND 4 OR a = 0",
@@ -35,15 +35,16 @@ def release():
 
 @pytest.mark.parametrize("attrs", [["s"], ["t"], ["s", "t"]])
 def test_shared_passes_equal_a_pass_per_predicate(release, attrs):
-    shared = rec._histograms(release, WHERES, attrs)
+    shared = predicate_histograms(release, WHERES, attrs)
     for where, hist in zip(WHERES, shared, strict=True):
-        assert np.array_equal(hist, rec._histogram(release, where, attrs)), where
+        assert np.array_equal(hist, predicate_histogram(release, where, attrs)), where
 
 
 def test_past_the_cell_limit_each_predicate_gets_its_own_pass(release, monkeypatch):
-    expected = [rec._histogram(release, w, ["s", "t"]) for w in WHERES]
-    monkeypatch.setattr(rec, "MAX_CELLS", 2 * 7 * 5)  # no joint over a predicate's attributes
-    for hist, want in zip(rec._histograms(release, WHERES, ["s", "t"]), expected, strict=True):
+    expected = [predicate_histogram(release, w, ["s", "t"]) for w in WHERES]
+    # No joint histogram over a predicate's attributes fits:
+    monkeypatch.setattr(histograms, "MAX_CELLS", 2 * 7 * 5)
+    for hist, want in zip(predicate_histograms(release, WHERES, ["s", "t"]), expected, strict=True):
         assert np.array_equal(hist, want)
 
 

@@ -34,7 +34,7 @@ from privpub.splu import (
     reconstruct_many,
     sensitive_counts,
 )
-from privpub.splu.reconstruction import paper_em
+from privpub.splu.em import paper_em
 from privpub.splu.uncertainty import closed_form
 
 sm = pytest.importorskip("statsmodels.api")

@@ -6,7 +6,7 @@ posterior ≥ 2/3. αβ at (10n/m, 0.2)-privacy answers within ρ√n for a
 constant ρ and promises a posterior ≤ γ = 0.2 to every adversary with prior
 ≤ d = 10n/m. Here the release is made more and more accurate by shrinking β
 (β_paper · {1, 10⁻¹, 10⁻², 10⁻³, 0}, α fixed), and each release is audited by
-Dinur–Nissim reconstruction (:mod:`privpub.attacks.audit`):
+Dinur–Nissim reconstruction (:mod:`privpub.attacks.audit`, :mod:`privpub.attacks.presence`):
 
 - ``presence``: Theorem 2.6's adversary, candidates each in the table with
   prior d; the posterior of the candidates the decoder names present, with

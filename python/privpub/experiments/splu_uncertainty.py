@@ -39,7 +39,8 @@ from privpub.counting.query import Condition
 from privpub.datasets import load_adult, synthetic_census
 from privpub.domain.schema import Schema
 from privpub.splu import SPLUGen
-from privpub.splu.reconstruction import from_states, paper_em
+from privpub.splu.em import paper_em
+from privpub.splu.reconstruction import from_states
 
 #: Runs per measurement (the tests' count).
 RUNS = 2000

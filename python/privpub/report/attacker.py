@@ -1,6 +1,6 @@
 """The card's fourth section: what an attacker gets (with ``audit``).
 
-Two bounded audits from :mod:`privpub.attacks.audit`, run against the
+Two bounded audits (:mod:`privpub.attacks.audit`, :mod:`privpub.attacks.presence`), run against the
 release with the data it was made from: attribute inference (Dinur–Nissim
 reconstruction of a secret bit of records with a unique quasi-identifier)
 and, where the family makes presence claims, Theorem 2.6's presence
@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from privpub.attacks.audit import attribute_value, audit, audit_presence
+from privpub.attacks.audit import attribute_value, audit
+from privpub.attacks.presence import audit_presence
 from privpub.core.capabilities import hidden_attributes
 from privpub.core.errors import ParameterError
 from privpub.report import html

@@ -38,8 +38,8 @@ from privpub.core.inputs import TableLike
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.counting.query import Condition
 from privpub.domain.schema import Schema
+from privpub.splu.histograms import value_index
 from privpub.splu.partition import check_eligible, decoy_groups
-from privpub.splu.reconstruction import value_index
 from privpub.tables.records import records_as_codes
 
 

@@ -213,7 +213,7 @@ class SPLUGen:
         value, states ordered (¬P ¬s, ¬P s, P ¬s, P s): the paper's Eq. 13/14, as
         :func:`~privpub.splu.reconstruction.reconstruct_many` runs it. For callers that
         hold a release, not this package (the attack audits)."""
-        from privpub.splu.reconstruction import paper_em
+        from privpub.splu.em import paper_em
 
         return paper_em(np.asarray(y, dtype=np.float64), self.group_size)[0][:, -1]
 

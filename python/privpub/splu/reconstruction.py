@@ -20,7 +20,8 @@ that need care.
   M_j = [[1 − f_j/N, f_j/N], [(γ−1)/γ, 1/γ]] (rows: original ¬s_j, s_j;
   columns: published), f_j the current estimate of s_j's count, recomputed
   from x every iteration, and x_i ← Σ_k y_k m_ik x_i / Σ_r m_rk x_r (y: the
-  published state counts). How it starts and stops is ``stopping``, below.
+  published state counts). How it starts and stops is ``stopping``
+  (:mod:`privpub.splu.em`).
 - ``method="partition"`` (one sensitive attribute): the paper's model says a
   record of value s' ≠ s publishes s with probability f_s/N whatever s' is.
   The greedy partition breaks that: the largest values share groups again
@@ -50,36 +51,6 @@ that need care.
   estimator is biased even on data where P and s are independent (with P =
   all records its estimate of f_s is not f'_s, and falls outside f_s's exact
   interval: a note says so).
-
-**Stopping** (:func:`paper_em`). ``stopping="paper"`` is Sec. 5's rule: x⁰ =
-y, stop when every state changed by at most 1% of itself. Where a state's
-count decays geometrically to 0 its relative change never falls to 1%, so the
-EM runs to ``max_iter`` (flagged: ``converged`` is False); and where the EM
-converges slowly (ρ ≈ 0.998 on Adult) a 1% step is far from the fixed point:
-on Adult (γ = 5) the rule stops after one step on most queries, so the
-paper's "reconstruction" is then the published count moved one step.
-``stopping="count"`` (default) starts at the interior fixed point, which has a
-closed form (:func:`~privpub.splu.uncertainty.closed_form`: f̂_j from the
-published marginal, x̂ = M(f̂)⁻ᵀ y), and stops on the requested count alone,
-when it stops moving or when its Aitken-extrapolated limit moves by ≤ tol
-(10⁻⁶) relative, reporting that limit. Measured on the large-count pools of
-``privpub experiments splu`` (γ = 5) and the benchmark's 5,000 synthetic
-queries, against the EM run 200,000 steps
-(``python -m privpub.experiments.splu_uncertainty``):
-
-==============================  ===============================  ===============================
-queries                         paper rule: iterations median /  count rule: iterations median /
-                                mean / at the 10,000 cap; gap    mean / at the cap; gap to the
-                                to the fixed point median, max   fixed point median, max
-==============================  ===============================  ===============================
-Adult (671)                     1 / 264 / 17; 131, 1,681         1 / 110 / 3; 0.00, 0.38
-synthetic census 100K (413)     10 / 428 / 17; 93, 462           1 / 4 / 0; 0.00, 0.30
-benchmark synthetic 500K (5K)   8 / 74 / 31; 30, 381             1 / 28 / 0; 0.00, 0.001
-==============================  ===============================  ===============================
-
-(records; the 3 Adult queries left at the cap have a requested count creeping
-to 0 at a rate within 10⁻⁵ of 1, and are flagged.) ``privpub experiments
-splu`` keeps the paper's rule: its figures reproduce the paper's.
 
 **Uncertainty** (:mod:`privpub.splu.uncertainty`). ``interval(level)`` is
 what the release determines: a record of P whose decoy group holds s
@@ -142,36 +113,35 @@ distribution within P (correlated synthetic: 0.90–0.98).
 """
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
+from privpub.splu.em import (
+    STOPPING,
+    paper_em,
+    partition_estimates,
+    sharing_rates,
+    transition_matrix,
+)
 from privpub.splu.estimates import check_batch, diagnose, splu_estimates, warn
-from privpub.splu.partition import cooccurrence
-from privpub.splu.uncertainty import closed_form, delta_stderr, misfit
+from privpub.splu.histograms import (
+    joint_counts,
+    predicate_histogram,
+    predicate_histograms,
+    state_counts,
+    value_index,
+)
+from privpub.splu.uncertainty import delta_stderr, misfit
 from privpub.tables.published import PublishedView
-
-if TYPE_CHECKING:
-    from privpub.counting.query import Condition
 
 #: The estimators of count(P ∧ s …): see the module docstring.
 METHODS = ("paper", "exact-rate", "partition")
-#: The paper's stopping rule: every state's relative change at most 1%.
-PAPER_TOL = 0.01
-#: The default rule's tolerance: the requested count's projected remaining change,
-#: relative to the count (at least 1 record).
-COUNT_TOL = 1e-6
-#: The EM's stopping rules (:func:`paper_em`).
-STOPPING = ("count", "paper")
-#: Largest joint histogram (P × sensitive values) per predicate.
-MAX_CELLS = 1 << 24
 
 
 def _splu_view(view: PublishedView) -> tuple[int, list[str]]:
@@ -179,81 +149,6 @@ def _splu_view(view: PublishedView) -> tuple[int, list[str]]:
         raise ParameterError(f"expected a SPLU-Gen release (PublishedView of mechanism "
                              f"'splu'), got {view!r}")
     return int(view.parameters["group_size"]), list(view.parameters["sensitive"])
-
-
-def value_index(schema, attribute: str, value: Any) -> int:
-    """The domain index of ``value`` in ``attribute``, or a QueryError naming both."""
-    index = schema.index_of(attribute, value)
-    if index is None:
-        raise QueryError(f"value {value!r} is not in the domain of sensitive attribute "
-                         f"{attribute!r} ({schema[attribute].describe()})")
-    return index
-
-
-def _predicate(view: PublishedView, where: Any) -> Condition:
-    """P parsed against the release, refused if it reads a sensitive attribute."""
-    cond = view.condition(where)
-    overlap = [a for a in cond.attributes if a in view.parameters["sensitive"]]
-    if overlap:
-        raise QueryError(f"the predicate reads sensitive attribute(s) {overlap}; give their "
-                         "values as the query's sensitive values, P must be non-sensitive")
-    return cond
-
-
-def _joint_counts(view: PublishedView, attrs: Sequence[str], mask: Condition | None = None
-                  ) -> np.ndarray:
-    """The release's counts over ``attrs`` (shape (V_1, …)) in one pass; with
-    ``mask`` a leading axis of 2 splits them by P false / true."""
-    sizes = [view.schema[a].size for a in attrs]
-    cells = (1 if mask is None else 2) * math.prod(sizes)
-    if cells > MAX_CELLS:
-        raise ParameterError(f"{cells:,} joint cells over {list(attrs)}; the limit is "
-                             f"{MAX_CELLS:,}")
-    total = np.zeros(cells, dtype=np.int64)
-    needed = sorted(set(attrs) | (set() if mask is None else set(mask.attributes)))
-    for batch in view.rows.batches(needed):
-        rows = len(batch[needed[0]]) if needed else len(view)
-        index = (np.zeros(rows, dtype=np.int64) if mask is None
-                 else mask.mask_digits(batch, rows).astype(np.int64))
-        for a, size in zip(attrs, sizes, strict=True):
-            index = index * size + batch[a]
-        total += np.bincount(index, minlength=cells)
-    return total.reshape(([] if mask is None else [2]) + sizes)
-
-
-def _histogram(view: PublishedView, where: Any, attrs: list[str]) -> np.ndarray:
-    """Joint counts over (P true/false, each attribute's value): shape (2, V_1, …).
-    P false is index 0 along the first axis; the paper's state order puts P first."""
-    return _joint_counts(view, attrs, _predicate(view, where))
-
-
-def _histograms(view: PublishedView, wheres: Sequence[Any], attrs: list[str]
-                ) -> list[np.ndarray]:
-    """:func:`_histogram` for many predicates: those reading the same attributes
-    share one pass, counting the joint histogram over their attributes and
-    ``attrs`` once and summing it over the tuples of the attributes' domain
-    each predicate holds on (exact: P depends on those attributes alone).
-    Where that joint histogram would pass the cell limit, a pass per predicate."""
-    conds = [_predicate(view, w) for w in wheres]
-    out: list[np.ndarray] = [np.zeros(0)] * len(conds)
-    by_attrs: dict[tuple[str, ...], list[int]] = {}
-    for i, cond in enumerate(conds):
-        by_attrs.setdefault(tuple(cond.attributes), []).append(i)
-    schema, sizes = view.schema, [view.schema[a].size for a in attrs]
-    for pattrs, members in by_attrs.items():
-        domain = math.prod(schema[a].size for a in pattrs)
-        if len(members) == 1 or domain * math.prod(sizes) > MAX_CELLS:
-            for i in members:
-                out[i] = _joint_counts(view, attrs, conds[i])
-            continue
-        joint = _joint_counts(view, [*pattrs, *attrs]).reshape(domain, -1)
-        digits = np.indices([schema[a].size for a in pattrs]).reshape(len(pattrs), domain)
-        tuples = {a: digits[j] for j, a in enumerate(pattrs)}
-        for i in members:
-            holds = conds[i].mask_digits(tuples, domain)
-            out[i] = np.stack([joint[~holds].sum(axis=0), joint[holds].sum(axis=0)]
-                              ).reshape(2, *sizes)
-    return out
 
 
 def sensitive_counts(view: PublishedView, attribute: str) -> Estimates:
@@ -287,7 +182,7 @@ def sensitive_count(view: PublishedView, attribute: str, value: Any) -> Estimate
 
 
 def _sensitive_counts(view: PublishedView, attribute: str, group_size: int) -> Estimates:
-    counts = _histogram(view, None, [attribute]).sum(axis=0).astype(float)
+    counts = predicate_histogram(view, None, [attribute]).sum(axis=0).astype(float)
     n = counts.sum()
     states = np.zeros((len(counts), 4))
     states[:, 2], states[:, 3] = n - counts, counts
@@ -297,183 +192,6 @@ def _sensitive_counts(view: PublishedView, attribute: str, group_size: int) -> E
     return _batch(counts, stderr, [states[i] for i in range(q)], np.zeros(q, dtype=np.int64),
                   np.ones(q, dtype=bool), "mle", group_size, np.zeros(q),
                   [(None, {attribute: v}) for v in labels], "count")
-
-
-def _states(hist: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """y for each query: published counts of the K = 2^{w+1} states, P slowest,
-    then s_1 … s_w (bit 1 = the query's value). ``index`` is (Q, w) value indices."""
-    q, w = index.shape
-    y = np.empty((q, 2, *([2] * w)))
-    for p in (0, 1):
-        h = hist[p].reshape(1, *hist.shape[1:]).repeat(q, axis=0).astype(float)
-        # Collapse one attribute at a time into (¬s_j, s_j).
-        for j in range(w):
-            axis = 1 + j
-            hit = np.take_along_axis(h, _expand(index[:, j], h.ndim), axis=axis)
-            rest = h.sum(axis=axis, keepdims=True) - hit
-            h = np.concatenate([rest, hit], axis=axis)
-        y[:, p] = h
-    return y.reshape(q, -1)
-
-
-def _expand(idx: np.ndarray, ndim: int) -> np.ndarray:
-    """(Q,) indices shaped (Q, 1, …, 1) to take along any axis of a (Q, …) array."""
-    shape = [1] * ndim
-    shape[0] = len(idx)
-    return idx.reshape(shape)
-
-
-@functools.cache
-def _bits(w: int) -> np.ndarray:
-    """(K, w+1) state bits: column 0 is P, column j is s_j (cached: the EM asks
-    for them every iteration; read-only)."""
-    k = np.arange(2 ** (w + 1))
-    out = np.stack([(k >> (w - j)) & 1 for j in range(w + 1)], axis=1)
-    out.flags.writeable = False
-    return out
-
-
-def _factors(x: np.ndarray, group_size: int, bits: np.ndarray, exact_rate: bool) -> np.ndarray:
-    """M_1 … M_w for each row of x: (Q, w, 2, 2), rows original, columns published."""
-    q, w = len(x), bits.shape[1] - 1
-    n = x.sum(axis=1)
-    out = np.empty((q, w, 2, 2))
-    out[:, :, 1, 0], out[:, :, 1, 1] = (group_size - 1) / group_size, 1 / group_size
-    for j in range(w):
-        fj = x[:, bits[:, j + 1] == 1].sum(axis=1)
-        if exact_rate:
-            rate = np.divide(fj * (group_size - 1), group_size * (n - fj), out=np.zeros(q),
-                             where=n > fj)
-        else:
-            rate = np.divide(fj, n, out=np.zeros(q), where=n > 0)
-        out[:, j, 0, 0], out[:, j, 0, 1] = 1 - rate, rate
-    return out
-
-
-def transition_matrix(x: np.ndarray, group_size: int, exact_rate: bool = False) -> np.ndarray:
-    """M = I_2 ⊗ M_1 ⊗ … ⊗ M_w for each row of x (Q, K): (Q, K, K), rows the
-    original state, columns the published one, M_j = [[1 − f_j/N, f_j/N],
-    [(γ−1)/γ, 1/γ]] with f_j = Σ x over the states where s_j holds, N = Σ x.
-    With ``exact_rate`` the ¬s_j → s_j entry is the partition's average rate
-    f_j(γ−1)/(γ(N − f_j)) instead of the paper's f_j/N (module docstring)."""
-    bits = _bits(int(np.log2(x.shape[1])) - 1)
-    factors = _factors(x, group_size, bits, exact_rate)
-    m = np.empty((len(x), len(bits), len(bits)))
-    m[:] = bits[:, None, 0] == bits[None, :, 0]
-    for j in range(factors.shape[1]):
-        m *= factors[:, j][:, bits[:, j + 1][:, None], bits[:, j + 1][None, :]]
-    return m
-
-
-def _em_start(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
-    """The ``count`` rule's x⁰: the interior fixed point (:func:`closed_form`) with
-    negative states raised to a small positive count (so that the EM can still
-    move them), or y where it has no fixed point in closed form."""
-    x = closed_form(y, group_size, exact_rate)
-    floor = np.minimum(0.5, y.sum(axis=1, keepdims=True) / (2 * y.shape[1]))
-    half = y.shape[1] // 2  # a block of P with no records keeps its states at 0
-    empty = np.repeat(y.reshape(len(y), 2, half).sum(axis=2) == 0, half, axis=1)
-    start = np.where(empty, 0.0, np.maximum(x, floor))
-    return np.where(np.isfinite(x).all(axis=1)[:, None], start, y)
-
-
-def paper_em(y: np.ndarray, group_size: int, tol: float | None = None, max_iter: int = 10_000,
-             exact_rate: bool = False, stopping: str = "count"
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Eq. 13/14 for a batch: y is (Q, K) published state counts; returns x
-    (Q, K), iterations and converged (its stopping rule fired before
-    ``max_iter``), each query stopped on its own (the batch shrinks to the
-    queries still moving).
-
-    Stopping rules (module docstring):
-
-    - ``"count"`` (default): start at the interior fixed point x̂ = M(f̂)⁻ᵀ y
-      (:func:`~privpub.splu.uncertainty.closed_form`; negative states raised to
-      ½ record so that the EM can still move them) and stop on the *requested*
-      count x_{K−1} alone: when it no longer moves (|Δ_t| ≤ 10⁻¹⁰·max(|x|, 1):
-      an interior fixed point stops at once), or when its limit is settled.
-      The EM converges linearly, Δ_t ≈ ρ·Δ_{t−1}, so the limit is
-      L_t = x_t + Δ_t·ρ_t/(1 − ρ_t) with ρ_t = Δ_t/Δ_{t−1} ∈ [0, 1) (Aitken's
-      Δ²); stop when |L_t − L_{t−1}| ≤ tol·max(|L_t|, 1) and report L_t
-      (clipped to [0, N]). tol defaults to 10⁻⁶. Where the requested count
-      decays geometrically to 0 this stops as soon as the rate settles (L = 0)
-      instead of after thousands of steps, and another state decaying to 0
-      does not hold it up.
-    - ``"paper"``: x⁰ = y, stop when every state's |Δx_i| ≤ tol·x_i (Sec. 5,
-      tol = 0.01). It stops after one step on most Adult queries (γ = 5), far
-      from the fixed point, and never where a state decays to 0.
-    """
-    if stopping not in STOPPING:
-        raise ParameterError(f"stopping must be one of {list(STOPPING)}, got {stopping!r}")
-    tol = (PAPER_TOL if stopping == "paper" else COUNT_TOL) if tol is None else tol
-    y = np.asarray(y, dtype=np.float64)
-    q = len(y)
-    n = y.sum(axis=1)
-    x = y.copy() if stopping == "paper" else _em_start(y, group_size, exact_rate)
-    iterations = np.zeros(q, dtype=np.int64)
-    converged = n == 0
-    step = np.full(q, np.nan)   # the requested count's last change
-    limit = np.full(q, np.nan)  # its Aitken extrapolation
-    result = x[:, -1].copy()
-    active = np.flatnonzero(~converged)
-    for _ in range(max_iter):
-        if len(active) == 0:
-            break
-        xa, ya = x[active], y[active]
-        m = transition_matrix(xa, group_size, exact_rate)
-        denom = np.einsum("qik,qi->qk", m, xa)
-        ratio = np.divide(ya, denom, out=np.zeros_like(denom), where=denom > 0)
-        new = xa * np.einsum("qik,qk->qi", m, ratio)
-        iterations[active] += 1
-        if stopping == "paper":
-            done = np.all(np.abs(new - xa) <= tol * xa, axis=1)
-            result[active] = new[:, -1]
-        else:
-            change = new[:, -1] - xa[:, -1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                rate = change / step[active]
-                ahead = np.where((rate >= 0) & (rate < 1), new[:, -1] + change * rate / (1 - rate),
-                                 np.nan)
-            scale = np.maximum(np.abs(new[:, -1]), 1.0)
-            still = np.abs(change) <= 1e-10 * scale
-            settled = np.abs(ahead - limit[active]) <= tol * np.maximum(np.abs(ahead), 1.0)
-            done = still | settled
-            result[active] = np.where(still | ~settled, new[:, -1],
-                                      np.clip(ahead, 0.0, new.sum(axis=1)))
-            step[active], limit[active] = change, ahead
-        x[active] = new
-        converged[active[done]] = True
-        active = active[~done]
-    x[:, -1] = result
-    return x, iterations, converged
-
-
-def _sharing_rates(freq: np.ndarray, group_size: int) -> np.ndarray:
-    """t[s', s]: the share of the groups holding an s'-record in which it publishes
-    s (from the partition rebuilt from the published frequencies; 0 on the
-    diagonal). It depends on the release alone: built once per attribute."""
-    c = cooccurrence(freq, group_size).astype(float)
-    grouped = np.diag(c).copy()
-    t = np.divide(c, group_size * grouped[:, None], out=np.zeros_like(c),
-                  where=grouped[:, None] > 0)
-    np.fill_diagonal(t, 0.0)
-    return t
-
-
-def _partition_estimates(hist: np.ndarray, t: np.ndarray, group_size: int, rounds: int
-                         ) -> np.ndarray:
-    """count(P ∧ s) for every value s of one sensitive attribute (module docstring),
-    from the sharing rates ``t`` (:func:`_sharing_rates`)."""
-    y = hist[1].astype(float)
-    n_p = y.sum()
-    weights = y.copy()
-    x = y.copy()
-    for _ in range(rounds):
-        others = weights.sum() - weights  # Σ_{s' ≠ s} w(s')
-        rate = np.divide(weights @ t, others, out=np.zeros_like(y), where=others > 0)
-        x = np.clip((y - rate * n_p) / (1 / group_size - rate), 0.0, n_p)
-        weights = x
-    return x
 
 
 def from_states(y: np.ndarray, group_size: int, method: str = "paper", stopping: str = "count",
@@ -545,7 +263,7 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
         if method == "partition" and len(attrs) > 1:
             raise ParameterError("method='partition' handles one sensitive attribute per "
                                  f"query; query #{i} names {attrs}")
-        # SQL text keys as given (parsed once per distinct text, in _histogram);
+        # SQL text keys as given (parsed once per distinct text, in predicate_histogram);
         # expressions and mappings as their text (labels, which parse back to them).
         text = where if where is None or isinstance(where, str) else view.condition(where).text
         key = (text, tuple(attrs))
@@ -563,19 +281,19 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
     for attrs in {a for _, a in keys}:
         wheres = [w for w, a in keys if a == attrs]
         hists |= {(w, attrs): h for w, h in
-                  zip(wheres, _histograms(view, wheres, list(attrs)), strict=True)}
+                  zip(wheres, predicate_histograms(view, wheres, list(attrs)), strict=True)}
     for (where, attrs), members in groups.items():
         hist = hists[(where, attrs)]
         index = np.array([parsed[i] for i in members], dtype=np.int64)
-        for i, row in zip(members, _states(hist, index), strict=True):
+        for i, row in zip(members, state_counts(hist, index), strict=True):
             states[i] = row
         if method != "partition":
             pending.setdefault(len(attrs), []).extend(members)
             continue
         a = attrs[0]
         if a not in rates:
-            rates[a] = _sharing_rates(_joint_counts(view, [a]), group_size)
-        x = _partition_estimates(hist, rates[a], group_size, rounds)
+            rates[a] = sharing_rates(joint_counts(view, [a]), group_size)
+        x = partition_estimates(hist, rates[a], group_size, rounds)
         value[members] = x[index[:, 0]]
         iterations[members] = rounds
     for members in pending.values():
@@ -596,7 +314,7 @@ def reconstruct_many(view: PublishedView, queries: Sequence[tuple[Any, Mapping[s
     same predicate and attributes share one pass over the release; the
     reconstruction runs vectorised over all of them.
 
-    ``stopping`` chooses the EM's rule (:func:`paper_em`): ``"count"`` (default)
+    ``stopping`` chooses the EM's rule (:func:`~privpub.splu.em.paper_em`): ``"count"`` (default)
     runs to the requested count's fixed point within ``tol`` (default 10⁻⁶,
     relative); ``"paper"`` is Sec. 5's rule (every state's change ≤ ``tol``,
     default 1%) for reproductions. Raises one

@@ -1,0 +1,108 @@
+"""The plan's explanation: the table's paragraph and the paragraph of a family on
+the (k, γ) grid (its feasible region, why the rest is refused, in terms of n, m
+and n/m, and what to try instead). Each family's planner writes its own
+paragraph, calling :func:`explain_grid` for a (k, γ) grid."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from privpub.core.planners import planner, view_size_text
+
+if TYPE_CHECKING:
+    from privpub.planning import Plan
+
+
+def explain_table(p: Plan) -> str:
+    text = (f"The table: n = {p.n:,} records over a domain of m = {p.m:,} tuples, "
+            f"n/m = {p.density:.4g}.")
+    if p.distinct is None:
+        text += " Planned from the schema alone: the records are taken as n distinct tuples."
+    elif p.distinct < p.n:
+        text += (f" It repeats tuples ({p.distinct:,} distinct); views are planned for "
+                 f"duplicates={p.duplicates!r}.")
+    if p.derived:
+        text += (f" The domains of {', '.join(p.derived)} were derived from the data (only "
+                 "the values that occur): declared domains make m larger and n/m smaller, "
+                 "and keep the domain from revealing the data.")
+    return text
+
+
+def explain_grid(p: Plan, mechanism: str) -> str:
+    label = planner(mechanism).label
+    regions = [r for r in p.regions if r["mechanism"] == mechanism]
+    calibrations = list(dict.fromkeys(r["calibration"] for r in regions))
+    lead = planner(mechanism).main_variant
+    main = lead if lead in calibrations else calibrations[0]
+    region = [r for r in regions if r["calibration"] == main]
+    name = label if main is None else f"{label} (calibration {main!r})"
+    floor = "k ≥ 1" if all(r["largest_k"] is None or r["largest_k"] >= 1 for r in region) \
+        else "k"
+    lines = [f"{name}: the largest feasible {floor} by γ: " + "; ".join(
+        f"γ = {r['gamma']:g}: " + ("none" if r["largest_k"] is None else f"{r['largest_k']:.4g}")
+        for r in region) + "."]
+    # Dense: no k ≥ 1 at some γ (whether or not smaller k were allowed).
+    refused = [r for r in region if r["largest_k_any"] is None or r["largest_k_any"] < 1]
+    if refused:
+        lines.append(_dense(p, label, mechanism, max(refused, key=lambda r: r["gamma"]),
+                            [r["gamma"] for r in refused]))
+    feasible = [r for r in p.rows if r["mechanism"] == mechanism
+                and r["calibration"] == main and r["feasible"]]
+    if feasible:
+        big = max(feasible, key=lambda r: r["rows"])
+        tight = min(feasible, key=lambda r: r["error_bound"])
+        lines.append(f"Largest view in the grid: {view_size_text(big['rows'], big['bytes'])} at "
+                     f"k = {big['k']:g}, γ = {big['gamma']:g}; smallest error bound "
+                     f"{tight['error_bound']:,.1f} (each query, w.p. ≥ "
+                     f"{1 - p.failure_probability:g}) at "
+                     f"k = {tight['k']:g}, γ = {tight['gamma']:g}.")
+        weak = [r for r in feasible if r["weak_usefulness"]]
+        if weak:
+            lines.append(f"At {len(weak)} of these {len(feasible)} points the bound is at least "
+                         f"the typical count {weak[0]['typical_count']:,.1f} (n/|D| for the "
+                         "attribute with the fewest values), so the release could not tell "
+                         "typical counts from zero: usefulness only weak (weak_usefulness).")
+    for other in calibrations:
+        if other != main:
+            lines.append(f"Calibration {other!r}: largest feasible k by γ: " + "; ".join(
+                f"γ = {r['gamma']:g}: "
+                + ("none" if r["largest_k"] is None else f"{r['largest_k']:.4g}")
+                for r in regions if r["calibration"] == other) + ".")
+    return " ".join(lines)
+
+
+def _dense(p: Plan, label: str, mechanism: str, worst: dict[str, Any],
+           refused: list[float]) -> str:
+    """Why no k ≥ 1 is accepted at some γ, in the table's numbers, and what to try."""
+    g, k_any = worst["gamma"], worst["largest_k_any"]
+    if k_any is None:
+        return (f"n/m = {p.density:.4g}: at γ = {g:g} the library accepts no prior at all for "
+                f"{label}.")
+    d_max = k_any * p.density
+    others = [x for x in refused if x != g]
+    text = (f"n/m = {p.density:.4g}: this table is too dense for {label} to hide a tuple from "
+            f"an adversary with prior above {d_max:.4g} at γ = {g:g}"
+            + (f" (and less at γ = {', '.join(f'{x:g}' for x in others)})" if others else "")
+            + f", yet every adversary the paper protects against (k ≥ 1) may have prior "
+              f"n/m = {p.density:.4g}: no k ≥ 1 is accepted (k < {k_any:.4g} would be). "
+              "Consider: ")
+    splu = [r for r in p.regions if "largest_group_size" in r]  # group-size families
+    eligible = [r for r in splu if r["largest_group_size"] is not None]
+    if eligible:
+        best = max(eligible, key=lambda r: r["largest_group_size"])
+        text += (f"SPLU-Gen, which bounds no prior (sensitive {best['sensitive']!r}: decoy "
+                 f"groups up to γ = {best['largest_group_size']}); ")
+    elif not splu:
+        text += "SPLU-Gen (plan it with mechanisms=[..., 'splu']); "
+    elif p.distinct is None:
+        text += "SPLU-Gen (its eligibility needs the table); "
+    else:
+        text += "SPLU-Gen (not eligible for the sensitive attributes planned; try others); "
+    top_k = max((r["k"] for r in p.rows if r["k"] is not None), default=1.0)
+    needs = ", ".join(f"k = {k:g} needs m ≥ {math.ceil(k * p.n / d_max):,} "
+                      f"(×{k * p.density / d_max:.3g} the current m)"
+                      for k in sorted({1.0, float(top_k)}))
+    text += (f"more attributes or larger domains (at γ = {g:g}, {needs}); or a smaller k, "
+             f"below {k_any:.4g}, which protects no adversary whose prior is at the base rate")
+    return text + planner(mechanism).below_base_rate + "."

@@ -1,0 +1,121 @@
+"""What a reconstruction reads off a SPLU-Gen release: the joint counts of a
+predicate P (on non-sensitive attributes) and the sensitive values, in one
+pass per predicate (or per group of predicates on the same attributes), and
+each query's published state counts y (:mod:`privpub.splu.em` estimates from
+them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from privpub.core.errors import ParameterError, QueryError
+from privpub.tables.published import PublishedView
+
+if TYPE_CHECKING:
+    from privpub.counting.query import Condition
+
+#: Largest joint histogram (P × sensitive values) per predicate.
+MAX_CELLS = 1 << 24
+
+
+def value_index(schema, attribute: str, value: Any) -> int:
+    """The domain index of ``value`` in ``attribute``, or a QueryError naming both."""
+    index = schema.index_of(attribute, value)
+    if index is None:
+        raise QueryError(f"value {value!r} is not in the domain of sensitive attribute "
+                         f"{attribute!r} ({schema[attribute].describe()})")
+    return index
+
+
+def _predicate(view: PublishedView, where: Any) -> Condition:
+    """P parsed against the release, refused if it reads a sensitive attribute."""
+    cond = view.condition(where)
+    overlap = [a for a in cond.attributes if a in view.parameters["sensitive"]]
+    if overlap:
+        raise QueryError(f"the predicate reads sensitive attribute(s) {overlap}; give their "
+                         "values as the query's sensitive values, P must be non-sensitive")
+    return cond
+
+
+def joint_counts(view: PublishedView, attrs: Sequence[str], mask: Condition | None = None
+                 ) -> np.ndarray:
+    """The release's counts over ``attrs`` (shape (V_1, …)) in one pass; with
+    ``mask`` a leading axis of 2 splits them by P false / true."""
+    sizes = [view.schema[a].size for a in attrs]
+    cells = (1 if mask is None else 2) * math.prod(sizes)
+    if cells > MAX_CELLS:
+        raise ParameterError(f"{cells:,} joint cells over {list(attrs)}; the limit is "
+                             f"{MAX_CELLS:,}")
+    total = np.zeros(cells, dtype=np.int64)
+    needed = sorted(set(attrs) | (set() if mask is None else set(mask.attributes)))
+    for batch in view.rows.batches(needed):
+        rows = len(batch[needed[0]]) if needed else len(view)
+        index = (np.zeros(rows, dtype=np.int64) if mask is None
+                 else mask.mask_digits(batch, rows).astype(np.int64))
+        for a, size in zip(attrs, sizes, strict=True):
+            index = index * size + batch[a]
+        total += np.bincount(index, minlength=cells)
+    return total.reshape(([] if mask is None else [2]) + sizes)
+
+
+def predicate_histogram(view: PublishedView, where: Any, attrs: list[str]) -> np.ndarray:
+    """Joint counts over (P true/false, each attribute's value): shape (2, V_1, …).
+    P false is index 0 along the first axis; the paper's state order puts P first."""
+    return joint_counts(view, attrs, _predicate(view, where))
+
+
+def predicate_histograms(view: PublishedView, wheres: Sequence[Any], attrs: list[str]
+                ) -> list[np.ndarray]:
+    """:func:`predicate_histogram` for many predicates: those reading the same attributes
+    share one pass, counting the joint histogram over their attributes and
+    ``attrs`` once and summing it over the tuples of the attributes' domain
+    each predicate holds on (exact: P depends on those attributes alone).
+    Where that joint histogram would pass the cell limit, a pass per predicate."""
+    conds = [_predicate(view, w) for w in wheres]
+    out: list[np.ndarray] = [np.zeros(0)] * len(conds)
+    by_attrs: dict[tuple[str, ...], list[int]] = {}
+    for i, cond in enumerate(conds):
+        by_attrs.setdefault(tuple(cond.attributes), []).append(i)
+    schema, sizes = view.schema, [view.schema[a].size for a in attrs]
+    for pattrs, members in by_attrs.items():
+        domain = math.prod(schema[a].size for a in pattrs)
+        if len(members) == 1 or domain * math.prod(sizes) > MAX_CELLS:
+            for i in members:
+                out[i] = joint_counts(view, attrs, conds[i])
+            continue
+        joint = joint_counts(view, [*pattrs, *attrs]).reshape(domain, -1)
+        digits = np.indices([schema[a].size for a in pattrs]).reshape(len(pattrs), domain)
+        tuples = {a: digits[j] for j, a in enumerate(pattrs)}
+        for i in members:
+            holds = conds[i].mask_digits(tuples, domain)
+            out[i] = np.stack([joint[~holds].sum(axis=0), joint[holds].sum(axis=0)]
+                              ).reshape(2, *sizes)
+    return out
+
+
+def state_counts(hist: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """y for each query: published counts of the K = 2^{w+1} states, P slowest,
+    then s_1 … s_w (bit 1 = the query's value). ``index`` is (Q, w) value indices."""
+    q, w = index.shape
+    y = np.empty((q, 2, *([2] * w)))
+    for p in (0, 1):
+        h = hist[p].reshape(1, *hist.shape[1:]).repeat(q, axis=0).astype(float)
+        # Collapse one attribute at a time into (¬s_j, s_j).
+        for j in range(w):
+            axis = 1 + j
+            hit = np.take_along_axis(h, _expand(index[:, j], h.ndim), axis=axis)
+            rest = h.sum(axis=axis, keepdims=True) - hit
+            h = np.concatenate([rest, hit], axis=axis)
+        y[:, p] = h
+    return y.reshape(q, -1)
+
+
+def _expand(idx: np.ndarray, ndim: int) -> np.ndarray:
+    """(Q,) indices shaped (Q, 1, …, 1) to take along any axis of a (Q, …) array."""
+    shape = [1] * ndim
+    shape[0] = len(idx)
+    return idx.reshape(shape)
