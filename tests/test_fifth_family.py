@@ -2,13 +2,19 @@
 
 The package below, ``identity_family``, is written to a temporary directory and
 imported as any third-party package would be: a mechanism that publishes the
-records unchanged (no privacy: its guarantee says so) and a planner. It uses
-only privpub's public registries (``register_mechanism``, ``register_planner``)
-and the capabilities core declares (:mod:`privpub.core.capabilities`: it is a
-``CountEstimator`` whose law is a ``CountIntervalLaw``). No privpub module is
-edited, and yet estimation, reopening from the file, the release card (with
-both audits), the audits themselves and ``privpub.plan`` all take it. The
-registries are restored afterwards, so no other test sees the family.
+records unchanged (no privacy: its guarantee says so; with ``duplicates="set"``
+the distinct tuples) and a planner. It uses only privpub's public registries
+(``register_mechanism``, ``register_planner``) and the capabilities core
+declares (:mod:`privpub.core.capabilities`: it is a ``CountEstimator`` whose
+law is a ``CountIntervalLaw``, states an error bound, its record facts and its
+parameters' meanings). No privpub module is edited, and yet estimation,
+reopening from the file, the release card (with both audits), the audits
+themselves and ``privpub.plan`` all take it. Its parameters hold none of the
+keys the older families store their bound, ε and record facts under
+(``error_bound``, ``failure_probability``, ``records``), so estimates and the
+card show what it declares only if the floors ask the capabilities, never the
+keys. The registries are restored afterwards, so no other test sees the
+family.
 """
 
 from __future__ import annotations
@@ -35,12 +41,18 @@ from typing import Any
 
 import numpy as np
 
+from privpub.core.capabilities import StatedBound
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.planners import register_planner, view_size_text
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import resolve_seed
 from privpub.tables.published import PublishedView
-from privpub.tables.records import records_as_codes
+from privpub.tables.records import (
+    as_schema_codes,
+    distinct_sorted,
+    records_as_codes,
+    sorted_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -57,16 +69,20 @@ class ExactLaw:
 @register_mechanism
 class Identity:
     name = "identity"
+    #: DescribesParameters: what the card says its parameters are.
+    parameter_meanings = {"n": ("|I|", "rows the identity published, each as it is"),
+                          "duplicates": ("—", "what a repeated tuple became")}
 
-    def __init__(self, schema, n=None):
-        self.schema, self.n = schema, n
+    def __init__(self, schema, n=None, duplicates="records", given=None):
+        self.schema, self.n, self.duplicates, self.given = schema, n, duplicates, given
 
     @classmethod
     def from_parameters(cls, schema, parameters):
-        return cls(schema, n=parameters.get("n"))
+        return cls(schema, n=parameters.get("n"), duplicates=parameters.get("duplicates"),
+                   given=parameters.get("given"))
 
     def parameters(self):
-        return {"n": self.n}
+        return {"n": self.n, "duplicates": self.duplicates, "given": self.given}
 
     def guarantee(self):
         return Guarantee("identity (every record as it is)", (
@@ -75,9 +91,12 @@ class Identity:
             Claim("usefulness", True, "Every count is exact.", "by construction")))
 
     def publish(self, data, seed=None):
-        codes = records_as_codes(self.schema, data)
+        rows = sorted_rows(records_as_codes(self.schema, data))
+        kept = distinct_sorted(rows) if self.duplicates == "set" else rows
         policy = resolve_seed(seed).policy
-        return PublishedView(codes, self.schema, self.name, {"n": len(codes)}, policy)
+        return PublishedView(as_schema_codes(self.schema, kept), self.schema, self.name,
+                             {"n": len(kept), "duplicates": self.duplicates,
+                              "given": len(rows)}, policy)
 
     # CountEstimator: what the table machinery and the audits call.
     def estimate(self, counts):
@@ -86,6 +105,15 @@ class Identity:
 
     def interval_law(self, counts):
         return ExactLaw(counts.n_view)
+
+    # StatesErrorBound: every count is exact, so any positive bound holds; it states
+    # ±0.5, failing with probability at most ε = 0.01.
+    def stated_bound(self):
+        return StatedBound(0.5, 0.01)
+
+    # PublishesRecords: every record, or the distinct tuples.
+    def record_facts(self):
+        return {"duplicates": self.duplicates, "records_given": self.given}
 
 
 @register_planner
@@ -141,7 +169,7 @@ def table():
     rng = np.random.default_rng(5)
     df = pd.DataFrame({"a": rng.integers(0, 200, 400), "b": rng.integers(0, 200, 400),
                        "s": rng.choice(["no", "yes"], 400)})
-    return schema, df
+    return schema, pd.concat([df, df.iloc[:1]], ignore_index=True)  # one tuple repeated
 
 
 def test_it_estimates_through_the_declared_contract(identity, table, tmp_path):
@@ -184,14 +212,22 @@ def test_the_card_takes_it(identity, table):
                  "does NOT hold", "What an attacker gets", "Attribute inference",
                  "Alternatives"):
         assert text in card, text
+    # What the family declares, and its parameters do not hold under the older families'
+    # keys: its bound and ε (StatesErrorBound), its parameters' meanings
+    # (DescribesParameters), how it published repeats (PublishesRecords: the plan of the
+    # alternatives is made for them, at its ε).
+    for text in ("±0.5 per query", "for each fixed query, with probability ≥ 0.99",
+                 "rows the identity published, each as it is",
+                 "views are planned for duplicates=&#x27;records&#x27;", "w.p. ≥ 0.99"):
+        assert text in card, text
 
 
 def test_the_plan_takes_it(identity, table):
     schema, df = table
     found = privpub.plan(df, schema=schema, mechanisms=["identity"])
     assert [r["mechanism"] for r in found.rows] == ["identity"]
-    assert "identity: publishes the n = 400 records as they are" in found.explain()
-    assert privpub.expected_view_size(identity.Identity(schema, n=400)) == (400.0, 3200)
+    assert "identity: publishes the n = 401 records as they are" in found.explain()
+    assert privpub.expected_view_size(identity.Identity(schema, n=401)) == (401.0, 3208)
     with pytest.raises(privpub.ParameterError, match="identity"):
         privpub.plan(df, schema=schema, mechanisms=["nothing"])
 

@@ -169,3 +169,18 @@ def test_a_weak_usefulness_claim_is_a_warning_block(card):
     assert block.count('class="warning"') == 1
     assert "cannot tell typical counts from zero" in block and "bound ≥ typical count" in block
     assert "cannot tell typical counts from zero" not in card
+
+
+def test_a_release_of_data_without_repeats_has_its_alternatives():
+    """Data that repeat no tuple publish with the record facts' duplicates = "none";
+    the alternatives plan them as a set (the same when nothing repeats). plan refused
+    "none" and the card with it."""
+    schema = privpub.Schema([privpub.IntRange("a", 0, 99), privpub.IntRange("b", 0, 49)])
+    df = pd.DataFrame({"a": np.arange(300) % 100, "b": np.arange(300) // 100})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", privpub.UsefulnessWarning)
+        view = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.5, k=2).publish(df,
+                                                                                      seed=1)
+    assert view.parameters["records"]["duplicates"] == "none"
+    page = view.report(df, n_queries=3).html
+    assert "privpub.plan over γ" in page and "Not planned" not in page

@@ -47,9 +47,11 @@ import numpy as np
 from privpub.alphabeta import claims, estimator, publishing
 from privpub.alphabeta.accounting import CALIBRATIONS, alphabeta_error_bound, calibrate
 from privpub.alphabeta.draw import Draw
+from privpub.alphabeta.meanings import ALPHABETA_PARAMETERS
 from privpub.alphabeta.publishing import MAX_NOISE_ROWS
 from privpub.alphabeta.source import SourceDistribution, largest_weight
 from privpub.core import validate
+from privpub.core.capabilities import StatedBound
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Guarantee, Resolution
 from privpub.core.inputs import TableLike
@@ -107,6 +109,8 @@ class AlphaBeta:
     name = "alphabeta"
     #: Parameter names that files written by earlier versions store, and their names now.
     renamed_parameters: ClassVar[dict[str, str]] = {"epsilon": "failure_probability"}
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings: ClassVar[Mapping[str, tuple[str, str]]] = ALPHABETA_PARAMETERS
 
     @renamed_keywords(epsilon="failure_probability")
     def __init__(self, schema: Schema, alpha: float, beta: float, *, n: int | None = None,
@@ -263,6 +267,16 @@ class AlphaBeta:
             return None
         return alphabeta_error_bound(self.alpha, self.beta_max, self.n, self.schema.size,
                                      self.failure_probability, source=self.source is not None)
+
+    def stated_bound(self) -> StatedBound:
+        """The per-query (ρ, ε) bound and ε
+        (:class:`~privpub.core.capabilities.StatesErrorBound`)."""
+        return StatedBound(self.error_bound(), self.failure_probability)
+
+    def record_facts(self) -> Mapping[str, Any] | None:
+        """How repeated tuples were published
+        (:class:`~privpub.core.capabilities.PublishesRecords`)."""
+        return self.records
 
     def parameters(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "beta": self.beta, "n": self.n, "d": self.d,

@@ -42,17 +42,19 @@ inequality turns that into a bound for each fixed query.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from privpub import _core
 from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.estimator import SplitLaw, count_top, records_law
+from privpub.alphabeta.meanings import MULTIVIEW_PARAMETERS
 from privpub.alphabeta.mechanism import AlphaBeta, prior_bound
 from privpub.alphabeta.sequence import VIEW_CALIBRATIONS, calibrate_views, view_probabilities
 from privpub.alphabeta.sequence_claims import history_claim, region_claim, sequence_claims
 from privpub.core import validate
+from privpub.core.capabilities import StatedBound
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Guarantee, Resolution, usefulness_claim, warn_if_weak
 from privpub.core.inputs import TableLike
@@ -79,6 +81,8 @@ class MultiViewStep:
 
     name = "alphabeta-multiview"
     renamed_parameters = AlphaBeta.renamed_parameters
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings: ClassVar[Mapping[str, tuple[str, str]]] = MULTIVIEW_PARAMETERS
 
     def __init__(self, mech: AlphaBeta, view_index: int, max_views: int,
                  previous_rows: int = 0, histories: Sequence[Sequence[int]] | None = None):
@@ -112,6 +116,16 @@ class MultiViewStep:
                     + self.previous_rows * p_prev * (1 - p_prev) / (s - p_prev) ** 2
                     + self.mech.schema.size * p_fresh * (1 - p_fresh) / (s - p_fresh) ** 2)
         return bernstein_deviation(variance, scale, self.mech.failure_probability)
+
+    def stated_bound(self) -> StatedBound:
+        """The per-query (ρ, ε) bound and ε
+        (:class:`~privpub.core.capabilities.StatesErrorBound`)."""
+        return StatedBound(self.error_bound(), self.mech.failure_probability)
+
+    def record_facts(self) -> Mapping[str, Any] | None:
+        """How repeated tuples were published
+        (:class:`~privpub.core.capabilities.PublishesRecords`)."""
+        return self.mech.records
 
     def parameters(self) -> dict[str, Any]:
         _, p_prev, p_fresh = self.probabilities()

@@ -62,6 +62,10 @@ class AlphaBetaPlanner:
         """The mechanism as the release states it: n and the bound for the records published."""
         return mech.with_records(facts.published, facts.records_facts)
 
+    def grid_parameters(self, mech: AlphaBeta) -> dict[str, Any]:
+        """The plan's columns αβ's mechanism fills."""
+        return {"alpha": mech.alpha, "beta": mech.beta}
+
     def expected_rows(self, mech: AlphaBeta, n: int, distinct: int) -> tuple[float, float]:
         """Expected view rows and their standard deviation for ``n`` records holding
         ``distinct`` tuples (n = distinct under duplicates='set').

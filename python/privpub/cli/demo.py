@@ -15,6 +15,7 @@ from privpub.cli.common import (
     check_output,
 )
 from privpub.cli.publish import CALIBRATION_HELP
+from privpub.core.capabilities import record_facts_of
 from privpub.report.card import HTML_SUFFIXES
 
 DEMO_QUERIES = (
@@ -70,7 +71,7 @@ def _demo(args: argparse.Namespace) -> int:
           f"({df.attrs['dropped_missing']:,} left out), m = {schema.size:,}")
     print(schema)
     print()
-    records = view.parameters["records"]
+    records = record_facts_of(view.mechanism_object())
     distinct = len(df.drop_duplicates())
     print(f"Adult repeats {len(df) - distinct:,} records beyond {distinct:,} distinct tuples; "
           f"--duplicates {args.duplicates}: " + (

@@ -26,6 +26,16 @@ A mechanism's capabilities:
   itself (by default the audit asks :class:`CountEstimator`).
 - :class:`RefusesPresenceAudit`: it makes no presence claim to audit, and says why.
 - :class:`PosteriorCurves`: each named adversary's posterior over priors, for the card.
+- :class:`StatesErrorBound`: a (ρ, ε) error bound for each fixed count query
+  (:class:`StatedBound`), which estimates, the card and its alternatives state.
+- :class:`PublishesRecords`: how it published repeated tuples (the record facts of
+  :mod:`privpub.tables.records`), so what its estimates count and how many records
+  it was given.
+- :class:`DescribesParameters`: each parameter's letter in the paper and meaning, for
+  the card.
+
+The floors read a family's parameters through these, never by key
+(``release.parameters["error_bound"]``: ``tests/test_layout.py`` refuses that too).
 
 A release's shape is declared on the release class
 (:attr:`~privpub.core.release.Release.answers_own_query`): a table release
@@ -35,7 +45,8 @@ query, and offers :class:`AnswersOwnQuery`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from privpub.core.estimate import IntervalLaw
@@ -125,6 +136,45 @@ class PosteriorCurves(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class StatedBound:
+    """The error bound a release states for each fixed count query: the estimate is
+    within ``bound`` (ρ√n) of the true count with probability ≥ 1 − ``failure_probability``
+    (ε of (ρ, ε)-usefulness). ``bound`` is None when the mechanism has no n to state
+    it for."""
+
+    bound: float | None
+    failure_probability: float
+
+
+@runtime_checkable
+class StatesErrorBound(Protocol):
+    """States a (ρ, ε) error bound for each fixed count query of its releases."""
+
+    def stated_bound(self) -> StatedBound:
+        """The bound and its failure probability (:class:`StatedBound`)."""
+        ...
+
+
+@runtime_checkable
+class PublishesRecords(Protocol):
+    """Publishes a table's records, and says how it treated repeated tuples."""
+
+    def record_facts(self) -> Mapping[str, Any] | None:
+        """The record facts of :func:`privpub.tables.records.check_record_facts`
+        (``duplicates``, ``records_given``, …), None when none were recorded (a
+        mechanism not yet given its data)."""
+        ...
+
+
+@runtime_checkable
+class DescribesParameters(Protocol):
+    """Says what each of its parameters is, for the release card."""
+
+    #: parameter name → (its letter in the paper, "—" for none; its meaning).
+    parameter_meanings: Mapping[str, tuple[str, str]]
+
+
 @runtime_checkable
 class AnswersOwnQuery(Protocol):
     """A release that answers its own query (a graph answer), not conditions."""
@@ -143,3 +193,22 @@ def hidden_attributes(mechanism: Any) -> list[str]:
     """The attributes ``mechanism`` does not publish as they are (none unless it
     declares :class:`HidesAttributes`)."""
     return list(mechanism.hidden_attributes()) if isinstance(mechanism, HidesAttributes) else []
+
+
+def stated_bound(mechanism: Any) -> StatedBound | None:
+    """The per-query error bound ``mechanism`` states (None unless it declares
+    :class:`StatesErrorBound`)."""
+    return mechanism.stated_bound() if isinstance(mechanism, StatesErrorBound) else None
+
+
+def record_facts_of(mechanism: Any) -> Mapping[str, Any]:
+    """How ``mechanism`` published repeated tuples (empty unless it declares
+    :class:`PublishesRecords` and has recorded them)."""
+    facts = mechanism.record_facts() if isinstance(mechanism, PublishesRecords) else None
+    return facts or {}
+
+
+def parameter_meanings(mechanism: Any) -> Mapping[str, tuple[str, str]]:
+    """Each parameter's letter and meaning as ``mechanism`` declares them (empty unless
+    it declares :class:`DescribesParameters`)."""
+    return mechanism.parameter_meanings if isinstance(mechanism, DescribesParameters) else {}

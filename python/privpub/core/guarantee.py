@@ -188,3 +188,18 @@ def warn_if_weak(resolution: Resolution | None, stacklevel: int = 2) -> None:
     (``stacklevel`` as for :func:`warnings.warn`, counted from the caller)."""
     if resolution is not None and resolution.weak:
         warnings.warn(resolution.warning(), UsefulnessWarning, stacklevel=stacklevel + 1)
+
+
+#: The parameters of (d, γ)-privacy, (ρ, ε)-usefulness and record publication that the
+#: table families state under these names: (the paper's letter, "—" for none; meaning).
+#: Each family's ``parameter_meanings`` (:class:`~privpub.core.capabilities.DescribesParameters`)
+#: takes those it states from here.
+PRIVACY_PARAMETERS = {
+    "n": ("n", "records (or distinct tuples) published from"),
+    "d": ("d", "prior bound of (d, γ)-privacy: the adversaries protected believe Pr[t] ≤ d"),
+    "gamma": ("γ", "posterior bound of (d, γ)-privacy: Pr[t | V] ≤ γ"),
+    "failure_probability": ("ε", "probability that the (ρ, ε) error bound fails, per query"),
+    "error_bound": ("ρ√n", "the per-query error bound, holding with probability ≥ 1 − ε"),
+    "allow_prior_below_base_rate": ("—", "whether d below the base rate n/m was allowed"),
+    "records": ("—", "how repeated tuples were published, and how many repeat"),
+}

@@ -12,7 +12,7 @@ writes its own paragraph of the plan's explanation.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 
 class Planner(Protocol):
@@ -31,7 +31,11 @@ class Planner(Protocol):
     reads (before any row is planned). When ``needs_table`` is None,
     ``expected_rows`` and ``view_bytes`` size a view of a mechanism built for n
     records before it is published; otherwise it says why the view's size
-    needs the table.
+    needs the table. A family on the (k, γ) grid hands ``search.privacy_grid``
+    its ``variants``, ``refused_by``, ``build``, ``released`` and
+    ``grid_parameters`` (the plan's columns its mechanism fills: αβ's ``alpha``
+    and ``beta``, FRAPP's ``gamma_frapp``). A family that may serve a table too
+    dense for the grid also declares :class:`SuggestsForDenseTables`.
     """
 
     name: ClassVar[str]
@@ -50,6 +54,17 @@ class Planner(Protocol):
     def expected_rows(self, mech: Any, n: int, distinct: int) -> tuple[float, float]: ...
 
     def view_bytes(self, mech: Any, rows: float, cache: dict | None = None) -> int: ...
+
+
+@runtime_checkable
+class SuggestsForDenseTables(Protocol):
+    """A family the plan suggests where a table is too dense for a (k, γ)-grid family to
+    protect any prior at the base rate (SPLU-Gen, which bounds no prior)."""
+
+    def dense_suggestion(self, plan: Any) -> str:
+        """The clause of the explanation's "Consider: …" that names it, ending "; "
+        (from its own rows and regions of ``plan``)."""
+        ...
 
 
 _PLANNERS: dict[str, Any] = {}

@@ -29,8 +29,9 @@ import numpy as np
 
 from privpub import _core
 from privpub.core import validate
+from privpub.core.capabilities import StatedBound
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import Guarantee, Resolution, warn_if_weak
+from privpub.core.guarantee import PRIVACY_PARAMETERS, Guarantee, Resolution, warn_if_weak
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
@@ -82,6 +83,11 @@ class FRAPP:
     name = "frapp"
     #: Parameter names that files written by earlier versions store, and their names now.
     renamed_parameters: ClassVar[dict[str, str]] = {"epsilon": "failure_probability"}
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings: ClassVar[Mapping[str, tuple[str, str]]] = PRIVACY_PARAMETERS | {
+        "gamma_frapp": ("γ_frapp", "FRAPP's retention probability: a record stays as it is, "
+                                   "else is replaced by a uniform other tuple"),
+    }
 
     @renamed_keywords(epsilon="failure_probability")
     def __init__(self, schema: Schema, gamma_frapp: float, *, n: int | None = None,
@@ -162,6 +168,16 @@ class FRAPP:
             return None
         spread = math.sqrt(self.n * math.log(2 / self.failure_probability) / 2)
         return spread / (self.gamma_frapp - self.off_diagonal)
+
+    def stated_bound(self) -> StatedBound:
+        """The per-query (ρ, ε) bound and ε
+        (:class:`~privpub.core.capabilities.StatesErrorBound`)."""
+        return StatedBound(self.error_bound(), self.failure_probability)
+
+    def record_facts(self) -> Mapping[str, Any] | None:
+        """How repeated tuples were published
+        (:class:`~privpub.core.capabilities.PublishesRecords`)."""
+        return self.records
 
     def parameters(self) -> dict[str, Any]:
         return {"gamma_frapp": self.gamma_frapp, "n": self.n, "d": self.d, "gamma": self.gamma,

@@ -52,6 +52,10 @@ class FRAPPPlanner:
                      gamma=gamma, failure_probability=failure_probability,
                      allow_prior_below_base_rate=allow, records=facts.records_facts)
 
+    def grid_parameters(self, mech: FRAPP) -> dict[str, Any]:
+        """The plan's columns FRAPP's mechanism fills."""
+        return {"gamma_frapp": mech.gamma_frapp}
+
     def expected_rows(self, mech: FRAPP, n: int, distinct: int) -> tuple[float, float]:
         """One row per record, exactly."""
         return float(n), 0.0

@@ -16,6 +16,26 @@ from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Claim
 from privpub.graphs.graph import Graph, check_graph
 
+#: What each graph mechanism's parameters mean, for the release card
+#: (:class:`~privpub.core.capabilities.DescribesParameters`): the relationship-privacy
+#: paper's letters ("—" for none) and meanings.
+GRAPH_PARAMETERS = {
+    "epsilon": ("ε", "privacy loss"),
+    "delta": ("δ", "δ of (ε, δ)-differential privacy"),
+    "gamma": ("γ", "the uniform branch's bound of Algorithm 2.1"),
+    "query": ("q", "the CQ(≠) query answered"),
+    "queries": ("q_1 … q_k", "the CQ(≠) queries answered"),
+    "m": ("m", "nodes of the graph's domain"),
+    "lambda": ("λ", "the noise multiplier (scale λ/ε)"),
+    "lambdas": ("λ_i", "each query's noise multiplier"),
+    "p": ("p", "probability of the uniform branch"),
+    "min_with_gs": ("—", "whether λ is capped by the global sensitivity"),
+    "branch": ("—", "which branch of the mechanism answered"),
+    "sensitivity": ("GS", "the query's global sensitivity"),
+    "beta": ("β", "β of β-smooth sensitivity"),
+    "graph": ("—", "public facts of the graph (size, directedness)"),
+}
+
 
 def check_epsilon(value: Any) -> float:
     """ε, the privacy loss: a positive real."""

@@ -56,6 +56,7 @@ from privpub.core.release import Release, register_mechanism, register_release_d
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.claims import (
+    GRAPH_PARAMETERS,
     adversarial_privacy_claim,
     check_clamp,
     check_epsilon,
@@ -114,6 +115,8 @@ class RelationshipMechanism:
     """
 
     name = "relationship-alg2.1"
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings = GRAPH_PARAMETERS
 
     def __init__(self, epsilon: float, gamma: float, query: CQ | str, m: int, *,
                  min_with_gs: bool = False, graph_facts: Mapping[str, Any] | None = None):
@@ -300,6 +303,8 @@ class LaplaceMechanism:
     """
 
     name = "laplace-global-sensitivity"
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings = GRAPH_PARAMETERS
 
     def __init__(self, epsilon: float, query: CQ | str, m: int, *,
                  sensitivity: int | None = None, graph_facts: Mapping[str, Any] | None = None):

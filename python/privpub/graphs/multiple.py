@@ -37,6 +37,7 @@ from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.claims import (
     DIFFERENTIAL_PRIVACY,
+    GRAPH_PARAMETERS,
     INDISTINGUISHABILITY,
     PTLM,
     check_clamp,
@@ -84,6 +85,8 @@ class MultipleQueryMechanism:
     """
 
     name = "relationship-alg2.1-multiple"
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings = GRAPH_PARAMETERS
 
     def __init__(self, epsilon: float, gamma: float, queries: Sequence[CQ | str], m: int, *,
                  graph_facts: Mapping[str, Any] | None = None):

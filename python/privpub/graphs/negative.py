@@ -31,6 +31,7 @@ from privpub.core.release import register_mechanism
 from privpub.graphs.analysis import dense
 from privpub.graphs.claims import (
     DIFFERENTIAL_PRIVACY,
+    GRAPH_PARAMETERS,
     INDISTINGUISHABILITY,
     PTLM,
     facts_of,
@@ -56,6 +57,8 @@ class NegativeLeakageMechanism(RelationshipMechanism):
     """
 
     name = "relationship-negative-leakage"
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings = GRAPH_PARAMETERS
 
     def __init__(self, epsilon: float, gamma: float, query: CQ | str, m: int, *,
                  graph_facts: Mapping[str, Any] | None = None):

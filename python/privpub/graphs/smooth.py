@@ -78,6 +78,7 @@ from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.claims import (
+    GRAPH_PARAMETERS,
     check_clamp,
     check_epsilon,
     facts_of,
@@ -193,6 +194,8 @@ class SmoothTriangleMechanism:
     """
 
     name = "smooth-sensitivity-triangles"
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings = GRAPH_PARAMETERS
 
     def __init__(self, epsilon: float, delta: float, m: int, *,
                  graph_facts: Mapping[str, Any] | None = None):

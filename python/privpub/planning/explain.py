@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from privpub.core.planners import planner, view_size_text
+from privpub.core.planners import SuggestsForDenseTables, planner, planners, view_size_text
 
 if TYPE_CHECKING:
     from privpub.planning import Plan
@@ -87,18 +87,8 @@ def _dense(p: Plan, label: str, mechanism: str, worst: dict[str, Any],
             + f", yet every adversary the paper protects against (k ≥ 1) may have prior "
               f"n/m = {p.density:.4g}: no k ≥ 1 is accepted (k < {k_any:.4g} would be). "
               "Consider: ")
-    splu = [r for r in p.regions if "largest_group_size" in r]  # group-size families
-    eligible = [r for r in splu if r["largest_group_size"] is not None]
-    if eligible:
-        best = max(eligible, key=lambda r: r["largest_group_size"])
-        text += (f"SPLU-Gen, which bounds no prior (sensitive {best['sensitive']!r}: decoy "
-                 f"groups up to γ = {best['largest_group_size']}); ")
-    elif not splu:
-        text += "SPLU-Gen (plan it with mechanisms=[..., 'splu']); "
-    elif p.distinct is None:
-        text += "SPLU-Gen (its eligibility needs the table); "
-    else:
-        text += "SPLU-Gen (not eligible for the sensitive attributes planned; try others); "
+    text += "".join(family.dense_suggestion(p) for family in planners()
+                    if isinstance(family, SuggestsForDenseTables))
     top_k = max((r["k"] for r in p.rows if r["k"] is not None), default=1.0)
     needs = ", ".join(f"k = {k:g} needs m ≥ {math.ceil(k * p.n / d_max):,} "
                       f"(×{k * p.density / d_max:.3g} the current m)"

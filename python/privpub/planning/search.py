@@ -172,9 +172,7 @@ def _grid_rows(family: Any, variant: str | None, facts: TableFacts, request: Req
             released = family.released(mech, facts, gamma, fp, allow)
             resolution = released.resolution()
             rows.append(row | {
-                "feasible": True, "alpha": getattr(mech, "alpha", None),
-                "beta": getattr(mech, "beta", None),
-                "gamma_frapp": getattr(mech, "gamma_frapp", None),
+                "feasible": True, **family.grid_parameters(mech),
                 "error_bound": released.error_bound(), "typical_count": resolution.typical,
                 "weak_usefulness": resolution.weak, "rows": expected, "rows_stderr": stderr,
                 "bytes": family.view_bytes(mech, expected, request.cache),

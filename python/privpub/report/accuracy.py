@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from privpub.attacks.audit import attribute_value
-from privpub.core.capabilities import hidden_attributes
+from privpub.core.capabilities import hidden_attributes, stated_bound
 from privpub.core.errors import PrivpubError
 from privpub.core.estimate import LEVEL
 from privpub.report import html, plots
@@ -156,12 +156,13 @@ def table_section(release: Any, data: Any, n_queries: int, seed: Any) -> str:
         return html.section("accuracy", "How accurate", refused)
     truth = (None if data is None else
              true_counts(schema, codes, digits, queries, rows[0]["counts"]))
-    bound = release.parameters.get("error_bound")
+    declared = stated_bound(release.mechanism_object())
+    bound = None if declared is None else declared.bound
     body = resolution_warnings(release) + refused
     stated = ("none stated" if bound is None else
               html.headline("error-bound", bound, f"±{bound:,.1f}")
               + f" for each fixed query, with probability ≥ "
-                f"{1 - release.parameters['failure_probability']:g}")
+                f"{1 - declared.failure_probability:g}")
     body += html.pairs([("stated error bound", stated),
                         ("what estimates count", html.text(rows[0]["counts"]))])
     header = ["query", "estimate", "stderr", f"{LEVEL:.0%} interval"]

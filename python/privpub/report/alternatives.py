@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from privpub.core.capabilities import hidden_attributes
+from privpub.core.capabilities import hidden_attributes, record_facts_of, stated_bound
 from privpub.core.planners import planner, planners
 from privpub.planning import plan
 from privpub.report import html, plots
@@ -23,8 +23,8 @@ PAPER_K = 10
 def records_of(release: Any) -> int:
     """The records the release was made from (before set semantics merged
     repeats): what plan counts n as, and so what its k is relative to."""
-    p = release.parameters
-    return (p.get("records") or {}).get("records_given") or p.get("n") or len(release)
+    given = record_facts_of(release.mechanism_object()).get("records_given")
+    return given or release.parameters.get("n") or len(release)
 
 
 def release_k(release: Any) -> float | None:
@@ -102,24 +102,30 @@ def section(release: Any, data: Any) -> str:
     k = release_k(release)
     grid_k = PAPER_K if k is None else k
     p = release.parameters
+    mechanism = release.mechanism_object()
+    declared = stated_bound(mechanism)
     # The (k, γ)-grid families always. The others (SPLU-Gen) need the value frequencies
     # (the data) and protect named attributes: planned for the attributes this release
     # hides (every attribute alone would be a grid of its own).
-    sensitive = hidden_attributes(release.mechanism_object()) or None
+    sensitive = hidden_attributes(mechanism) or None
+    # As the release treated repeats; "none" (the data repeat no tuple) plans as a set,
+    # which is the same when nothing repeats (plan takes "set" or "records").
+    duplicates = "records" if record_facts_of(mechanism).get("duplicates") == "records" else "set"
     mechanisms = [family.name for family in planners()
                   if family.privacy_grid or (data is not None and sensitive)]
     found = plan(data if data is not None else release.schema, schema=release.schema,
                  n=None if data is not None else records_of(release), mechanisms=mechanisms,
                  ks=[grid_k],
-                 failure_probability=p.get("failure_probability", 0.05), sensitive=sensitive,
-                 duplicates=(p.get("records") or {}).get("duplicates") or "set")
+                 failure_probability=0.05 if declared is None else declared.failure_probability,
+                 sensitive=sensitive,
+                 duplicates=duplicates)
     table_rows = [r for r in found.rows if planner(r["mechanism"]).privacy_grid]
     mine = None
     point = None
     if k is not None and p.get("gamma") is not None:
         mine = (release.mechanism, p.get("calibration"), p["gamma"])
-        if p.get("error_bound") is not None:
-            point = (p["gamma"], p["error_bound"])
+        if declared is not None and declared.bound is not None:
+            point = (p["gamma"], declared.bound)
     feasible = sum(r["feasible"] for r in table_rows)
     gammas = ", ".join(f"{g:g}" for g in sorted({r["gamma"] for r in table_rows}))
     intro = (f"<p>privpub.plan over γ ∈ {{{gammas}}} at "

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from privpub.core import validate
+from privpub.core.capabilities import stated_bound
 from privpub.core.errors import ParameterError
 from privpub.core.files import write_text
 from privpub.core.seeding import resolve_seed
@@ -50,7 +51,8 @@ class Card:
 def summary(release: Any, facts: dict[str, Any]) -> str:
     guarantee = release.guarantee()
     held = sum(c.holds for c in guarantee.claims)
-    bound = release.parameters.get("error_bound")
+    declared = stated_bound(release.mechanism_object())
+    bound = None if declared is None else declared.bound
     cells = [("mechanism", html.text(guarantee.mechanism)),
              ("published", f"{facts['rows']:,} " + released.unit(facts)),
              ("guarantee", f"{held} of {len(guarantee.claims)} claims hold"),

@@ -36,7 +36,7 @@ from privpub import _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.estimate import Estimate, Estimates, PointLaw
-from privpub.core.guarantee import Guarantee
+from privpub.core.guarantee import PRIVACY_PARAMETERS, Guarantee
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
@@ -93,6 +93,15 @@ class SPLUGen:
     name = "splu"
     #: Parameter names that files written by earlier versions store, and their names now.
     renamed_parameters: ClassVar[dict[str, str]] = {"gamma": "group_size"}
+    #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
+    parameter_meanings: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "n": PRIVACY_PARAMETERS["n"],
+        "group_size": ("γ", "SPLU-Gen's decoy group size: records per group, each with a "
+                            "distinct sensitive value"),
+        "sensitive": ("S", "the sensitive attribute(s), randomised within decoy groups"),
+        "records_given": ("N", "records given to the mechanism"),
+        "residue": ("N mod γ", "records left in no decoy group (not published)"),
+    }
     #: Why the presence audit has nothing to test
     #: (:class:`~privpub.core.capabilities.RefusesPresenceAudit`).
     presence_refusal: ClassVar[str] = (

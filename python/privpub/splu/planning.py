@@ -75,6 +75,23 @@ class SPLUPlanner:
         return " ".join(lines)
 
 
+    def dense_suggestion(self, plan: Any) -> str:
+        """SPLU-Gen where a table is too dense for the (k, γ) grid
+        (:class:`~privpub.core.planners.SuggestsForDenseTables`): the largest decoy
+        group an attribute planned is eligible for, or why none is known."""
+        regions = [r for r in plan.regions if r["mechanism"] == self.name]
+        eligible = [r for r in regions if r["largest_group_size"] is not None]
+        if eligible:
+            best = max(eligible, key=lambda r: r["largest_group_size"])
+            return (f"{self.label}, which bounds no prior (sensitive {best['sensitive']!r}: "
+                    f"decoy groups up to γ = {best['largest_group_size']}); ")
+        if not regions:
+            return f"{self.label} (plan it with mechanisms=[..., {self.name!r}]); "
+        if plan.distinct is None:
+            return f"{self.label} (its eligibility needs the table); "
+        return f"{self.label} (not eligible for the sensitive attributes planned; try others); "
+
+
 def _rows(facts: Any, sensitive: str | Sequence[str] | None, group_sizes: Sequence[int],
           search: Any) -> list[dict[str, Any]]:
     """SPLU-Gen's rows: one per sensitive set (each attribute alone when none is
