@@ -185,12 +185,26 @@ def test_it_estimates_through_the_declared_contract(identity, table, tmp_path):
     # a law without a method (core's PointLaw) is not.
     assert isinstance(est.law, identity.ExactLaw) and isinstance(est.law, CountIntervalLaw)
     assert not isinstance(PointLaw(truth), CountIntervalLaw)
+    # The bound and ε it declares (StatesErrorBound), not keys of its parameters.
+    assert (est.bound, est.bound_confidence, est.details["failure_probability"]) == \
+        (0.5, 0.99, 0.01)
     # Written and reopened from the file alone: the registry finds the family.
     path = tmp_path / "identity.parquet"
     release.to_parquet(path)
     again = privpub.PublishedView.open(path)
     assert again.mechanism == "identity" and again.estimate("b = 3").value == (df.b == 3).sum()
     assert not again.guarantee()["privacy"].holds
+
+
+def test_what_its_estimates_count_is_what_it_declares(identity, table):
+    """Publishing the distinct tuples, it says so in its record facts (PublishesRecords),
+    and its estimates count distinct tuples."""
+    schema, df = table
+    release = identity.Identity(schema, duplicates="set").publish(df, seed=1)
+    assert len(release) == len(df.drop_duplicates()) == len(df) - 1
+    est = release.estimate({"a": int(df.a[0]), "b": int(df.b[0])})
+    assert est.counts == release.counts == "distinct tuples"
+    assert est.value == len(df[(df.a == df.a[0]) & (df.b == df.b[0])].drop_duplicates())
 
 
 def test_the_audits_take_it(identity, table):

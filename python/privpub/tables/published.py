@@ -41,7 +41,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from privpub.core.artifacts import encode_metadata, shown
-from privpub.core.capabilities import CountEstimator, ReleaseEstimator
+from privpub.core.capabilities import (
+    CountEstimator,
+    ReleaseEstimator,
+    StatedBound,
+    record_facts_of,
+    stated_bound,
+)
 from privpub.core.errors import ArtifactError, DomainError, ParameterError
 from privpub.core.estimate import LEVEL, Estimate, Estimates, check_level
 from privpub.core.files import PARQUET, atomic_output
@@ -127,8 +133,9 @@ class PublishedView(Release):
     @property
     def counts(self) -> str:
         """What this release's estimates count: ``"records"``, or ``"distinct
-        tuples"`` when it published the distinct tuples (``duplicates="set"``)."""
-        return counted(self.parameters.get("records"))
+        tuples"`` when it published the distinct tuples (``duplicates="set"``, as its
+        mechanism's record facts say: :class:`~privpub.core.capabilities.PublishesRecords`)."""
+        return counted(record_facts_of(self.mechanism_object()))
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
@@ -304,7 +311,8 @@ class PublishedView(Release):
         reading = [c for c in conditions if c.attributes]
         n_view = dict(zip(map(id, reading), self.rows.count_many(reading) if reading else [],
                           strict=True))
-        return Estimates.of([self._estimate(cond, n_view.get(id(cond)))
+        stated = stated_bound(mech)
+        return Estimates.of([self._estimate(cond, stated, n_view.get(id(cond)))
                              for cond in conditions])
 
     def count(self, where: QueryLike = None, tables: Mapping[str, Any] | None = None) -> int:
@@ -312,7 +320,10 @@ class PublishedView(Release):
         (on file, streamed)."""
         return self._count(self.condition(where, tables))
 
-    def _estimate(self, cond: Condition, n_view: int | None = None) -> Estimate:
+    def _estimate(self, cond: Condition, stated: StatedBound | None,
+                  n_view: int | None = None) -> Estimate:
+        """One estimate; ``stated`` is the bound the mechanism states
+        (:class:`~privpub.core.capabilities.StatesErrorBound`), None when it states none."""
         n_domain = count(self.schema, cond).value
         n_view = self._count(cond) if n_view is None else n_view
 
@@ -326,11 +337,11 @@ class PublishedView(Release):
         mech = self.mechanism_object()
         value, variance = mech.estimate(counts)
         law = mech.interval_law(counts)
-        failure = self.parameters.get("failure_probability")
+        failure = None if stated is None else stated.failure_probability
         return Estimate(float(value), math.sqrt(max(float(variance), 0.0)), self.counts,
                         "unbiased estimator (plug-in stderr)", law.method, law,
                         query=cond.text,
-                        bound=self.parameters.get("error_bound"),
+                        bound=None if stated is None else stated.bound,
                         bound_confidence=None if failure is None else 1 - failure,
                         details={"n_view": int(n_view), "n_domain": n_domain,
                                  "failure_probability": failure})
