@@ -28,6 +28,7 @@ import pytest
 from test_graph_mechanisms import EDGE
 from test_graph_smooth import graph_of, small_graph
 
+import privpub.graphs.answer as answer_module
 import privpub.graphs.intervals as intervals_module
 import privpub.graphs.mechanism as mechanism_module
 import privpub.graphs.sensitivity as sensitivity_module
@@ -345,7 +346,7 @@ def test_multiple_query_intervals_cover_each_query():
 
 
 def test_module_examples():
-    for module in (mechanism_module, intervals_module, sensitivity_module):
+    for module in (mechanism_module, answer_module, intervals_module, sensitivity_module):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 

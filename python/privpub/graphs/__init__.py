@@ -6,9 +6,10 @@ negative-leakage forms, the Laplace baseline, and the smooth-sensitivity
 triangle mechanism)."""
 
 from privpub.graphs.analysis import dense, density, is_stable, stability
+from privpub.graphs.answer import GraphAnswer
 from privpub.graphs.exact import count
 from privpub.graphs.graph import Graph
-from privpub.graphs.mechanism import GraphAnswer, LaplaceMechanism, RelationshipMechanism
+from privpub.graphs.mechanism import LaplaceMechanism, RelationshipMechanism
 from privpub.graphs.multiple import GraphAnswers, MultipleQueryMechanism
 from privpub.graphs.negative import NegativeLeakageMechanism
 from privpub.graphs.query import (

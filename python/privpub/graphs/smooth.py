@@ -77,6 +77,7 @@ from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.guarantee import Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.graphs.answer import GraphAnswer
 from privpub.graphs.claims import (
     GRAPH_PARAMETERS,
     check_clamp,
@@ -87,7 +88,6 @@ from privpub.graphs.claims import (
 from privpub.graphs.exact import count
 from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.intervals import ROUNDED_LAPLACE, NoiseLaw, QueryRange
-from privpub.graphs.mechanism import GraphAnswer
 from privpub.graphs.noise import Bits, scale_up
 from privpub.graphs.query import triangle
 from privpub.graphs.sensitivity import query_range
