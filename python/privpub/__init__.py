@@ -58,7 +58,8 @@ from privpub.splu import SPLUGen
 from privpub.tables.artifact import Artifact
 from privpub.tables.opening import open_release as open  # noqa: A001 (privpub.open)
 from privpub.tables.published import Counts, PublishedView
-from privpub.tables.view import FileView, MemoryView, TableView
+from privpub.viewfile.fileview import FileView
+from privpub.viewfile.rows import MemoryView, TableView
 
 __all__ = [
     "AlphaBeta",

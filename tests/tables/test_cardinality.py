@@ -44,7 +44,7 @@ def test_any_cardinality_saves_and_reopens(tmp_path, size):
     view = _mechanism(schema, frame).publish(frame, seed=1, duplicates="set")
     path = tmp_path / "view.parquet"
     # Small chunks: many batches, each with its own digit width, one file.
-    from privpub.tables.view import MemoryView
+    from privpub.viewfile.rows import MemoryView
     PublishedView(MemoryView(schema, view.codes, chunk_rows=97), schema, view.mechanism,
                   view.parameters, view.seed_policy).to_parquet(path)
     again = PublishedView.read_parquet(path)

@@ -217,5 +217,5 @@ def test_open_does_not_read_the_rows(view, tmp_path, monkeypatch):
     opened.estimate("age > 50")
     groups = pq.ParquetFile(path).metadata.num_row_groups
     # At most one read per row group (those its statistics leave undecided), of
-    # the query's column only (tests/tables/test_filescan.py: which are read).
+    # the query's column only (tests/viewfile/test_scan.py: which are read).
     assert calls == [["age"]] * len(calls) and len(calls) <= groups

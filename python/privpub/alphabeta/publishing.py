@@ -23,9 +23,10 @@ from privpub.core.guarantee import warn_if_weak
 from privpub.core.inputs import TableLike
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.tables.distributed import DaskRelease, is_dask
-from privpub.tables.published import PublishedView, write_view
+from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, distinct_sorted, prepare_records
-from privpub.tables.view import MemoryView
+from privpub.viewfile.rows import MemoryView
+from privpub.viewfile.writer import write_view
 
 if TYPE_CHECKING:
     from privpub.alphabeta.mechanism import AlphaBeta

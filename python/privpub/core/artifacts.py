@@ -5,7 +5,7 @@ document with the mechanism, its parameters, the schema and the library
 version (:func:`encode_metadata`; read by :func:`footer_metadata` and
 :func:`parse_metadata`). Reading it back gives the
 same frame (values and dtypes, via pyarrow's pandas metadata) and the same
-metadata. Table releases (:mod:`privpub.tables.published`) use the same metadata key
+metadata. Table releases (:mod:`privpub.viewfile.document`) use the same metadata key
 and document with Arrow columns of their own.
 
 A file is untrusted input, so its metadata is parsed within bounds

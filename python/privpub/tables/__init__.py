@@ -1,3 +1,3 @@
-"""Tables: schemas and domains, record handling, columnar table views (in
-memory or on file) and table releases. Queries and domain counts are
-``privpub.counting``."""
+"""Table releases: PublishedView and estimation from it, record handling,
+marginals, confidence intervals, Dask releases. The release file and the rows
+it holds are ``privpub.viewfile``; queries and domain counts are ``privpub.counting``."""

@@ -33,9 +33,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from privpub.core.artifacts import encode_metadata
 from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.estimate import Estimate, Estimates
 from privpub.core.files import PARQUET, atomic_output
@@ -45,9 +43,8 @@ from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.query import QueryLike
 from privpub.domain.schema import Schema
-from privpub.tables.filescan import Part, PrunedFileView, count_parts
 from privpub.tables.partsview import PartsView
-from privpub.tables.published import WRITE_BATCH_ROWS, PublishedView
+from privpub.tables.published import PublishedView
 from privpub.tables.records import (
     as_schema_codes,
     check_duplicates,
@@ -57,12 +54,15 @@ from privpub.tables.records import (
     record_stats,
     sorted_rows,
 )
-from privpub.tables.view import FileView, MemoryView
-from privpub.viewfile.columns import arrow_batch
 from privpub.viewfile.digest import Digest, PartDigest, digest_document
 from privpub.viewfile.document import KIND
-from privpub.viewfile.groupstats import GroupRecorder
-from privpub.viewfile.layout import CHUNK_ROWS, METADATA_FILE, PART_FILES
+from privpub.viewfile.fileview import FileView
+from privpub.viewfile.layout import METADATA_FILE, PART_FILES
+from privpub.viewfile.pages import PageReader
+from privpub.viewfile.reader import open_view
+from privpub.viewfile.rows import MemoryView
+from privpub.viewfile.scan import Part, PrunedFileView, count_parts
+from privpub.viewfile.writer import write_metadata_file, write_part
 
 #: Codes each partition contributes to the sample that places range boundaries.
 SAMPLE_PER_PARTITION = 1024
@@ -286,15 +286,10 @@ def ranged_records(schema: Schema, data: Any, n: int | None, duplicates: str | N
 
 
 def _write_part(schema: Schema, rows: np.ndarray, path: str) -> PartDigest:
-    """One part file of a release (dictionary-encoded columns, as one machine
-    writes them); its rows' digest, taken in the write pass."""
+    """One part file of a release (:func:`~privpub.viewfile.writer.write_part`);
+    its rows' digest, taken in the write pass."""
     view = MemoryView(schema, as_schema_codes(schema, aligned(rows)))
-    found, groups = Digest(schema, schema.names), GroupRecorder(schema, CHUNK_ROWS)
-    with pq.ParquetWriter(path, view.arrow_schema(), write_batch_size=WRITE_BATCH_ROWS) as writer:
-        for digits in view.batches():
-            writer.write_batch(arrow_batch(schema, found.add(groups.add(digits))),
-                               row_group_size=CHUNK_ROWS)
-    return groups.attach(found.result())
+    return write_part(path, schema, view.batches())
 
 
 def _decoded(schema: Schema, rows: np.ndarray) -> pd.DataFrame:
@@ -379,10 +374,8 @@ class DaskRelease(Release):
             parts, parameters = dask.compute(written, self.lazy_parameters)
             rows = FileView(self.schema, temp, sum(p.rows for p in parts), parts)
             view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
-            with pq.ParquetWriter(os.path.join(temp, METADATA_FILE), rows.arrow_schema()) as w:
-                w.add_key_value_metadata(
-                    {"privpub": encode_metadata(view.metadata(digest_document(parts)))})
-            PublishedView.open(temp)
+            write_metadata_file(temp, self.schema, view.metadata(digest_document(parts)))
+            open_view(temp)
         return PublishedView.open(path)
 
     def compute(self) -> PublishedView:
@@ -422,14 +415,14 @@ def _count_file(schema: Schema, path: str, condition: Any) -> tuple[int, PartDig
 
 
 def _count_part(schema: Schema, part: Part, conditions: Sequence[Any]) -> list[int]:
-    return count_parts(schema, [part], conditions)
+    return count_parts(PageReader(schema), [part], conditions)
 
 
 class DaskView(PrunedFileView):
     """A view file, or a Dask release's directory, whose counts run as Dask
     tasks (one per part file; the client in use, if any, schedules them).
     Where the parts have row-group statistics, each task counts its part by
-    row group (:mod:`privpub.tables.filescan`: skip, count whole, or read and
+    row group (:mod:`privpub.viewfile.scan`: skip, count whole, or read and
     check the group), for the whole batch of conditions at once. Otherwise each
     task digests the columns it read in its part; each part's rows and
     digests must match the part's stored ones, as a full pass of a

@@ -15,8 +15,8 @@ import numpy as np
 
 from privpub.domain.schema import Schema
 from privpub.tables.records import as_schema_codes
-from privpub.tables.view import MemoryView, TableView
 from privpub.viewfile.columns import Digits
+from privpub.viewfile.rows import MemoryView, TableView
 
 
 def _part_view(schema: Schema, rows: np.ndarray) -> MemoryView:

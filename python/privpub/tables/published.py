@@ -1,13 +1,14 @@
 """Published views: a table mechanism's release, and estimation from it.
 
 A :class:`PublishedView` is a :class:`~privpub.core.release.Release` whose
-payload is a :class:`~privpub.tables.view.TableView` (the released rows,
+payload is a :class:`~privpub.viewfile.rows.TableView` (the released rows,
 columnar) plus public *context sets* of codes some estimators need (for the
 i-th of several αβ views, the union of the views before it). It is written
 as one Parquet file (:meth:`PublishedView.to_parquet`) and comes back either
 in memory (:meth:`PublishedView.read_parquet`) or backed by the file
 (:meth:`PublishedView.open`), in which case every count streams the file's
-row groups in bounded memory.
+row groups in bounded memory. The file itself (its document, digest, writer,
+reader and pruned scan) is :mod:`privpub.viewfile`'s.
 
 Reopening re-validates: the metadata is parsed within bounds, the mechanism
 is rebuilt from the stored parameters by its own constructor checks, stored
@@ -30,17 +31,14 @@ import copy
 import functools
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import closing
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from privpub.core.artifacts import encode_metadata, shown
 from privpub.core.capabilities import (
     CountEstimator,
     ReleaseEstimator,
@@ -48,16 +46,13 @@ from privpub.core.capabilities import (
     record_facts_of,
     stated_bound,
 )
-from privpub.core.errors import ArtifactError, DomainError, ParameterError
+from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.estimate import LEVEL, Estimate, Estimates, check_level
-from privpub.core.files import PARQUET, atomic_output
-from privpub.core.prefetch import prefetched
 from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.domain.schema import Schema
-from privpub.tables.filescan import PrunedFileView
 from privpub.tables.marginals import (
     MarginalEstimates,
     check_subsets,
@@ -66,20 +61,14 @@ from privpub.tables.marginals import (
     product_sums,
 )
 from privpub.tables.records import counted, isin_sorted
-from privpub.tables.view import FileView, MemoryView, TableView
-from privpub.tables.wholeread import read_whole
-from privpub.viewfile.columns import Digits, arrow_batch, codes_of, index_width
-from privpub.viewfile.digest import Digest, digest_document, hash_pool
-from privpub.viewfile.document import KIND, check_part, read_document, view_document
-from privpub.viewfile.groupstats import GroupRecorder, usable_groups
-from privpub.viewfile.layout import CHUNK_ROWS, SET_COLUMN, part_files
+from privpub.viewfile.columns import Digits, codes_of
+from privpub.viewfile.digest import digest_document
+from privpub.viewfile.document import KIND, view_document
+from privpub.viewfile.fileview import FileView
+from privpub.viewfile.reader import open_view, read_digits
+from privpub.viewfile.rows import MemoryView, TableView
+from privpub.viewfile.writer import write_view
 
-#: Values pyarrow's Parquet writer takes per step within a column chunk. At its
-#: default (1,024) it recomputes a dictionary column's page statistics (a hash of
-#: the indices used, a take of their values, their min and max) every 1,024 rows: a
-#: fifth of the Adult view's write. Pages are still cut at the writer's page size,
-#: checked after each step (the Adult view's file is byte for byte the same).
-WRITE_BATCH_ROWS = 1 << 16
 
 @dataclass(frozen=True)
 class Counts:
@@ -204,17 +193,11 @@ class PublishedView(Release):
         The check is the same whatever the speed-ups: each column is read on
         its own thread, its pages decoded straight into domain indices where
         privpub's page reader can, and hashed in file order as it is read
-        (:mod:`privpub.tables.wholeread`; a file that also holds context sets
+        (:mod:`privpub.viewfile.reader`; a file that also holds context sets
         is read by the view's batches); each column's digest is compared with
         the stored one before this returns."""
         view = cls.open(path)
-        digits = read_whole(view.rows)
-        if digits is None:  # a file that also holds context sets: its view rows filtered
-            batches = list(view.rows.batches())
-            digits = [batches[0][a.name] if len(batches) == 1 else np.concatenate(
-                [np.zeros(0, dtype=index_width(a.size)), *(b[a.name] for b in batches)])
-                for a in view.schema]
-        rows = MemoryView(view.schema, digits=digits)
+        rows = MemoryView(view.schema, digits=read_digits(view.rows))
         return cls(rows, view.schema, view.mechanism, view.parameters, view.seed_policy,
                    view.context, view.library_version)
 
@@ -222,35 +205,19 @@ class PublishedView(Release):
     def open(cls, path: str | os.PathLike) -> PublishedView:
         """A view backed by its Parquet file: counts and estimates go row group by
         row group in bounded memory, skipping or counting whole the groups that
-        privpub's own statistics decide (:mod:`privpub.tables.filescan` says what
+        privpub's own statistics decide (:mod:`privpub.viewfile.scan` says what
         that checks and trusts; context sets, small, are read).
         The metadata, the columns and the row groups' row counts are checked
         now; each column's rows and digest when first read in full.
         ``path`` may also be the directory a Dask release wrote (its metadata in
         ``_common_metadata``, its rows in the part files, read in order)."""
-        where = os.fspath(path)
-        stored = read_document(path)
-        schema, rows, context_sizes = stored.schema, stored.rows, stored.context_sizes
-        parts, context_digests = stored.parts, stored.context_digests
-        files = part_files(where)
-        if context_sizes and os.path.isdir(where):
-            raise ArtifactError(f"{where!r}: a directory release holds no context sets, its "
-                                f"metadata lists {shown(sorted(context_sizes))}")
-        view_rows = PrunedFileView(schema, where, rows, parts,
-                                   "" if context_sizes else None)
-        for index, file in enumerate(files):
-            sizes = check_part(file, view_rows.where(index), schema, bool(context_sizes),
-                               parts[index].rows + sum(context_sizes.values()))
-            # Row-group statistics count only for the row groups they describe (a
-            # file rewritten with other groups is counted by full passes).
-            view_rows.expected[index] = usable_groups(parts[index], sizes)
+        opened = open_view(path)
+        stored = opened.document
         try:
-            release = cls(view_rows, schema, **copy.deepcopy(stored.envelope))
+            release = cls(opened.rows, stored.schema, **copy.deepcopy(stored.envelope))
         except ParameterError as exc:
-            raise ArtifactError(f"{where!r}: field 'parameters': {exc}") from exc
-        for name, size in context_sizes.items():
-            release.context[name] = FileView(schema, where, size, [context_digests[name]],
-                                             name).codes()
+            raise ArtifactError(f"{opened.where!r}: field 'parameters': {exc}") from exc
+        release.context.update(opened.context_sets())
         return release
 
     # ---- estimation ------------------------------------------------------------------------
@@ -307,7 +274,7 @@ class PublishedView(Release):
             raise ParameterError(f"mechanism {self.mechanism!r} declares no estimator "
                                  "(CountEstimator or ReleaseEstimator): its releases cannot "
                                  "be estimated")
-        # Q(V) of the whole batch in one pass (by row group on a file: filescan).
+        # Q(V) of the whole batch in one pass (by row group on a file: viewfile.scan).
         reading = [c for c in conditions if c.attributes]
         n_view = dict(zip(map(id, reading), self.rows.count_many(reading) if reading else [],
                           strict=True))
@@ -467,77 +434,3 @@ def _memo(function: Callable[[Any], Any]) -> Callable[[Any], Any]:
 def _rows(codes: np.ndarray) -> np.ndarray:
     """Codes as (n, limbs) rows (what the record helpers take)."""
     return codes.reshape(-1, 1) if codes.ndim == 1 else codes
-
-
-def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits],
-               metadata: Callable[[int, dict[str, Any]], dict[str, Any]],
-               context: Mapping[str, np.ndarray] | None = None, *, overwrite: bool = False,
-               inputs: Iterable[Any] = ()) -> None:
-    """Write a view's rows, batch by batch as they come, then its context sets,
-    then ``metadata(rows, digest)`` in the footer (``digest`` taken in the same
-    pass: :func:`~privpub.tables.view.digest_document`): the rows are never all
-    held, so a view can be written while it is drawn.
-
-    Written to a temporary beside ``path``, reopened there (:meth:`PublishedView.open`:
-    footer metadata, columns and row groups), then renamed into place
-    (:func:`~privpub.core.files.atomic_output`; ``overwrite`` and ``inputs`` as there)."""
-    with atomic_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs) as temp:
-        _write_view(temp, schema, batches, metadata, context)
-        PublishedView.open(temp)
-
-
-def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
-                metadata: Callable[[int, dict[str, Any]], dict[str, Any]],
-                context: Mapping[str, np.ndarray] | None) -> None:
-    context = context or {}
-    arrow_schema = MemoryView(schema, digits=[np.zeros(0, np.int8)] * len(schema)).arrow_schema()
-    if context:
-        arrow_schema = arrow_schema.append(
-            pa.field(SET_COLUMN, pa.dictionary(pa.int8(), pa.string())))
-    labels = pa.array(["", *context])
-    digests = [Digest(schema, schema.names) for _ in range(1 + len(context))]
-    # The rows' batches are made (drawn, decoded) and turned into Arrow on a thread
-    # while the last is written; the writer (one core) is what the write waits for.
-    with_arrow = functools.partial(_with_arrow, schema)
-    rows = prefetched(batches, then=with_arrow)
-    sources = [rows, *(map(with_arrow, MemoryView(schema, c).batches())
-                       for c in context.values())]
-    # Row-group statistics for pruned counts (filescan), of a file of view rows only:
-    # hashed on the digest's threads beside the write, one batch pending at a time so
-    # the groups are recorded in order.
-    groups = None if context else GroupRecorder(schema, CHUNK_ROWS)
-    recorded = None
-    with closing(rows), pq.ParquetWriter(path, arrow_schema,
-                                         write_batch_size=WRITE_BATCH_ROWS) as writer:
-        for label, source in enumerate(sources):
-            for digits, batch in source:
-                if groups is not None:
-                    if recorded is not None:
-                        recorded.result()
-                    recorded = hash_pool().submit(groups.add, digits)
-                digests[label].add(digits)
-                if context:
-                    flag = pa.DictionaryArray.from_arrays(
-                        np.full(batch.num_rows, label, dtype=np.int8), labels)
-                    batch = pa.RecordBatch.from_arrays([*batch.columns, flag],
-                                                       schema=arrow_schema)
-                writer.write_batch(batch, row_group_size=CHUNK_ROWS)
-        if recorded is not None:
-            recorded.result()
-        view = digests[0].result()
-        document = digest_document([view if groups is None else groups.attach(view)], {
-            name: found.result() for name, found in zip(context, digests[1:], strict=True)})
-        writer.add_key_value_metadata(
-            {"privpub": encode_metadata(metadata(digests[0].rows, document))})
-
-
-def _with_arrow(schema: Schema, digits: Digits) -> tuple[Digits, pa.RecordBatch]:
-    """A batch with its Arrow record batch, every index first checked to be in its
-    domain (a min and a max per column, cheaper than pyarrow's check of each)."""
-    for attr in schema:
-        column = digits[attr.name]
-        if len(column) and (column.min() < 0 or column.max() >= attr.size):
-            raise DomainError(f"column {attr.name!r}: a batch to write holds domain "
-                              f"indices {int(column.min())}..{int(column.max())}, outside "
-                              f"0..{attr.size - 1} ({attr.describe()})")
-    return digits, arrow_batch(schema, digits, in_domain=True)

@@ -18,7 +18,7 @@ from privpub.core.seeding import SEEDED
 from privpub.domain.schema import Schema
 from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, distinct_sorted, sorted_rows
-from privpub.tables.view import MemoryView
+from privpub.viewfile.rows import MemoryView
 
 #: Rows of the synthetic slice written to measure Parquet bytes per row.
 SAMPLE_ROWS = 1 << 15

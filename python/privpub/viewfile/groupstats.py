@@ -1,5 +1,5 @@
 """privpub's own statistics of a view file's row groups (what
-:mod:`privpub.tables.filescan` counts by).
+:mod:`privpub.viewfile.scan` counts by).
 
 For every row group of every part file, in the part's entry of the metadata's
 ``digest`` document: its row count, per attribute the least and greatest

@@ -1,15 +1,25 @@
-"""A view file read whole into memory, each column on its own thread.
+"""Opening a view file, and reading one whole.
 
-:meth:`~privpub.tables.published.PublishedView.read_parquet` reads every column
-of every row group. Here each (part file, column) is one task on a thread pool
-(as many threads as cores): its row groups are decoded in file order by
-:mod:`privpub.tables.pages` (Rust, the GIL released) or, for a chunk that reader
-does not decode, by pyarrow; copied into the column's place in one array
-allocated up front (no list of batches concatenated afterwards); and hashed as
-they come (hashlib releases the GIL), so the SHA-256 is that of the column's
-domain indices in file order, as the stored digest's.
+:func:`open_view` is what :meth:`privpub.PublishedView.open` reads of the
+file: the document (:func:`~privpub.viewfile.document.read_document`), each
+part file's columns and row groups against it
+(:func:`~privpub.viewfile.document.check_part`), the row groups' statistics
+kept only where they describe the file's groups
+(:func:`~privpub.viewfile.groupstats.usable_groups`); the rows themselves as a
+:class:`~privpub.viewfile.scan.PrunedFileView`, each column checked against its
+digest when first read in full, and the context sets (small) read now.
 
-It checks what a full pass of :class:`~privpub.tables.view.FileView` checks:
+:meth:`~privpub.PublishedView.read_parquet` reads every column of every row
+group (:func:`read_whole`, through :func:`read_digits`). Here each (part file,
+column) is one task on a thread pool (as many threads as cores): its row
+groups are decoded in file order by the view's page reader
+(:mod:`privpub.viewfile.pages`, Rust, the GIL released) or, for a chunk that
+reader does not decode, by pyarrow; copied into the column's place in one
+array allocated up front (no list of batches concatenated afterwards); and
+hashed as they come (hashlib releases the GIL), so the SHA-256 is that of the
+column's domain indices in file order, as the stored digest's.
+
+It checks what a full pass of :class:`~privpub.viewfile.fileview.FileView` checks:
 each row group holds the rows its footer says (the page reader yields exactly
 that many or fails; pyarrow's are counted), the groups hold the part's stored
 rows, every index is in its domain (a dictionary is mapped with the checks of
@@ -24,17 +34,70 @@ from __future__ import annotations
 import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
 from privpub.domain.schema import Schema
-from privpub.tables import pages
-from privpub.tables.view import FileView, row_groups
 from privpub.viewfile.columns import file_digits, index_width
 from privpub.viewfile.digest import PartDigest
+from privpub.viewfile.document import ViewDocument, check_part, read_document
+from privpub.viewfile.fileview import FileView, row_groups
+from privpub.viewfile.groupstats import usable_groups
+from privpub.viewfile.pages import PageReader
+from privpub.viewfile.scan import PrunedFileView
+
+
+@dataclass(frozen=True)
+class OpenedView:
+    """A view file as :func:`open_view` found it: ``where`` names it in errors."""
+
+    where: str
+    document: ViewDocument
+    rows: PrunedFileView
+
+    def context_sets(self) -> dict[str, np.ndarray]:
+        """Each context set's codes, read now (a full pass: its digest checked)."""
+        stored = self.document
+        return {name: FileView(stored.schema, self.where, size,
+                               [stored.context_digests[name]], name).codes()
+                for name, size in stored.context_sizes.items()}
+
+
+def open_view(path: str | os.PathLike) -> OpenedView:
+    """The view file (or Dask release directory) at ``path``: its document and
+    part files checked now (module docstring), its rows on file."""
+    where = os.fspath(path)
+    stored = read_document(path)
+    schema, context_sizes, parts = stored.schema, stored.context_sizes, stored.parts
+    if context_sizes and os.path.isdir(where):
+        raise ArtifactError(f"{where!r}: a directory release holds no context sets, its "
+                            f"metadata lists {shown(sorted(context_sizes))}")
+    rows = PrunedFileView(schema, where, stored.rows, parts, "" if context_sizes else None)
+    for index, file in enumerate(rows.files):
+        sizes = check_part(file, rows.where(index), schema, bool(context_sizes),
+                           parts[index].rows + sum(context_sizes.values()))
+        # Row-group statistics count only for the row groups they describe (a
+        # file rewritten with other groups is counted by full passes).
+        rows.expected[index] = usable_groups(parts[index], sizes)
+    return OpenedView(where, stored, rows)
+
+
+def read_digits(view: FileView) -> list[np.ndarray]:
+    """Every attribute's domain indices (schema order), read in one full pass
+    that checks every part's row groups, rows and digests: :func:`read_whole`,
+    or the view's batches for a file that also holds context sets."""
+    digits = read_whole(view)
+    if digits is not None:
+        return digits
+    batches = list(view.batches())
+    return [batches[0][a.name] if len(batches) == 1 else np.concatenate(
+        [np.zeros(0, dtype=index_width(a.size)), *(b[a.name] for b in batches)])
+        for a in view.schema]
 
 
 def read_whole(view: FileView, workers: int | None = None) -> list[np.ndarray] | None:
@@ -61,10 +124,10 @@ def read_whole(view: FileView, workers: int | None = None) -> list[np.ndarray] |
         name = schema.names[j]
         column = out[j][starts[i]:starts[i + 1]]
         where, expected = view.where(i), view.expected[i]
-        if _read_column(schema, view.files[i], where, footers[i], name, column,
+        if _read_column(view.pages, view.files[i], where, footers[i], name, column,
                         view.batch_rows, fast=True) != expected.columns[name]:
             # Not the page reader's word against the digest: pyarrow's.
-            found = _read_column(schema, view.files[i], where, footers[i], name, column,
+            found = _read_column(view.pages, view.files[i], where, footers[i], name, column,
                                  view.batch_rows, fast=False)
             expected.check(PartDigest(expected.rows, {name: found}), where)
 
@@ -85,11 +148,12 @@ def _footer(path: str, where: str) -> pq.FileMetaData:
                             f"{str(exc).splitlines()[0]}") from None
 
 
-def _read_column(schema: Schema, path: str, where: str, meta: pq.FileMetaData, name: str,
+def _read_column(pages: PageReader, path: str, where: str, meta: pq.FileMetaData, name: str,
                  out: np.ndarray, batch_rows: int, fast: bool) -> str:
     """Read column ``name`` of every row group (``meta``: the file's footer) into
     ``out`` and return the hex SHA-256 of its domain indices: through the page
-    reader where it decodes a chunk when ``fast``, with pyarrow otherwise."""
+    reader ``pages`` where it decodes a chunk when ``fast``, with pyarrow otherwise."""
+    schema = pages.schema
     hashed = hashlib.sha256()
     little = out.dtype.newbyteorder("<")
     column = {meta.schema.column(c).path: c for c in range(meta.num_columns)}.get(name)
@@ -99,8 +163,7 @@ def _read_column(schema: Schema, path: str, where: str, meta: pq.FileMetaData, n
             fd = os.open(path, os.O_RDONLY)
         for group in range(meta.num_row_groups):
             rows = meta.row_group(group).num_rows
-            found = None if fd is None else pages.read_column(schema, fd, group, column, name,
-                                                              where)
+            found = None if fd is None else pages.column(fd, group, column, name, where)
             if found is None or len(found) != rows:
                 found = _arrow_chunk(schema, path, where, name, group, batch_rows)
             if start + len(found) > len(out):

@@ -1,4 +1,4 @@
-"""Counting over a view file by row group (privpub.tables.filescan).
+"""Counting over a view file by row group (privpub.viewfile.scan, .decide).
 
 Pruned counts (groups skipped, counted whole or read by privpub's own
 statistics) must equal the counts of a full pass exactly, on seeded random
@@ -21,11 +21,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import privpub.tables.published as published
+import privpub.viewfile.writer as writer
 from privpub import AlphaBeta, ArtifactError, Categorical, IntRange, PublishedView, Schema
 from privpub.counting.query import Condition
-from privpub.tables import filescan
-from privpub.viewfile import groupstats
+from privpub.viewfile import decide, groupstats, scan
+from privpub.viewfile.pages import PageReader, identity
 
 pytestmark = pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning",
                                         "ignore::privpub.PrivacyWarning")
@@ -64,7 +64,7 @@ def _frame(schema: Schema, n: int, seed: int) -> pd.DataFrame:
 
 def _write(schema: Schema, tmp_path, monkeypatch, name: str, beta: float = 1e-30,
            n: int = 4_000, seed: int = 0) -> tuple[PublishedView, str]:
-    monkeypatch.setattr(published, "CHUNK_ROWS", GROUP)
+    monkeypatch.setattr(writer, "CHUNK_ROWS", GROUP)
     view = AlphaBeta(schema, 0.9, beta, n=n).publish(_frame(schema, n, seed), seed=seed,
                                                      duplicates="records")
     path = str(tmp_path / f"{name}.parquet")
@@ -108,15 +108,15 @@ class _Decisions:
     """Counts the decisions a pruned count makes (the tests must prune)."""
 
     def __init__(self, monkeypatch):
-        self.seen = {filescan.SKIP: 0, filescan.WHOLE: 0, filescan.READ: 0}
-        original = filescan.Decider.__call__
+        self.seen = {decide.SKIP: 0, decide.WHOLE: 0, decide.READ: 0}
+        original = decide.Decider.__call__
 
         def call(decider, group):
             verdict = original(decider, group)
             self.seen[verdict] += 1
             return verdict
 
-        monkeypatch.setattr(filescan.Decider, "__call__", call)
+        monkeypatch.setattr(decide.Decider, "__call__", call)
 
 
 @pytest.mark.parametrize("schema", [NARROW, HUGE, WIDE], ids=["narrow", "huge", "wide"])
@@ -144,8 +144,8 @@ def test_estimates_and_marginals_over_a_file_equal_those_in_memory(tmp_path, mon
                "day >= '2020-02-01' AND day < '2020-02-15'", "sex = 'M' AND job IN ('a', 'c')",
                None, "FALSE"]
     reads = []
-    original = filescan.read_group
-    monkeypatch.setattr(filescan, "read_group",
+    original = scan.read_group
+    monkeypatch.setattr(scan, "read_group",
                         lambda *a: reads.append(a[2]) or original(*a))
     batch = opened.estimate_many(queries)
     groups = pq.ParquetFile(path).metadata.num_row_groups
@@ -173,7 +173,7 @@ def test_decisions_agree_with_brute_force_over_the_box(kleene):
     schema = Schema([Categorical("day", DAYS[:20], ordered=True), IntRange("age", 0, 29),
                      Categorical("sex", ["F", "M"])])
     rng = np.random.default_rng(3)
-    made = {filescan.SKIP: 0, filescan.WHOLE: 0, filescan.READ: 0}
+    made = {decide.SKIP: 0, decide.WHOLE: 0, decide.READ: 0}
     for _ in range(300):
         cond = Condition(schema, _random_query(schema, rng))
         if not cond.attributes:
@@ -183,16 +183,16 @@ def test_decisions_agree_with_brute_force_over_the_box(kleene):
             lo = int(rng.integers(attr.size))
             box[attr.name] = (lo, min(attr.size - 1, lo + int(rng.integers(0, 4))))
         if kleene:
-            verdict = filescan._kleene(cond, cond.formula, box)
+            verdict = decide._kleene(cond, cond.formula, box)
         else:
             stats = groupstats.GroupStats(1, tuple(box[n][0] for n in schema.names),
                                         tuple(box[n][1] for n in schema.names), {})
-            verdict = filescan.Decider(cond)(stats)
+            verdict = decide.Decider(cond)(stats)
         truth = _box_truth(cond, box)
         made[verdict] += 1
-        if verdict == filescan.SKIP:
+        if verdict == decide.SKIP:
             assert not truth.any(), cond
-        elif verdict == filescan.WHOLE:
+        elif verdict == decide.WHOLE:
             assert truth.all(), cond
         elif not kleene:
             assert truth.any() and not truth.all(), cond
@@ -205,16 +205,16 @@ def test_interval_decisions_are_exact():
     4 values, so 'all but one value' and 'one value' boxes are common."""
     schema = Schema([IntRange("age", 10, 39), Categorical("sex", ["F", "M"])])
     rng = np.random.default_rng(5)
-    made = {filescan.SKIP: 0, filescan.WHOLE: 0, filescan.READ: 0}
+    made = {decide.SKIP: 0, decide.WHOLE: 0, decide.READ: 0}
     for _ in range(400):
         cond = Condition(schema, _random_query(Schema([schema["age"]]), rng, depth=2))
         lo = int(rng.integers(30))
         box = {"age": (lo, min(29, lo + int(rng.integers(0, 4))))}
-        verdict = filescan._interval_verdict(schema, cond.atoms[0], box)
+        verdict = decide._interval_verdict(schema, cond.atoms[0], box)
         truth = _box_truth(cond, box)
         made[verdict] += 1
-        assert verdict == (filescan.SKIP if not truth.any() else
-                           filescan.WHOLE if truth.all() else filescan.READ), (cond, box)
+        assert verdict == (decide.SKIP if not truth.any() else
+                           decide.WHOLE if truth.all() else decide.READ), (cond, box)
     assert min(made.values()) > 20, made
 
 
@@ -225,7 +225,7 @@ def test_an_integer_range_too_large_for_a_table_is_decided_by_intervals(tmp_path
     t = int(np.median(PublishedView.read_parquet(path).frame["t"]))
     for query in (f"t < {t}", f"t >= {t} AND sex = 'F'", f"NOT (t BETWEEN {t} AND {t + 10**5})"):
         assert opened.count(query) == view.count(query)
-    assert decisions.seen[filescan.SKIP] > 0 and decisions.seen[filescan.WHOLE] > 0
+    assert decisions.seen[decide.SKIP] > 0 and decisions.seen[decide.WHOLE] > 0
 
 
 # ---- what is checked ----------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def test_a_value_edited_in_a_group_that_is_read_is_refused(sorted_by_age, tmp_pa
     with pytest.raises(ArtifactError, match=f"row group {g}: column 'sex' does not match"):
         opened.estimate(reads)
     # A count that does not read the group does not see the edit (module docstring
-    # of filescan); a full pass does.
+    # of the scan); a full pass does.
     assert opened.count(skips) == view.count(skips)
     with pytest.raises(ArtifactError, match="column 'sex' does not match"):
         PublishedView.read_parquet(bad)
@@ -364,7 +364,7 @@ def test_files_without_stats_are_counted_by_the_full_pass(sorted_by_age, tmp_pat
     for file in (old, regrouped):
         opened = PublishedView.open(file)
         assert opened.rows.scan_parts() is None
-        monkeypatch.setattr(filescan, "count_parts", None)  # never reached
+        monkeypatch.setattr(scan, "count_parts", None)  # never reached
         assert [e.n_view for e in opened.estimate_many(queries)] == \
             [view.count(q) for q in queries]
         monkeypatch.undo()
@@ -377,7 +377,7 @@ def test_a_dask_directory_is_counted_part_by_part(tmp_path, monkeypatch):
     import privpub.tables.distributed as distributed
     from privpub import FRAPP
 
-    monkeypatch.setattr(distributed, "CHUNK_ROWS", GROUP)
+    monkeypatch.setattr(writer, "CHUNK_ROWS", GROUP)
     frame = _frame(NARROW, 3_000, 1)
     with dask.config.set(scheduler="synchronous"):
         mech = FRAPP.for_privacy(NARROW, n=len(frame), gamma=0.2, k=10)
@@ -394,7 +394,7 @@ def test_a_dask_directory_is_counted_part_by_part(tmp_path, monkeypatch):
         assert found == [memory.count(q) for q in queries]
         assert found == [e.n_view for e in PublishedView.open(tmp_path / "release")
                          .estimate_many(queries)]
-        assert decisions.seen[filescan.SKIP] > 0 and decisions.seen[filescan.READ] > 0
+        assert decisions.seen[decide.SKIP] > 0 and decisions.seen[decide.READ] > 0
 
 
 def test_every_written_group_has_stats(tmp_path, monkeypatch):
@@ -421,8 +421,6 @@ def test_the_page_reader_gives_pyarrows_digits(tmp_path, monkeypatch):
     range whose dictionary may have been given up: then None, never wrong)."""
     import os
 
-    from privpub.tables import pages
-
     for name, schema in (("narrow", NARROW), ("huge", HUGE)):
         view, path = _write(schema, tmp_path, monkeypatch, name)
         opened = PublishedView.open(path)
@@ -431,9 +429,9 @@ def test_the_page_reader_gives_pyarrows_digits(tmp_path, monkeypatch):
         decoded = 0
         try:
             for g in range(meta.num_row_groups):
-                expected = filescan._arrow_group(schema, part, g, schema.names, "x")
+                expected = scan._arrow_group(schema, part, g, schema.names, "x")
                 for j, column in enumerate(schema.names):
-                    found = pages.read_column(schema, fd, g, j, column, "x")
+                    found = opened.rows.pages.column(fd, g, j, column, "x")
                     if found is not None:
                         decoded += 1
                         assert found.dtype == expected[column].dtype
@@ -447,7 +445,7 @@ def test_a_wrong_page_reader_is_never_trusted(sorted_by_age, monkeypatch):
     """Digits from the page reader that do not match the digest are read again
     by pyarrow: the counts stay right (and no false alarm is raised)."""
     from privpub import _core
-    from privpub.tables import pages
+    from privpub.viewfile import pages
 
     view, path = sorted_by_age
     original = _core.decode_data_pages
@@ -466,7 +464,7 @@ def test_the_group_scan_counts_as_numpy_does(schema, tmp_path, monkeypatch):
     """``_core.scan_groups`` (decode, digest, range and count in one Rust call)
     against a brute-force numpy count over pyarrow's digits of every group, on
     random conditions; and the pruned counts take that path (no group falls
-    back to :func:`filescan.read_group` when every condition has a truth table)."""
+    back to :func:`scan.read_group` when every condition has a truth table)."""
     view, path = _write(schema, tmp_path, monkeypatch, "v")
     opened = PublishedView.open(path)
     parts = opened.rows.scan_parts()
@@ -475,18 +473,18 @@ def test_the_group_scan_counts_as_numpy_does(schema, tmp_path, monkeypatch):
                   if c.attributes and c.truth_table() is not None]
     part = parts[0]
     tasks = [(part, g, list(range(len(conditions)))) for g in range(len(part.groups))]
-    footers = filescan._footers({path})
-    scanned = filescan._scan_groups(schema, tasks, filescan.Reductions(schema, conditions),
-                                    footers, {})
+    footers = scan._footers(opened.rows.pages, {path})
+    scanned = scan._scan_groups(opened.rows.pages, tasks, decide.Reductions(schema, conditions),
+                                footers, {})
     for (_, g, _), counts in zip(tasks, scanned, strict=True):
         assert counts is not None, g
-        digits = filescan._arrow_group(schema, part, g, schema.names, "x")
+        digits = scan._arrow_group(schema, part, g, schema.names, "x")
         rows = part.groups[g].rows
         want = [int(c.mask_digits(digits, rows).sum()) for c in conditions]
         assert [n for _, n in counts] == want, g
     reads = []
-    original = filescan.read_group
-    monkeypatch.setattr(filescan, "read_group", lambda *a: reads.append(a[2]) or original(*a))
+    original = scan.read_group
+    monkeypatch.setattr(scan, "read_group", lambda *a: reads.append(a[2]) or original(*a))
     assert opened.rows.count_many(conditions) == [view.count(c) for c in conditions]
     assert reads == []
 
@@ -506,7 +504,7 @@ def test_a_wrong_group_scan_is_never_trusted(sorted_by_age, monkeypatch):
                  for rows, chunks, counts in groups]
         return original(wrong, tables)
 
-    monkeypatch.setattr(filescan._core, "scan_groups", rolled)
+    monkeypatch.setattr(scan._core, "scan_groups", rolled)
     queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150')"]
     assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
         [view.count(q) for q in queries]
@@ -514,28 +512,36 @@ def test_a_wrong_group_scan_is_never_trusted(sorted_by_age, monkeypatch):
 
 
 def test_a_stale_footer_never_changes_a_count(tmp_path, monkeypatch):
-    """Footers are kept by file identity; one that no longer describes the file
-    (here: another file's, of the same shape) only misplaces chunks: here they
-    do not decode (a chunk that decodes to other digits has another digest:
-    test_a_wrong_group_scan_is_never_trusted), and those groups are read from
+    """A view keeps its files' footers by file identity; ones that no longer
+    describe the file (here: another file's, of the same shape, both pyarrow's
+    and the page reader's, planted under the file's identity) only misplace
+    chunks: those that decode to other digits have another digest
+    (test_a_wrong_group_scan_is_never_trusted), and those groups are read from
     the file by pyarrow."""
+    import os
+
     view, path = _write(NARROW, tmp_path, monkeypatch, "a", seed=1)
     _, other = _write(NARROW, tmp_path, monkeypatch, "b", seed=2)
-    filescan._footers({path})
-    key = next(k for k in filescan._FOOTER_CACHE if k[0] == path)
-    monkeypatch.setitem(filescan._FOOTER_CACHE, key, pq.read_metadata(other))
+    opened = PublishedView.open(path)
+    footers, here = opened.rows.pages.footers, identity(os.stat(path))
+    fd = os.open(other, os.O_RDONLY)
+    try:
+        stale = PageReader(NARROW).layout(fd)
+    finally:
+        os.close(fd)
+    assert stale is not None
+    footers.get(("arrow", *here), lambda: pq.read_metadata(other))
+    footers.get(("pages", *here), lambda: stale)
     queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150') AND job = 'a'",
                "day >= '2020-02-01' AND sex = 'M'"]
-    assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
-        [view.count(q) for q in queries]
+    assert [e.n_view for e in opened.estimate_many(queries)] == [view.count(q) for q in queries]
+    assert opened.rows.pages.metadata(path).num_rows == pq.read_metadata(other).num_rows
 
 
 def test_a_group_reads_only_the_columns_its_box_leaves_open(sorted_by_age, monkeypatch):
     """Over a group whose ages all satisfy ``age < k``, ``sex = 'F' AND age < k``
     is ``sex = 'F'``: that group's ``age`` column is not read; groups across k
     read both; the counts stay the in-memory view's."""
-    from privpub.tables import pages
-
     view, path = sorted_by_age
     groups = _metadata(path)["digest"]["parts"][0]["groups"]
     age = view.schema.names.index("age")
@@ -544,10 +550,10 @@ def test_a_group_reads_only_the_columns_its_box_leaves_open(sorted_by_age, monke
     below = [g for g, s in enumerate(groups) if s["high"][age] < k]
     assert across and below
     read = []
-    original = pages.chunk_args
-    monkeypatch.setattr(pages, "chunk_args",
-                        lambda schema, fd, g, c, name, *rest:
-                        read.append((g, name)) or original(schema, fd, g, c, name, *rest))
+    original = PageReader.chunk
+    monkeypatch.setattr(PageReader, "chunk",
+                        lambda self, fd, g, c, name, *rest:
+                        read.append((g, name)) or original(self, fd, g, c, name, *rest))
     query = f"sex = 'F' AND age < {k}"
     assert PublishedView.open(path).count(query) == view.count(query)
     assert {(g, "sex") for g in below} <= set(read)

@@ -1,6 +1,6 @@
 """Counting over a view file row group by row group: skip, count whole, or read.
 
-A view file privpub writes (:func:`~privpub.tables.published.write_view`, a Dask
+A view file privpub writes (:func:`~privpub.viewfile.writer.write_view`, a Dask
 release's parts) records in its own metadata, for every row group of every part
 file (:mod:`privpub.viewfile.groupstats`): its row count, per attribute the least
 and greatest *domain index* its rows hold, and per column the SHA-256 of the
@@ -8,14 +8,13 @@ group's domain indices; the list sealed. The view is written in code order,
 so the leading attributes are clustered and their ranges narrow.
 
 A count (:func:`count_parts`) decides a condition over each group's box of index ranges
-from the condition's truth table over its attributes
-(:meth:`~privpub.counting.query.Condition.truth_table`; when that is too large, Kleene's
-three-valued logic over its atoms' tables, and an atom on one huge integer range by its
-intervals of values, as the domain count does): false on every tuple of the box, the
+(:mod:`privpub.viewfile.decide`): false on every tuple of the box, the
 group is skipped; true on every tuple, its row count is added unread; otherwise only the
-columns the condition still depends on inside that box (:class:`Reductions`) are read
+columns the condition still depends on inside that box
+(:class:`~privpub.viewfile.decide.Reductions`) are read
 and counted: the groups of a count in batches, each batch in one Rust call
-(``_core.scan_groups``: every chunk decoded by :mod:`privpub.tables.pages`'s reader, its
+(``_core.scan_groups``: every chunk decoded by the view's page reader,
+:mod:`privpub.viewfile.pages`, its
 SHA-256 and range computed, the group counted under each condition's truth table; groups
 and columns on rayon's pool, the GIL released), each column's digest and range then
 compared here with the stats before the group's counts are used. A group that call
@@ -32,7 +31,8 @@ What a pruned count checks, and what it trusts:
   stats parse within bounds, each range lies in its attribute's domain, the
   seal matches (damage to the stats is found before any is used). They are
   used only if the groups are the file's row groups, row for row, and hold
-  the part's stored rows (:func:`usable_groups`; the Parquet footer is used
+  the part's stored rows (:func:`~privpub.viewfile.groupstats.usable_groups`;
+  the Parquet footer is used
   to find the groups, never its statistics).
 - Every group it reads is checked in full for the columns read: the rows read
   must be the group's stored count, each column's SHA-256 must be its stored
@@ -50,7 +50,6 @@ are counted by the full pass, which checks the part digests.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -64,97 +63,12 @@ import pyarrow.parquet as pq
 
 from privpub import _core
 from privpub.core.errors import ArtifactError
-from privpub.counting import intervals
-from privpub.counting.query import PROJECTION_LIMIT
-from privpub.domain.attributes import IntRange
 from privpub.domain.schema import Schema
-from privpub.tables import pages
-from privpub.tables.view import FileView
 from privpub.viewfile.columns import Digits, file_digits, index_width
+from privpub.viewfile.decide import READ, WHOLE, Decider, Reductions
+from privpub.viewfile.fileview import FileView
 from privpub.viewfile.groupstats import GroupStats
-
-#: Decisions of a condition over a row group.
-SKIP, WHOLE, READ = 0, 1, 2
-
-
-# ---- deciding a condition over a group ----------------------------------------------------------
-
-
-class Decider:
-    """A condition's decision (SKIP, WHOLE or READ) over boxes of domain-index
-    ranges, memoised by box (groups of trailing attributes share theirs)."""
-
-    def __init__(self, condition: Any):
-        self.condition, self.schema = condition, condition.schema
-        self.index = [self.schema.names.index(a) for a in condition.attributes]
-        self.table = condition.truth_table()
-        self.seen: dict[tuple, int] = {}
-
-    def __call__(self, group: GroupStats) -> int:
-        if group.rows == 0:
-            return SKIP
-        box = tuple((group.low[j], group.high[j]) for j in self.index)
-        decision = self.seen.get(box)
-        if decision is None:
-            decision = self.seen[box] = self._decide(box)
-        return decision
-
-    def _decide(self, box: tuple) -> int:
-        if self.table is not None:
-            return _verdict(_within(self.table, self.condition.attributes, self.schema, box))
-        ranges = dict(zip(self.condition.attributes, box, strict=True))
-        return _kleene(self.condition, self.condition.formula, ranges)
-
-
-def _within(table: np.ndarray, attributes: Sequence[str], schema: Schema,
-            box: Sequence[tuple[int, int]]) -> np.ndarray:
-    """The part of a truth table (first attribute slowest) inside ``box``."""
-    shape = [schema[a].size for a in attributes]
-    return table.reshape(shape)[tuple(slice(lo, hi + 1) for lo, hi in box)]
-
-
-def _verdict(values: np.ndarray) -> int:
-    if not values.any():
-        return SKIP
-    return WHOLE if values.all() else READ
-
-
-def _kleene(condition: Any, formula: tuple, ranges: Mapping[str, tuple[int, int]]) -> int:
-    """Three-valued: each atom from its own table over its box (READ when it has
-    none within the projection limit), combined by AND / OR / NOT."""
-    kind = formula[0]
-    if kind == "atom":
-        atom = condition.atoms[formula[1]]
-        table = condition.atom_table(formula[1], PROJECTION_LIMIT)
-        if table is None:
-            return _interval_verdict(condition.schema, atom, ranges)
-        return _verdict(_within(table, atom.attributes, condition.schema,
-                                [ranges[a] for a in atom.attributes]))
-    if kind == "not":
-        inner = _kleene(condition, formula[1], ranges)
-        return {SKIP: WHOLE, WHOLE: SKIP, READ: READ}[inner]
-    parts = [_kleene(condition, f, ranges) for f in formula[1]]
-    absorbing, neutral = (SKIP, WHOLE) if kind == "and" else (WHOLE, SKIP)
-    if absorbing in parts:
-        return absorbing
-    return neutral if all(p == neutral for p in parts) else READ
-
-
-def _interval_verdict(schema: Schema, atom: Any, ranges: Mapping[str, tuple[int, int]]) -> int:
-    """An atom on one integer range too large for a table (a timestamp, an id):
-    the values of its box satisfying it, as intervals (:mod:`privpub.counting.intervals`,
-    as the domain count does); READ when the atom is not a comparison with constants."""
-    if len(atom.attributes) != 1 or not isinstance(schema[atom.attributes[0]], IntRange):
-        return READ
-    attr, (lo, hi) = schema[atom.attributes[0]], ranges[atom.attributes[0]]
-    found = intervals.of_atom(atom.node, attr.name, attr.lo + lo, attr.lo + hi)
-    if found is None:
-        return READ
-    held = intervals.size(found)
-    return SKIP if held == 0 else WHOLE if held == hi - lo + 1 else READ
-
-
-# ---- counting --------------------------------------------------------------------------------
+from privpub.viewfile.pages import PageReader
 
 
 @dataclass(frozen=True)
@@ -166,11 +80,13 @@ class Part:
     groups: Sequence[GroupStats]
 
 
-def count_parts(schema: Schema, parts: Sequence[Part], conditions: Sequence[Any],
+def count_parts(pages: PageReader, parts: Sequence[Part], conditions: Sequence[Any],
                 workers: int | None = None) -> list[int]:
-    """Each condition's count over the parts: every group decided for every
-    condition, and each group some condition cannot decide read once, for the
-    columns those conditions name (module docstring: what is checked)."""
+    """Each condition's count over the parts (read by ``pages``, whose schema is
+    theirs): every group decided for every condition, and each group some
+    condition cannot decide read once, for the columns those conditions name
+    (module docstring: what is checked)."""
+    schema = pages.schema
     deciders = [Decider(c) for c in conditions]
     totals = [0] * len(conditions)
     tasks = []
@@ -186,11 +102,11 @@ def count_parts(schema: Schema, parts: Sequence[Part], conditions: Sequence[Any]
             if undecided:
                 tasks.append((part, g, undecided))
 
-    footers = _footers({task[0].path for task in tasks})
+    footers = _footers(pages, {task[0].path for task in tasks})
 
     def count_group(task: tuple[Part, int, list[int]]) -> list[tuple[int, int]]:
         part, g, undecided = task
-        digits = read_group(schema, part, g, _names(schema, conditions, undecided),
+        digits = read_group(pages, part, g, _names(schema, conditions, undecided),
                             footers.get(part.path))
         rows = part.groups[g].rows
         return [(i, conditions[i].count_digits(digits, rows)) for i in undecided]
@@ -203,7 +119,7 @@ def count_parts(schema: Schema, parts: Sequence[Part], conditions: Sequence[Any]
     batch, reduced, remaps = 4 * (os.cpu_count() or 1), Reductions(schema, conditions), {}
     for start in range(0, len(tasks), batch):
         chunk = tasks[start:start + batch]
-        scanned = _scan_groups(schema, chunk, reduced, footers, remaps)
+        scanned = _scan_groups(pages, chunk, reduced, footers, remaps)
         missed = [task for task, counts in zip(chunk, scanned, strict=True) if counts is None]
         for counted in [*(c for c in scanned if c is not None), *_run(count_group, missed,
                                                                       workers)]:
@@ -217,7 +133,7 @@ def _names(schema: Schema, conditions: Sequence[Any], undecided: Sequence[int]) 
     return [n for n in schema.names if any(n in conditions[i].attributes for i in undecided)]
 
 
-def _scan_groups(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
+def _scan_groups(pages: PageReader, tasks: Sequence[tuple[Part, int, list[int]]],
                  reduced: Reductions, footers: Mapping[str, pq.FileMetaData],
                  remaps: dict) -> list[list[tuple[int, int]] | None]:
     """Each task's counts from one ``_core.scan_groups`` call (every group's
@@ -225,12 +141,12 @@ def _scan_groups(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
     released), each group's digests and ranges checked against its stats
     here; None for a group that call cannot count or whose digest differs
     (the caller reads it through :func:`read_group`). ``remaps``: the
-    dictionary pages' remaps met so far (:func:`pages.chunk_args`)."""
+    dictionary pages' remaps met so far (:meth:`PageReader.chunk`)."""
     requests: list[tuple | None] = []
     fds: dict[str, int] = {}
     try:
         for part, g, undecided in tasks:
-            requests.append(_request(schema, part, g, undecided, reduced,
+            requests.append(_request(pages, part, g, undecided, reduced,
                                      footers.get(part.path), fds, remaps))
     finally:
         for fd in fds.values():
@@ -241,52 +157,11 @@ def _scan_groups(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
     for (part, g, undecided), request in zip(tasks, requests, strict=True):
         got = next(found) if request is not None else None
         results.append(None if got is None else
-                       _checked(schema, part, g, request[0], undecided, got))
+                       _checked(pages.schema, part, g, request[0], undecided, got))
     return results
 
 
-class Reductions:
-    """Each undecided condition restricted to a group's box: an attribute on
-    which its truth table does not change inside the box is fixed at the box's
-    low end and dropped (every row of the group holds a value in the box), so
-    its column is neither read nor counted: ``race = 'White' AND age > 60``
-    over a group whose ages all exceed 60 reads ``race`` alone. (One is kept
-    when the condition is constant over the box: a decided group is never
-    sent, but could be.) The reduced tables are the ``tables`` argument of
-    ``_core.scan_groups``, each made once."""
-
-    def __init__(self, schema: Schema, conditions: Sequence[Any]):
-        self.schema, self.conditions = schema, conditions
-        self.full = [c.truth_table() for c in conditions]
-        self.tables: list[tuple[list[int], np.ndarray]] = []
-        self.made: dict[tuple, int] = {}  # (radices, table bytes) -> its slot
-        self.slots: dict[tuple, tuple[int, list[str]]] = {}
-
-    def __call__(self, i: int, group: GroupStats) -> tuple[int, list[str]]:
-        """Condition i over the group: (its slot in ``tables``, the attributes read)."""
-        attributes = self.conditions[i].attributes
-        box = tuple((group.low[j], group.high[j])
-                    for j in (self.schema.names.index(a) for a in attributes))
-        key = (i, box)
-        if key not in self.slots:
-            shape = [self.schema[a].size for a in attributes]
-            table = self.full[i].reshape(shape)
-            inside = _within(self.full[i], attributes, self.schema, box)
-            # An axis matters if some slice along it differs from the first.
-            keep = [k for k in range(len(attributes))
-                    if not (inside == inside.take([0], axis=k)).all()] or [0]
-            fixed = tuple(slice(None) if k in keep else box[k][0] for k in range(len(shape)))
-            radices = [shape[k] for k in keep]
-            reduced = np.ascontiguousarray(table[fixed].reshape(-1))
-            same = (tuple(radices), reduced.tobytes())
-            if same not in self.made:
-                self.made[same] = len(self.tables)
-                self.tables.append((radices, reduced))
-            self.slots[key] = (self.made[same], [attributes[k] for k in keep])
-        return self.slots[key]
-
-
-def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
+def _request(pages: PageReader, part: Part, g: int, undecided: Sequence[int],
              reduced: Reductions, meta: pq.FileMetaData | None,
              fds: dict[str, int], remaps: dict) -> tuple | None:
     """A group as ``_core.scan_groups`` takes it, after the names of the
@@ -294,7 +169,7 @@ def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
     if meta is None or any(reduced.full[i] is None for i in undecided):
         return None
     wanted = [reduced(i, part.groups[g]) for i in undecided]
-    names = [n for n in schema.names if any(n in read for _, read in wanted)]
+    names = [n for n in pages.schema.names if any(n in read for _, read in wanted)]
     where = f"{part.where}, row group {g}"
     index = {meta.schema.column(k).path: k for k in range(meta.num_columns)}
     if any(n not in index for n in names):
@@ -306,7 +181,7 @@ def _request(schema: Schema, part: Part, g: int, undecided: Sequence[int],
         return None  # read_group says what is wrong
     chunks = []
     for name in names:
-        found = pages.chunk_args(schema, fds[part.path], g, index[name], name, where, remaps)
+        found = pages.chunk(fds[part.path], g, index[name], name, where, remaps)
         if found is None:
             return None
         chunks.append(found)
@@ -338,60 +213,44 @@ def _check_range(schema: Schema, stats: GroupStats, name: str, found: tuple[int,
                             f"metadata says {stats.low[j]}..{stats.high[j]}")
 
 
-def group_batches(schema: Schema, parts: Sequence[Part], names: Sequence[str],
+def group_batches(pages: PageReader, parts: Sequence[Part], names: Sequence[str],
                   workers: int | None = None) -> Iterator[Digits]:
     """Every group's ``names`` columns in order, read (and checked) ahead on a thread
     pool, at most two groups per worker held at once."""
     tasks = [(part, g) for part in parts for g in range(len(part.groups))]
-    footers = _footers({part.path for part in parts})
-    yield from _run(lambda task: read_group(schema, task[0], task[1], names,
+    footers = _footers(pages, {part.path for part in parts})
+    yield from _run(lambda task: read_group(pages, task[0], task[1], names,
                                             footers.get(task[0].path)), tasks, workers)
 
 
-#: Footers already read, by file identity (device, inode, size, mtime): a count
-#: costs ~0.7 ms less without parsing one again. A stale footer could only
-#: misplace chunks, whose digests then differ, and those groups are read again
-#: from the file itself by pyarrow (:func:`read_group`).
-_FOOTER_CACHE: dict[tuple, pq.FileMetaData] = {}
-_FOOTER_CACHE_SIZE = 64
+def _footers(pages: PageReader, paths: set[str]) -> dict[str, pq.FileMetaData]:
+    """Each file's footer, as the page reader keeps it for the view (one that
+    cannot be read is left out: reading its groups says what is wrong)."""
+    found = {path: pages.metadata(path) for path in paths}
+    return {path: meta for path, meta in found.items() if meta is not None}
 
 
-def _footers(paths: set[str]) -> dict[str, pq.FileMetaData]:
-    """Each file's footer, read once for a pass (one that cannot be read is left
-    out: reading its groups says what is wrong)."""
-    found = {}
-    for path in paths:
-        with contextlib.suppress(OSError, pa.ArrowException):
-            info = os.stat(path)
-            key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-            if key not in _FOOTER_CACHE:
-                while len(_FOOTER_CACHE) >= _FOOTER_CACHE_SIZE:
-                    del _FOOTER_CACHE[next(iter(_FOOTER_CACHE))]
-                _FOOTER_CACHE[key] = pq.read_metadata(path)
-            found[path] = _FOOTER_CACHE[key]
-    return found
-
-
-def read_group(schema: Schema, part: Part, g: int, names: Sequence[str],
+def read_group(pages: PageReader, part: Part, g: int, names: Sequence[str],
                meta: pq.FileMetaData | None = None) -> Digits:
     """Group ``g``'s domain indices of ``names``, checked against its stats: its
     rows, each column's SHA-256 and range; an ArtifactError naming the group
-    otherwise. Columns are decoded by :mod:`privpub.tables.pages` where it
-    can (``meta``: the file's footer, read once per count), by pyarrow otherwise
+    otherwise. Columns are decoded by the page reader ``pages`` where it can
+    (``meta``: the file's footer, read once per count), by pyarrow otherwise
     or when those digits do not match (so that reader is never trusted)."""
-    where = f"{part.where}, row group {g}"
+    schema, where = pages.schema, f"{part.where}, row group {g}"
+    meta = pages.metadata(part.path) if meta is None else meta
     try:
-        meta = pq.read_metadata(part.path) if meta is None else meta
-        index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
-        fd = os.open(part.path, os.O_RDONLY)
-    except (OSError, pa.ArrowException):
+        index = {} if meta is None else {meta.schema.column(i).path: i
+                                         for i in range(meta.num_columns)}
+        fd = None if meta is None else os.open(part.path, os.O_RDONLY)
+    except OSError:
         fd = None  # pyarrow reads every column, and says what is wrong
     fast: Digits = {}
     if fd is not None:
         try:
             for name in names:
                 if name in index:
-                    found = pages.read_column(schema, fd, g, index[name], name, where)
+                    found = pages.column(fd, g, index[name], name, where)
                     if found is not None:
                         fast[name] = found
         finally:
@@ -460,7 +319,7 @@ def _run(function: Callable[[Any], Any], tasks: Sequence[Any],
 
 
 class PrunedFileView(FileView):
-    """A :class:`~privpub.tables.view.FileView` whose counts go by row group
+    """A :class:`~privpub.viewfile.fileview.FileView` whose counts go by row group
     where its parts have statistics (:func:`count_parts`), and whose counting
     passes read groups ahead on both cores (:func:`group_batches`); a file
     without them is counted by the full pass, as by a FileView."""
@@ -478,10 +337,10 @@ class PrunedFileView(FileView):
         parts = self.scan_parts()
         if parts is None:
             return super().count_many(conditions)
-        return count_parts(self.schema, parts, conditions)
+        return count_parts(self.pages, parts, conditions)
 
     def counting_batches(self, attributes: Sequence[str]) -> Iterator[Digits]:
         parts = self.scan_parts()
         if parts is None:
             return self.batches(attributes)
-        return group_batches(self.schema, parts, attributes)
+        return group_batches(self.pages, parts, attributes)

@@ -1,4 +1,4 @@
-"""read_parquet's whole-file read (privpub.tables.wholeread) and the writer's checks.
+"""read_parquet's whole-file read (privpub.viewfile.reader) and the writer's checks.
 
 The page reader's digits must be pyarrow's on any schema (wide dictionaries,
 declared missing values, integer ranges small and huge, integer-valued and
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import privpub.tables.published as published
+import privpub.viewfile.writer as writer
 from privpub import (
     AlphaBeta,
     ArtifactError,
@@ -27,9 +27,10 @@ from privpub import (
     PublishedView,
     Schema,
 )
-from privpub.tables import pages, wholeread
-from privpub.tables.view import MemoryView
+from privpub.viewfile import pages, reader
 from privpub.viewfile.layout import SET_COLUMN
+from privpub.viewfile.pages import PageReader
+from privpub.viewfile.rows import MemoryView
 
 pytestmark = pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning",
                                         "ignore::privpub.PrivacyWarning")
@@ -79,7 +80,7 @@ def _frame(schema: Schema, n: int, rng: np.random.Generator) -> pd.DataFrame:
 
 def _written(schema: Schema, tmp_path, monkeypatch, seed: int, n: int = 2_000,
              name: str = "v") -> tuple[PublishedView, str]:
-    monkeypatch.setattr(published, "CHUNK_ROWS", GROUP)
+    monkeypatch.setattr(writer, "CHUNK_ROWS", GROUP)
     rng = np.random.default_rng(seed)
     view = AlphaBeta(schema, 0.9, 1e-30, n=n).publish(_frame(schema, n, rng), seed=seed,
                                                       duplicates="records")
@@ -107,14 +108,14 @@ class _Decoded:
     """Counts the chunks the page reader decoded (not None)."""
 
     def __init__(self, monkeypatch):
-        self.chunks, original = 0, pages.read_column
+        self.chunks, original = 0, PageReader.column
 
         def counted(*args):
             found = original(*args)
             self.chunks += found is not None
             return found
 
-        monkeypatch.setattr(pages, "read_column", counted)
+        monkeypatch.setattr(PageReader, "column", counted)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -186,10 +187,9 @@ def test_a_dask_directory_is_read_part_by_part(tmp_path, monkeypatch):
     dd = pytest.importorskip("dask.dataframe")
     import dask
 
-    import privpub.tables.distributed as distributed
     from privpub import FRAPP
 
-    monkeypatch.setattr(distributed, "CHUNK_ROWS", GROUP)
+    monkeypatch.setattr(writer, "CHUNK_ROWS", GROUP)
     schema = Schema([Categorical("day", [f"2020-01-{d:02d}" for d in range(1, 29)],
                                  ordered=True), IntRange("age", 0, 99),
                      Categorical("city", [f"c{i}" for i in range(200)]),
@@ -218,7 +218,7 @@ def test_a_file_with_context_sets_is_read_by_its_batches(tmp_path):
     path = str(tmp_path / "ctx.parquet")
     view.to_parquet(path)
     assert SET_COLUMN in pq.read_schema(path).names
-    assert wholeread.read_whole(PublishedView.open(path).rows) is None
+    assert reader.read_whole(PublishedView.open(path).rows) is None
     back = PublishedView.read_parquet(path)
     np.testing.assert_array_equal(back.codes, codes)
     np.testing.assert_array_equal(back.context["before"], [1, 2, 3])
@@ -242,7 +242,7 @@ def test_digits_outside_the_domain_are_not_written(tmp_path):
                 {"a": good["a"], "b": np.array([-1, 0, 0], dtype=np.int8)}):
         path = tmp_path / "bad.parquet"
         with pytest.raises(DomainError, match="outside 0..[29]"):
-            published.write_view(path, schema, stream(bad), lambda rows, digest: {}, None)
+            writer.write_view(path, schema, stream(bad), lambda rows, digest: {}, None)
         assert not path.exists()
     assert closed == [True, True]  # the stream closed, not left to the garbage collector
     assert MemoryView(schema, digits=[good["a"], good["b"]]).to_arrow().num_rows == 3

@@ -1,4 +1,5 @@
-"""The release contract: a view reopens from its file alone, re-validated.
+"""The release contract: a view reopens from its file alone, re-validated (the
+document, privpub.viewfile.document; the rows against their digest).
 
 Every tampered file below (edited the way a user would, by rewriting the
 metadata JSON or the rows) must be refused with a PrivpubError naming the
