@@ -36,6 +36,7 @@ from privpub.attacks.subsets import (
 from privpub.core import validate
 from privpub.core.capabilities import RefusesPresenceAudit
 from privpub.core.errors import ParameterError
+from privpub.core.optional import progress_bar
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.tables.published import PublishedView
 from privpub.tables.records import KeyCounts, rows_as_keys
@@ -236,7 +237,7 @@ def audit_presence(release: PublishedView | Sequence[PublishedView], records, *,
     seed : optional
         Draws the candidates and the queries.
     progress : bool
-        A tqdm bar over the rounds.
+        A tqdm bar over the rounds (where tqdm, ``privpub[progress]``, is installed).
     """
     views = _views(release)
     release = views[-1]
@@ -279,10 +280,7 @@ def audit_presence(release: PublishedView | Sequence[PublishedView], records, *,
     sizes = [a.size for a in schema.attributes]
     draws = source.derive("candidates")
     answers, variances, present = np.empty((t, rounds)), np.empty((t, rounds)), []
-    from tqdm import tqdm
-
-    bar = tqdm(range(rounds), desc="presence audit", unit="round",
-               disable=None if progress else True)  # None: silent off a terminal
+    bar = progress_bar(range(rounds), desc="presence audit", unit="round", show=progress)
     for r in bar:
         draw = draws.derive(f"round {r}")  # a source's stream is fixed: one per round and use
         member = draw.derive("member").uniform(n) < prior

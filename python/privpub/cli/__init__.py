@@ -1,6 +1,7 @@
 """The ``privpub`` command: one module per subcommand (or family of them),
 each adding its parser and a function from parsed arguments to an exit code.
-Errors the library raises for bad input are one line on stderr and exit 1."""
+Errors the library raises for bad input, and a feature's missing extra, are one
+line on stderr and exit 1."""
 
 from __future__ import annotations
 
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from privpub.core.errors import PrivpubError
+    from privpub.core.optional import MissingExtraError
 
     try:
         previous = signal.signal(signal.SIGTERM, _terminate)
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`privpub inspect … | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except PrivpubError as exc:
+    except (PrivpubError, MissingExtraError) as exc:  # the latter names the extra to install
         print(f"privpub: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from privpub.core.optional import progress_bar
+
 FORMATS = ("table", "json", "csv")
 
 
@@ -377,11 +379,9 @@ def notes_in_rows(category: type[Warning]) -> Any:
 
 @contextmanager
 def progress(desc: str, unit: str) -> Any:
-    """A tqdm bar on stderr (silent when stderr is not a terminal), as a
-    ``(done, total)`` callback."""
-    from tqdm import tqdm
-
-    with tqdm(desc=desc, unit=unit, disable=None, file=sys.stderr) as bar:
+    """A tqdm bar on stderr (silent when stderr is not a terminal, absent where
+    tqdm is not installed), as a ``(done, total)`` callback."""
+    with progress_bar(desc=desc, unit=unit) as bar:
         def update(done: int, total: int) -> None:
             bar.total = total
             bar.update(done - bar.n)

@@ -16,6 +16,7 @@ from privpub.cli.common import (
 )
 from privpub.cli.publish import CALIBRATION_HELP
 from privpub.core.capabilities import record_facts_of
+from privpub.core.optional import progress_bar
 from privpub.report.card import HTML_SUFFIXES
 
 DEMO_QUERIES = (
@@ -30,7 +31,6 @@ DEMO_QUERIES = (
 
 def _demo(args: argparse.Namespace) -> int:
     import pandas as pd
-    from tqdm import tqdm
 
     from privpub import AlphaBeta
     from privpub.datasets import load_adult
@@ -43,7 +43,7 @@ def _demo(args: argparse.Namespace) -> int:
         from privpub.core.errors import ParameterError
 
         raise ParameterError("--audit adds the audits to the card: give --card FILE.html")
-    with tqdm(total=3, desc="demo", unit="step", disable=None) as bar:
+    with progress_bar(total=3, desc="demo", unit="step") as bar:
         df, schema = load_adult(args.split)
         bar.update()
         mech = AlphaBeta.for_privacy(schema, n=len(df), gamma=args.gamma, k=args.k,

@@ -22,6 +22,7 @@ import pandas as pd
 
 from privpub.core.errors import SchemaError
 from privpub.core.files import write_text
+from privpub.core.optional import require
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -41,8 +42,7 @@ def read_document(path: str | os.PathLike) -> dict:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SchemaError(f"schema file {shown!r}: {reason}") from None
     if _is_yaml(path):
-        import yaml
-
+        yaml = require("yaml", f"the YAML schema file {shown!r}")
         try:
             document = yaml.load(text, Loader=yaml.BaseLoader)  # scalars stay text
         except yaml.YAMLError as exc:
@@ -66,8 +66,7 @@ def write_document(document: dict, path: str | os.PathLike, *, overwrite: bool =
     """``document`` written to ``path`` as YAML or JSON (by its suffix), whole or
     not at all; an existing file is refused unless ``overwrite``."""
     if _is_yaml(path):
-        import yaml
-
+        yaml = require("yaml", f"the YAML schema file {os.fspath(path)!r}")
         text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
     else:
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"

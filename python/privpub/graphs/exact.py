@@ -20,10 +20,10 @@ import itertools
 from collections.abc import Callable
 
 import numpy as np
-from tqdm import tqdm
 
 from privpub import _core
 from privpub.core.errors import ParameterError, QueryError
+from privpub.core.optional import progress_bar
 from privpub.graphs.graph import Graph, check_graph
 from privpub.graphs.inclusion import MAX_TERMS, injective_count, join_cost
 from privpub.graphs.patterns import join_arguments, special_path
@@ -88,7 +88,8 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
         up to 64 ranges of ids (of degree ranks when symmetries are broken),
         counted by separate Rust calls (each releases
         the GIL and runs in parallel), and report after each: ``True`` shows a
-        tqdm bar (silent when stderr is not a terminal), a callable gets
+        tqdm bar (silent when stderr is not a terminal; none where tqdm, the
+        extra ``privpub[progress]``, is not installed), a callable gets
         (nodes done, m). The special paths and the elimination are fast
         and ignore it.
 
@@ -138,7 +139,7 @@ def _count_in_parts(args: tuple, m: int, has_head: bool,
     """The count as parts over ranges of the first variable's node ids: their sum,
     or for a query without head variables (0 or 1) their largest."""
     bounds = np.linspace(0, m, min(PARTS, m) + 1).round().astype(int).tolist()
-    bar = tqdm(total=m, desc="count", unit="node", disable=None) if progress is True else None
+    bar = progress_bar(total=m, desc="count", unit="node") if progress is True else None
     parts = []
     try:
         for lo, hi in itertools.pairwise(bounds):

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from privpub.core.optional import require
+
 #: Okabe & Ito (2008), distinguishable under the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
            "#000000")
@@ -37,8 +39,7 @@ STYLE = {
 @contextmanager
 def figure() -> Iterator[Any]:
     """A figure and axes in the card's style; closed on exit."""
-    import matplotlib
-
+    matplotlib = require("matplotlib", "the release card's figures")
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
