@@ -350,6 +350,9 @@ def test_every_input_kind_gives_the_same_release(name, tmp_path):
                     assert (publish(data).codes == expected[mech]).all(), (kind, mech)
 
 
+# Several corpus tables are small for their domains: their bounds are wide, which
+# the releases say (UsefulnessWarning); what is checked here is that they hold.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 @pytest.mark.parametrize("kind", ["alphabeta", "frapp"])
 @pytest.mark.parametrize("name", NAMES)
 def test_estimates_within_their_stated_bound(name, kind):

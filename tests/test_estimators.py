@@ -47,6 +47,9 @@ def test_unbiased(name):
     assert abs(est[:, 0].mean() - (truths[0] + 1)) > 4 * se
 
 
+# 9 records: every bound is wide, which the releases say (UsefulnessWarning); this
+# test checks that marginals equal single queries.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 @pytest.mark.parametrize("name", list(_publishers()))
 def test_marginals_agree_with_one_query_at_a_time(name):
     view = _publishers()[name](7)

@@ -209,6 +209,7 @@ def test_adult_publish_size_and_parquet_round_trip(tmp_path):
         assert back.estimate(q) == view.estimate(q)
 
 
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")  # tiny tables, wide bounds
 def test_seeds_reproduce_and_default_randomness_is_not_seeded():
     schema = privpub.Schema([privpub.IntRange("a", 0, 999)])
     mech = AlphaBeta(schema, 0.4, 0.1)

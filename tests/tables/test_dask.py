@@ -8,6 +8,7 @@ against three wrong variants); estimates over a view read back with Dask
 equal the in-memory ones; bad input is refused with named errors.
 """
 
+import logging
 import math
 import warnings
 
@@ -25,7 +26,13 @@ from privpub.core.errors import DomainError, ParameterError
 from privpub.core.seeding import resolve_seed
 from privpub.frapp import FRAPP
 from privpub.splu import SPLUGen
-from privpub.tables.distributed import DaskRelease, is_dask, open_dask
+from privpub.tables.distributed import (
+    SHUFFLE_LOGGER,
+    DaskRelease,
+    by_range,
+    is_dask,
+    open_dask,
+)
 from privpub.tables.records import sorted_rows
 
 dd = pytest.importorskip("dask.dataframe")
@@ -186,6 +193,45 @@ def test_written_release_reopens_and_estimates_as_in_memory(client, adult, tmp_p
     assert str(release.guarantee()) == str(view.guarantee())
     with pytest.raises(ParameterError, match="not an empty directory"):
         release.to_parquet(tmp_path / "view")
+
+
+class Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_the_shuffles_routine_logs_stay_off_the_console(client, tiny):
+    """distributed logs each shuffle's start and end at WARNING from the scheduler,
+    which a LocalCluster runs in this process: privpub's shuffles keep them off the
+    console; the same shuffle outside privpub logs them (the check has power); a
+    level the user set is left alone."""
+    schema, codes, mech = tiny
+    frame = dd.from_pandas(schema.decode(codes), npartitions=3)
+    logger = logging.getLogger(SHUFFLE_LOGGER)
+    kept = Kept()
+    logger.addHandler(kept)
+    try:
+        release = mech.publish(frame, seed=3, duplicates="records")
+        release.estimate("a < 100")
+        release.compute()
+        assert kept.messages == []
+        assert logger.level == logging.NOTSET
+        import dask
+
+        bare = dd.from_pandas(pd.DataFrame({"code0": codes}), npartitions=3)
+        dask.compute(by_range(bare, [int(codes[5_000]), int(codes[15_000])], 1))
+        assert any(m.startswith("Shuffle") for m in kept.messages), kept.messages
+        kept.messages.clear()
+        logger.setLevel(logging.WARNING)  # asked for: shown
+        mech.publish(frame, seed=4, duplicates="records").compute()
+        assert any(m.startswith("Shuffle") for m in kept.messages), kept.messages
+    finally:
+        logger.removeHandler(kept)
+        logger.setLevel(logging.NOTSET)
 
 
 def test_rows_as_lazy_dask_frames(client, wide, tmp_path):

@@ -138,6 +138,9 @@ def test_multiview_third_view_with_repeats():
     _check(*_reported(third_view, TRIALS // 2), wrong=1.25)
 
 
+# 200 records in a domain of 10^4: every view's bound is wide, which each view says
+# (UsefulnessWarning); this test checks the noise's law, not usefulness.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 @pytest.mark.parametrize("factor", [1.0, np.exp(-1 / 3)])
 def test_multiview_reinserts_previous_noise_with_p_prime(factor):
     """Tuples of V' − I come back in V_2 with p' = (α+β)e^{−1/v}: a binomial test

@@ -206,7 +206,7 @@ class Release:
         >>> import privpub
         >>> df, schema = privpub.datasets.load_adult()
         >>> mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
-        >>> card = mech.publish(df, seed=1).report(df)
+        >>> card = mech.publish(df, seed=1, duplicates="set").report(df)
         >>> card.html.startswith("<!DOCTYPE html>")
         True
         """

@@ -56,6 +56,8 @@ class Schema:
 
     Examples
     --------
+    >>> import pandas as pd
+    >>> from privpub import Categorical, IntRange, Schema
     >>> s = Schema([Categorical("sex", ["F", "M"]), IntRange("age", 0, 99)])
     >>> s.size
     200

@@ -26,8 +26,10 @@ computed by Dask, one task per part file.
 from __future__ import annotations
 
 import bisect
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +72,28 @@ SAMPLE_PER_PARTITION = 1024
 RANGE_COLUMN = "__privpub_range"
 #: What a release directory holds; ``overwrite=True`` replaces nothing else.
 RELEASE_FILES = (METADATA_FILE, PART_FILES)
+#: distributed's scheduler logs the start and end of every P2P shuffle at WARNING
+#: ("Shuffle … initialized by task …", "… deactivated due to stimulus …"): routine
+#: events, not problems, which reach the console of anyone whose scheduler runs in
+#: their own process (a LocalCluster), on every publish and first estimate.
+SHUFFLE_LOGGER = "distributed.shuffle._scheduler_plugin"
+
+
+@contextmanager
+def quiet_shuffle_logs() -> Iterator[None]:
+    """Keep the shuffle's routine messages off the console while privpub computes
+    a shuffle, unless the user set that logger's level (dask's ``logging`` config
+    or ``logging.getLogger(SHUFFLE_LOGGER).setLevel``): then they asked for them.
+    Errors still show."""
+    logger = logging.getLogger(SHUFFLE_LOGGER)
+    if logger.level != logging.NOTSET:
+        yield
+        return
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(logging.NOTSET)
 
 
 def is_dask(data: Any) -> bool:
@@ -328,8 +352,9 @@ class DaskRelease(Release):
         if self._view is None:
             import dask
 
-            rows, parameters = dask.persist(self.rows, self.lazy_parameters)
-            (parameters,) = dask.compute(parameters)
+            with quiet_shuffle_logs():
+                rows, parameters = dask.persist(self.rows, self.lazy_parameters)
+                (parameters,) = dask.compute(parameters)
             self._view = PublishedView(PartsView(self.schema, rows), self.schema,
                                        self.mechanism, parameters, self.seed_policy)
         return self._view
@@ -371,7 +396,8 @@ class DaskRelease(Release):
             files = [os.path.join(temp, f"part.{i}.parquet") for i in range(len(self.rows))]
             written = [dask.delayed(_write_part)(self.schema, r, f)
                        for r, f in zip(self.rows, files, strict=True)]
-            parts, parameters = dask.compute(written, self.lazy_parameters)
+            with quiet_shuffle_logs():
+                parts, parameters = dask.compute(written, self.lazy_parameters)
             rows = FileView(self.schema, temp, sum(p.rows for p in parts), parts)
             view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
             write_metadata_file(temp, self.schema, view.metadata(digest_document(parts)))
@@ -382,7 +408,8 @@ class DaskRelease(Release):
         """The release in memory (the ranges concatenated: they are in code order)."""
         import dask
 
-        rows, parameters = dask.compute(self.rows, self.lazy_parameters)
+        with quiet_shuffle_logs():
+            rows, parameters = dask.compute(self.rows, self.lazy_parameters)
         codes = np.concatenate([aligned(r) for r in rows])
         return PublishedView(as_schema_codes(self.schema, codes), self.schema, self.mechanism,
                              parameters, self.seed_policy)
