@@ -24,6 +24,7 @@ from privpub import alphabeta, attacks, datasets, frapp, graphs, report, splu  #
 from privpub.alphabeta import AlphaBeta, MultiViewPublisher, SourceDistribution, accounting
 from privpub.core.errors import (
     ArtifactError,
+    CapacityError,
     CodeError,
     DataTypeError,
     DomainError,
@@ -34,6 +35,7 @@ from privpub.core.errors import (
     PrivpubError,
     QueryError,
     SchemaError,
+    ShapeError,
     UsefulnessWarning,
 )
 from privpub.core.estimate import Estimate, Estimates
@@ -65,6 +67,7 @@ __all__ = [
     "AlphaBeta",
     "Artifact",
     "ArtifactError",
+    "CapacityError",
     "Categorical",
     "Claim",
     "CodeError",
@@ -100,6 +103,7 @@ __all__ = [
     "Schema",
     "SPLUGen",
     "SchemaError",
+    "ShapeError",
     "SmoothTriangleMechanism",
     "SourceDistribution",
     "TableView",

@@ -32,7 +32,7 @@ pub fn weed(
     bound: f64,
 ) -> Result<Option<u64>, KernelError> {
     if n > MAX_BITS {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Capacity(format!(
             "exhaustive search over 2^{n} candidates; at most 2^{MAX_BITS} are supported"
         )));
     }
@@ -44,19 +44,19 @@ pub fn weed(
         )));
     }
     if !(bound.is_finite() && bound >= 0.0) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "bound must be finite and non-negative, got {bound}"
         )));
     }
     if let Some(j) = answers.iter().position(|a| !a.is_finite()) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "answer {j} is {}; answers must be finite",
             answers[j]
         )));
     }
     let limit = 1u64 << n;
     if let Some(j) = queries.iter().position(|&q| q >= limit) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "query {j} has mask {:#x}, which names bits past n = {n}",
             queries[j]
         )));

@@ -149,7 +149,7 @@ fn check_decoded(offsets: &[i64], radices: &[u64]) -> Result<(), KernelError> {
         .zip(radices)
         .position(|(&o, &r)| i128::from(o) + i128::from(r) - 1 > i128::from(i64::MAX));
     match past {
-        Some(j) => Err(KernelError::Shape(format!(
+        Some(j) => Err(KernelError::Capacity(format!(
             "attribute {j}: offset {} plus radix {} − 1 is past the largest int64",
             offsets[j], radices[j]
         ))),
@@ -581,6 +581,7 @@ fn div_rem(num: &mut [u64], r: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::message;
 
     fn columns<'a>(cols: &'a [Vec<i64>], offsets: &[i64]) -> Vec<Column<'a>> {
         cols.iter()
@@ -773,25 +774,27 @@ mod tests {
         assert_eq!(back, cols.concat());
     }
 
-    fn shape(err: KernelError) -> String {
-        match err {
-            KernelError::Shape(msg) => msg,
-            other => panic!("expected a Shape error, got {other:?}"),
-        }
-    }
-
     #[test]
     fn decode_refuses_zero_radices_instead_of_dividing_by_zero() {
         // Once: "assertion failed: divisor > 0" (u64) and "attempt to divide by zero" (wide).
         for radices in [vec![0u64], vec![2, 0], vec![0, 3]] {
             let offsets = vec![0i64; radices.len()];
-            let msg = shape(decode_u64(&[], &offsets, &radices).err().unwrap());
+            let msg = message(
+                decode_u64(&[], &offsets, &radices).err().unwrap(),
+                "Parameter",
+            );
             assert!(msg.starts_with("radix of attribute"), "{msg}");
             let mut out = vec![0i64; 2 * radices.len()];
-            let msg = shape(decode_wide(&[0, 0], 1, &offsets, &radices, &mut out).unwrap_err());
+            let msg = message(
+                decode_wide(&[0, 0], 1, &offsets, &radices, &mut out).unwrap_err(),
+                "Parameter",
+            );
             assert!(msg.starts_with("radix of attribute"), "{msg}");
         }
-        let msg = shape(decode_u64(&[], &[0, 0], &[2, 0]).err().unwrap());
+        let msg = message(
+            decode_u64(&[], &[0, 0], &[2, 0]).err().unwrap(),
+            "Parameter",
+        );
         assert_eq!(
             msg,
             "radix of attribute 1 is 0; every attribute needs at least one value"
@@ -802,7 +805,7 @@ mod tests {
     fn decode_u64_refuses_domains_past_2_64_and_handles_exactly_2_64() {
         // Π = 2^120 (and a product past u128 for k = 3 × 2^50 … 2^60) is refused.
         for radices in [vec![1u64 << 40; 3], vec![1u64 << 60; 3]] {
-            let msg = shape(decode_u64(&[5], &[0; 3], &radices).err().unwrap());
+            let msg = message(decode_u64(&[5], &[0; 3], &radices).err().unwrap(), "Shape");
             assert!(
                 msg.contains("exceeds 2^64") && msg.contains("decode_wide"),
                 "{msg}"
@@ -819,7 +822,10 @@ mod tests {
 
     #[test]
     fn decoded_values_must_be_int64() {
-        let msg = shape(decode_u64(&[1], &[i64::MAX], &[2]).err().unwrap());
+        let msg = message(
+            decode_u64(&[1], &[i64::MAX], &[2]).err().unwrap(),
+            "Capacity",
+        );
         assert!(
             msg.contains("attribute 0") && msg.contains("largest int64"),
             "{msg}"
@@ -843,17 +849,23 @@ mod tests {
     #[test]
     fn decode_argument_lengths() {
         assert_eq!(
-            shape(decode_u64(&[1], &[0], &[3, 2]).err().unwrap()),
+            message(decode_u64(&[1], &[0], &[3, 2]).err().unwrap(), "Shape"),
             "1 offsets for 2 radices"
         );
         let mut out = vec![0i64; 2];
         assert_eq!(
-            shape(decode_wide(&[1, 2, 3], 2, &[0], &[3], &mut out).unwrap_err()),
+            message(
+                decode_wide(&[1, 2, 3], 2, &[0], &[3], &mut out).unwrap_err(),
+                "Shape"
+            ),
             "3 words are not whole codes of 2 limbs"
         );
         assert!(decode_wide(&[1], 0, &[0], &[3], &mut out).is_err());
         assert_eq!(
-            shape(decode_wide(&[1], 1, &[0], &[3], &mut out).unwrap_err()),
+            message(
+                decode_wide(&[1], 1, &[0], &[3], &mut out).unwrap_err(),
+                "Shape"
+            ),
             "output of 2 values for 1 rows × 1 attributes"
         );
         // No attributes: m = 1, only code 0.
@@ -871,37 +883,54 @@ mod tests {
         let cols = [a.clone(), b];
         let mut out = vec![0u64; 2];
         assert_eq!(
-            shape(encode_u64(&columns(&cols, &[0, 0]), &[3, 3], &mut out).unwrap_err()),
+            message(
+                encode_u64(&columns(&cols, &[0, 0]), &[3, 3], &mut out).unwrap_err(),
+                "Shape"
+            ),
             "column 1 has 3 rows, column 0 has 2"
         );
         let one = [a.clone()];
         assert_eq!(
-            shape(encode_u64(&columns(&one, &[0]), &[3, 3], &mut out).unwrap_err()),
+            message(
+                encode_u64(&columns(&one, &[0]), &[3, 3], &mut out).unwrap_err(),
+                "Shape"
+            ),
             "1 columns but 2 radices"
         );
-        assert!(
-            shape(encode_u64(&columns(&one, &[0]), &[0], &mut out).unwrap_err())
-                .starts_with("radix of attribute 0 is 0")
-        );
+        assert!(message(
+            encode_u64(&columns(&one, &[0]), &[0], &mut out).unwrap_err(),
+            "Parameter"
+        )
+        .starts_with("radix of attribute 0 is 0"));
         assert_eq!(
-            shape(encode_u64(&columns(&one, &[0]), &[3], &mut out[..1]).unwrap_err()),
+            message(
+                encode_u64(&columns(&one, &[0]), &[3], &mut out[..1]).unwrap_err(),
+                "Shape"
+            ),
             "output of 1 codes for 2 rows"
         );
         let two = [a.clone(), a];
-        assert!(shape(
-            encode_u64(&columns(&two, &[0, 0]), &[1 << 40, 1 << 40], &mut out).unwrap_err()
+        assert!(message(
+            encode_u64(&columns(&two, &[0, 0]), &[1 << 40, 1 << 40], &mut out).unwrap_err(),
+            "Shape"
         )
         .contains("needs 2 u64 limbs"));
         // Wide: too few limbs, zero limbs, and an output that is not rows × limbs.
         let mut wide = vec![0u64; 4];
         let cols = columns(&two, &[0, 0]);
         assert_eq!(
-            shape(encode_wide(&cols, &[1 << 40, 1 << 40], 1, &mut wide[..2]).unwrap_err()),
+            message(
+                encode_wide(&cols, &[1 << 40, 1 << 40], 1, &mut wide[..2]).unwrap_err(),
+                "Shape"
+            ),
             "the domain needs 2 limbs per code, got 1"
         );
         assert!(encode_wide(&cols, &[3, 3], 0, &mut []).is_err());
         assert_eq!(
-            shape(encode_wide(&cols, &[3, 3], usize::MAX, &mut wide).unwrap_err()),
+            message(
+                encode_wide(&cols, &[3, 3], usize::MAX, &mut wide).unwrap_err(),
+                "Shape"
+            ),
             format!("output of 4 words for 2 rows × {} limbs", usize::MAX)
         );
         assert!(encode_wide(&cols, &[3, 3], 2, &mut wide).is_ok());

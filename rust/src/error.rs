@@ -1,6 +1,7 @@
-//! The one error type of the kernels. `lib.rs` maps it once onto the
-//! Python hierarchy (`privpub.core.errors`); the Python layer then names the
-//! column and value, which the kernels do not know.
+//! The one error type of the kernels, one variant per kind of failure.
+//! `bindings/` maps it once onto the Python hierarchy (`privpub.core.errors`,
+//! `impl From<KernelError> for PyErr`); the Python layer then names the column
+//! and value, which the kernels do not know.
 
 use std::fmt;
 
@@ -10,8 +11,19 @@ pub enum KernelError {
     OutOfDomain { attribute: usize, row: usize },
     /// Code at `row` is not below the domain size m.
     InvalidCode { row: usize },
-    /// Arguments disagree in shape or size (a bug in the caller, not in the data).
+    /// Arguments disagree in shape, length or layout: a bug in the caller,
+    /// not in the data (`ShapeError`).
     Shape(String),
+    /// An argument's value is one the kernel does not take: a probability
+    /// outside [0, 1], γ < 2, a query naming a variable it lacks, unsorted
+    /// codes where sorted ones are required (`ParameterError`).
+    Parameter(String),
+    /// Bytes read from a file do not decode: a Parquet footer, page header,
+    /// page or run (`ArtifactError`).
+    Malformed(String),
+    /// A request past what the kernels can hold or count: memory, 2^64
+    /// stream positions or words, 128-bit counts, 32-bit ids (`CapacityError`).
+    Capacity(String),
 }
 
 impl fmt::Display for KernelError {
@@ -25,13 +37,16 @@ impl fmt::Display for KernelError {
                 write!(f, "code at row {row} is not below the domain size")
             }
             KernelError::Shape(msg) => write!(f, "shape mismatch: {msg}"),
+            KernelError::Parameter(msg)
+            | KernelError::Malformed(msg)
+            | KernelError::Capacity(msg) => f.write_str(msg),
         }
     }
 }
 
 impl std::error::Error for KernelError {}
 
-/// A vector of `len` copies of `fill`, or a `Shape` error naming `what` when
+/// A vector of `len` copies of `fill`, or a `Capacity` error naming `what` when
 /// `len` is past what can be allocated. For buffers whose size a caller picks
 /// (a count, a limb width, a product of radices) rather than the input arrays:
 /// `vec![..]` alone would panic ("capacity overflow") or abort the process.
@@ -46,7 +61,7 @@ pub(crate) fn buffer<T: Clone>(
     what: impl FnOnce() -> String,
 ) -> Result<Vec<T>, KernelError> {
     Vec::<T>::new().try_reserve_exact(len).map_err(|_| {
-        KernelError::Shape(format!(
+        KernelError::Capacity(format!(
             "cannot allocate {}: {len} values of {} bytes",
             what(),
             std::mem::size_of::<T>()
@@ -55,14 +70,29 @@ pub(crate) fn buffer<T: Clone>(
     Ok(vec![fill; len])
 }
 
-/// `Shape` error unless every radix is at least 1 (an attribute with no values).
+/// `Parameter` error unless every radix is at least 1 (an attribute with no values).
 pub(crate) fn check_radices(radices: &[u64]) -> Result<(), KernelError> {
     match radices.iter().position(|&r| r == 0) {
-        Some(j) => Err(KernelError::Shape(format!(
+        Some(j) => Err(KernelError::Parameter(format!(
             "radix of attribute {j} is 0; every attribute needs at least one value"
         ))),
         None => Ok(()),
     }
+}
+
+/// The message of a `kind` error ("Shape", "Parameter", "Malformed" or
+/// "Capacity"): the kernels' tests check which kind as well as what it says.
+#[cfg(test)]
+pub(crate) fn message(err: KernelError, kind: &str) -> String {
+    let (found, msg) = match err {
+        KernelError::Shape(m) => ("Shape", m),
+        KernelError::Parameter(m) => ("Parameter", m),
+        KernelError::Malformed(m) => ("Malformed", m),
+        KernelError::Capacity(m) => ("Capacity", m),
+        other => panic!("expected a {kind} error, got {other:?}"),
+    };
+    assert_eq!(found, kind, "{msg}");
+    msg
 }
 
 #[cfg(test)]
@@ -84,7 +114,7 @@ mod tests {
         assert!(check_radices(&[1, 2]).is_ok());
         assert_eq!(
             check_radices(&[3, 0, 0]).unwrap_err(),
-            KernelError::Shape(
+            KernelError::Parameter(
                 "radix of attribute 1 is 0; every attribute needs at least one value".into()
             )
         );

@@ -66,12 +66,12 @@ pub fn perturb(
     keep: f64,
 ) -> Result<Vec<u128>, KernelError> {
     if m < 2 || !(0.0..=1.0).contains(&keep) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "FRAPP needs m ≥ 2 and a probability, got m = {m}, keep = {keep}"
         )));
     }
     if u128::from(start) + codes.len() as u128 > 1u128 << 64 {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Capacity(format!(
             "start {start} + {} records exceeds 2^64",
             codes.len()
         )));

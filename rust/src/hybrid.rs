@@ -15,7 +15,7 @@
 //!   Hybrid (RLE = 3)" and "Dictionary Encoding (RLE_DICTIONARY = 8)".
 //!
 //! Malformed input (a truncated run, an index past the dictionary, a bit width
-//! above 32) is a `Shape` error, never a panic: the caller then reads the page
+//! above 32) is a `Malformed` error, never a panic: the caller then reads the page
 //! with another reader.
 //!
 //! Kept by hand because no well-kept crate exposes this decoder as stable API
@@ -26,7 +26,7 @@
 use crate::error::KernelError;
 
 fn malformed(what: &str) -> KernelError {
-    KernelError::Shape(format!("malformed RLE/bit-packed data: {what}"))
+    KernelError::Malformed(format!("malformed RLE/bit-packed data: {what}"))
 }
 
 /// Fills `out` with the next `out.len()` values of `data`, mapped through `remap`.

@@ -10,7 +10,7 @@ use crate::encode::CHUNK;
 use crate::error::{buffer, KernelError};
 use rayon::prelude::*;
 
-/// `Shape` error unless every digit of every attribute some subset reads is
+/// `Parameter` error unless every digit of every attribute some subset reads is
 /// below its radix: one scan per such attribute, in parallel, before any
 /// counting (digits index the histograms unchecked).
 fn check_digits(
@@ -42,7 +42,7 @@ fn check_digits(
                 .iter()
                 .position(|&d| u64::from(d) >= radices[j])
                 .unwrap_or(0);
-            Err(KernelError::Shape(format!(
+            Err(KernelError::Parameter(format!(
                 "digit {} of attribute {j} at row {i} is not below its radix {}",
                 column(j)[i],
                 radices[j]
@@ -119,7 +119,7 @@ pub fn count_subsets(
             })
             .and_then(|c| usize::try_from(c).ok())
             .ok_or_else(|| {
-                KernelError::Shape(format!("subset {s} {subset:?} spans more than 2^32 cells"))
+                KernelError::Capacity(format!("subset {s} {subset:?} spans more than 2^32 cells"))
             })?;
         if totals[s].len() != size {
             return Err(KernelError::Shape(format!(
@@ -174,7 +174,7 @@ pub fn sum_down(
         let mut seen = vec![false; k];
         for &j in keep {
             if j >= k || std::mem::replace(&mut seen[j], true) {
-                return Err(KernelError::Shape(format!(
+                return Err(KernelError::Parameter(format!(
                     "target {t} keeps axes {keep:?} of a histogram over {k}"
                 )));
             }
@@ -226,6 +226,7 @@ pub fn sum_down(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::message;
 
     /// count_subsets into zeroed totals (cells from the radices).
     fn counted(
@@ -351,13 +352,6 @@ mod tests {
         assert_eq!(sum_down(&[7], &[], &[vec![]]).unwrap(), vec![vec![7]]);
     }
 
-    fn shape(err: KernelError) -> String {
-        match err {
-            KernelError::Shape(msg) => msg,
-            other => panic!("expected a Shape error, got {other:?}"),
-        }
-    }
-
     #[test]
     fn a_digit_at_or_above_its_radix_is_an_error_not_a_panic() {
         // Once: "index out of bounds: the len is 4 but the index is 7".
@@ -369,7 +363,10 @@ mod tests {
             vec![vec![0, 1, 0, 1]],
         ] {
             assert_eq!(
-                shape(counted(&digits, 3, &[3, 4], &subsets).unwrap_err()),
+                message(
+                    counted(&digits, 3, &[3, 4], &subsets).unwrap_err(),
+                    "Parameter"
+                ),
                 "digit 7 of attribute 1 at row 1 is not below its radix 4"
             );
         }
@@ -394,24 +391,39 @@ mod tests {
     fn subsets_past_2_32_cells_or_memory_and_bad_shapes_are_errors() {
         let digits = [0u16; 3]; // k = 3, n = 1
         assert_eq!(
-            shape(counted(&digits, 1, &[1 << 40; 3], &[vec![0, 1, 2]]).unwrap_err()),
+            message(
+                counted(&digits, 1, &[1 << 40; 3], &[vec![0, 1, 2]]).unwrap_err(),
+                "Capacity"
+            ),
             "subset 0 [0, 1, 2] spans more than 2^32 cells"
         );
         assert_eq!(
-            shape(counted(&digits, 1, &[1 << 16, 1 << 16, 2], &[vec![0, 1, 2]]).unwrap_err()),
+            message(
+                counted(&digits, 1, &[1 << 16, 1 << 16, 2], &[vec![0, 1, 2]]).unwrap_err(),
+                "Capacity"
+            ),
             "subset 0 [0, 1, 2] spans more than 2^32 cells"
         );
         // Totals that are not the subset's cells (the helper gives none past 2^24).
         assert_eq!(
-            shape(counted(&digits, 1, &[1 << 16; 3], &[vec![0, 1]]).unwrap_err()),
+            message(
+                counted(&digits, 1, &[1 << 16; 3], &[vec![0, 1]]).unwrap_err(),
+                "Shape"
+            ),
             "subset 0 [0, 1] has 4294967296 cells but its totals hold 0"
         );
         assert_eq!(
-            shape(counted(&digits, 1, &[2, 2], &[vec![0]]).unwrap_err()),
+            message(
+                counted(&digits, 1, &[2, 2], &[vec![0]]).unwrap_err(),
+                "Shape"
+            ),
             "digits of 3 attributes × 1 rows for 2 radices"
         );
         assert_eq!(
-            shape(counted(&digits, 1, &[2; 3], &[vec![0], vec![2, 3]]).unwrap_err()),
+            message(
+                counted(&digits, 1, &[2; 3], &[vec![0], vec![2, 3]]).unwrap_err(),
+                "Shape"
+            ),
             "subset 1 names attribute 3, but there are only 3 radices"
         );
         assert!(counted(&digits, usize::MAX, &[2; 3], &[]).is_err());

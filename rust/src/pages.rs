@@ -6,7 +6,7 @@
 //! What this reader decodes: v1 data pages of RLE_DICTIONARY (or
 //! PLAIN_DICTIONARY) values, definition levels of at most one level, all
 //! "defined", no repetition, Snappy or no compression, BYTE_ARRAY, INT32 or
-//! INT64 values. Anything else is a `Shape` error, or in the footer a chunk
+//! INT64 values. Anything else is an error (`Malformed`), or in the footer a chunk
 //! marked as not decoded: the caller reads it with pyarrow. Malformed input is
 //! an error too, in time and memory bounded by the input's own length, never
 //! a hang, a panic or an abort.
@@ -59,11 +59,11 @@ use crate::error::{buffer, KernelError};
 use crate::hybrid::decode_into;
 
 fn malformed(what: &str) -> KernelError {
-    KernelError::Shape(format!("malformed Parquet column chunk: {what}"))
+    KernelError::Malformed(format!("malformed Parquet column chunk: {what}"))
 }
 
 fn unreadable_footer(what: &str) -> KernelError {
-    KernelError::Shape(format!("unreadable Parquet footer: {what}"))
+    KernelError::Malformed(format!("unreadable Parquet footer: {what}"))
 }
 
 /// The most footer this reader parses (privpub's are a few KiB); a larger one
@@ -108,7 +108,7 @@ impl Physical {
             "BYTE_ARRAY" => Ok(Physical::ByteArray),
             "INT32" => Ok(Physical::Int32),
             "INT64" => Ok(Physical::Int64),
-            _ => Err(KernelError::Shape(format!(
+            _ => Err(KernelError::Parameter(format!(
                 "physical type {name:?} is not BYTE_ARRAY, INT32 or INT64"
             ))),
         }
@@ -427,7 +427,7 @@ pub fn decode_data_pages(
         32 => DigitColumn::I32(pages(data, snappy, nullable, &narrow(remap)?, rows)?),
         64 => DigitColumn::I64(pages(data, snappy, nullable, remap, rows)?),
         _ => {
-            return Err(KernelError::Shape(format!(
+            return Err(KernelError::Parameter(format!(
                 "width {width} is not 8, 16, 32 or 64"
             )))
         }

@@ -82,7 +82,7 @@ pub fn thin_product(
     let values = radices
         .iter()
         .try_fold(0u64, |acc, &r| acc.checked_add(r))
-        .ok_or_else(|| KernelError::Shape("the radices sum past 2^64".into()))?;
+        .ok_or_else(|| KernelError::Capacity("the radices sum past 2^64".into()))?;
     if ratios.len() as u64 != values {
         return Err(KernelError::Shape(format!(
             "{} ratios for radices summing to {values}; one ratio per domain value",
@@ -181,7 +181,7 @@ pub struct BetaStep {
 /// The segment length for `beta` and the number of segments covering [0, m).
 pub fn segment_layout(m: u128, beta: f64) -> Result<(u128, u64), KernelError> {
     if !(0.0..=1.0).contains(&beta) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "beta = {beta} is not a probability"
         )));
     }
@@ -190,7 +190,7 @@ pub fn segment_layout(m: u128, beta: f64) -> Result<(u128, u64), KernelError> {
     }
     let seg_len = ((SEGMENT_TARGET / beta).ceil().min(2f64.powi(120)) as u128).max(1);
     let segments = u64::try_from(m.div_ceil(seg_len))
-        .map_err(|_| KernelError::Shape("too many β-step segments".into()))?;
+        .map_err(|_| KernelError::Capacity("too many β-step segments".into()))?;
     Ok((seg_len, segments))
 }
 
@@ -198,7 +198,7 @@ impl BetaStep {
     pub fn new(key: &Key, m: u128, beta: f64, excluded: &[u128]) -> Result<Self, KernelError> {
         let (seg_len, segments) = segment_layout(m, beta)?;
         if excluded.windows(2).any(|w| w[0] >= w[1]) || excluded.last().is_some_and(|&c| c >= m) {
-            return Err(KernelError::Shape(
+            return Err(KernelError::Parameter(
                 "excluded codes must be sorted, distinct and below m".into(),
             ));
         }
@@ -303,7 +303,7 @@ impl BetaStep {
             || !kept.iter().all(in_range)
             || !kept.iter().all(|c| self.excluded.binary_search(c).is_ok())
         {
-            return Err(KernelError::Shape(
+            return Err(KernelError::Parameter(
                 "kept codes must be sorted, excluded codes, inside the segments drawn".into(),
             ));
         }
@@ -349,7 +349,7 @@ impl BetaStep {
             .min(self.m) as f64;
         let expected = span * self.beta;
         if expected * (8 * limbs) as f64 > isize::MAX as f64 {
-            return Err(KernelError::Shape(format!(
+            return Err(KernelError::Capacity(format!(
                 "the β-step would select about {expected:.3e} codes, more than memory can hold"
             )));
         }
@@ -357,7 +357,7 @@ impl BetaStep {
         let reserve = ((expected + 8.0 * expected.sqrt() + 64.0) as usize + kept.len()) * limbs;
         let mut out = Vec::new();
         out.try_reserve_exact(reserve).map_err(|_| {
-            KernelError::Shape(format!("cannot allocate {reserve} words of β-step codes"))
+            KernelError::Capacity(format!("cannot allocate {reserve} words of β-step codes"))
         })?;
         advise_huge_pages(&mut out);
         let runs = runs.max(1);
@@ -400,7 +400,7 @@ const COPY_CHUNK: usize = 1 << 17;
 fn append_parallel(out: &mut Vec<u64>, pieces: &[Vec<u64>]) -> Result<(), KernelError> {
     let total: usize = pieces.iter().map(Vec::len).sum();
     out.try_reserve(total)
-        .map_err(|_| KernelError::Shape("more β-step codes than fit in memory".into()))?;
+        .map_err(|_| KernelError::Capacity("more β-step codes than fit in memory".into()))?;
     let start = out.len();
     let mut rest = &mut out.spare_capacity_mut()[..total];
     let mut jobs = Vec::new();
@@ -458,7 +458,7 @@ pub fn to_u128(words: &[u64], limbs: usize) -> Result<Vec<u128>, KernelError> {
             .chunks_exact(2)
             .map(|w| u128::from(w[0]) << 64 | u128::from(w[1]))
             .collect()),
-        _ => Err(KernelError::Shape(format!(
+        _ => Err(KernelError::Capacity(format!(
             "{limbs} limbs: the αβ kernels support m ≤ 2^128"
         ))),
     }
@@ -826,7 +826,7 @@ mod tests {
         // Once: "attempt to calculate the remainder with a divisor of zero".
         assert_eq!(
             thin_product(&key, 0, &[0], &[2, 0], &[1.0; 2]).unwrap_err(),
-            KernelError::Shape(
+            KernelError::Parameter(
                 "radix of attribute 1 is 0; every attribute needs at least one value".into()
             )
         );
@@ -834,7 +834,7 @@ mod tests {
         let r = [1u64 << 63, 1 << 63, 2];
         assert_eq!(
             thin_product(&key, 0, &[0], &r, &[1.0; 2]).unwrap_err(),
-            KernelError::Shape("the radices sum past 2^64".into())
+            KernelError::Capacity("the radices sum past 2^64".into())
         );
         assert_eq!(
             thin_product(&key, 0, &[0], &[2, 3], &[1.0; 4]).unwrap_err(),

@@ -31,12 +31,12 @@ pub fn decoy_groups(
     gamma: usize,
 ) -> Result<(Vec<u32>, Vec<u32>), KernelError> {
     if gamma < 2 {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "gamma must be at least 2, got {gamma}"
         )));
     }
     if values.len() > u32::MAX as usize {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Capacity(format!(
             "{} records; record ids must fit in 32 bits",
             values.len()
         )));

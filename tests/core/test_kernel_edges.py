@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privpub import CodeError, PrivpubError, _core
+from privpub import (
+    ArtifactError,
+    CapacityError,
+    CodeError,
+    DomainError,
+    ParameterError,
+    PrivpubError,
+    ShapeError,
+    _core,
+)
 
 KEY = bytes(32)
 
@@ -36,6 +45,26 @@ def raises(call, *needles: str, cls: type[PrivpubError] = PrivpubError) -> Privp
         pytest.fail(f"{type(err).__module__}.{type(err).__name__} instead of "
                     f"{cls.__name__}: {err}")
     pytest.fail(f"no error; expected {cls.__name__} mentioning {needles}")
+
+
+def test_each_kind_of_failure_raises_its_own_class():
+    """KernelError's variants map once onto privpub.core.errors (bindings/mod.rs):
+    each is a PrivpubError and a ValueError, and a row's error carries its row."""
+    cases = [
+        (lambda: _core.merge_sorted(wide([[1]]), wide([[0, 1]], 2)), ShapeError),
+        (lambda: _core.uniform(b"short", 2, 0), ParameterError),
+        (lambda: _core.beta_step_layout(10, 1.5), ParameterError),
+        (lambda: _core.parquet_footer(b"PAR1xxxx", 8), ArtifactError),
+        (lambda: _core.uniform(KEY, 2**62, 0), CapacityError),
+        (lambda: _core.decode_u64(u64(0, 6), [0], [3]), CodeError),
+    ]
+    for call, cls in cases:
+        err = raises(call, cls=cls)
+        assert isinstance(err, ValueError), type(err)
+    err = raises(lambda: _core.to_digits([np.array([1, 5])], [0], [None], [3]), cls=DomainError)
+    assert (err.attribute_index, err.row) == (0, 1)
+    assert raises(lambda: _core.decode_u64(u64(0, 6), [0], [3]), cls=CodeError).row == 1
+    assert ShapeError.__mro__[1:3] == (PrivpubError, ValueError)
 
 
 # ---------------------------------------------------------------------------------------------

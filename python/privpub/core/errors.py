@@ -54,6 +54,18 @@ class ArtifactError(PrivpubError, ValueError):
     """A published artifact is missing privpub metadata or has it malformed."""
 
 
+class ShapeError(PrivpubError, ValueError):
+    """Arguments of a Rust kernel disagree in shape, length or layout (columns of
+    different lengths, codes of the wrong number of limbs): a bug in the caller,
+    not in the data. Raised by ``privpub._core`` alone."""
+
+
+class CapacityError(PrivpubError, ValueError):
+    """A request past what the Rust kernels can hold or count: memory for the
+    output, 2^64 stream positions or words, 128-bit counts, 32-bit ids. The
+    message names the size that is too large."""
+
+
 class QueryError(PrivpubError, ValueError):
     """A query is malformed: unknown column, type mismatch, unsupported SQL (the
     message names the token), or too large to count within the memory budget."""

@@ -1,6 +1,5 @@
 //! Bindings for the reconstruction attacks (attacks.rs).
 
-use super::to_py;
 use crate::attacks;
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
@@ -16,6 +15,5 @@ pub(crate) fn weed(
     bound: f64,
 ) -> PyResult<Option<u64>> {
     let (queries, answers) = (queries.as_slice()?, answers.as_slice()?);
-    py.detach(|| attacks::weed(n, queries, answers, bound))
-        .map_err(|e| to_py(py, e))
+    Ok(py.detach(|| attacks::weed(n, queries, answers, bound))?)
 }

@@ -1,7 +1,6 @@
 //! Bindings for tuple codes (encode.rs) and the counting scan of a view
 //! file's row groups (groupscan.rs).
 
-use super::{shape_err, to_py};
 use crate::error::{buffer, KernelError};
 use crate::{columns, encode, groupscan};
 use numpy::{
@@ -41,22 +40,19 @@ impl IntArray<'_> {
 
 /// The kernel's view of the columns: values, offsets and optional remap tables.
 fn columns<'a>(
-    py: Python<'_>,
     cols: &'a [IntArray<'_>],
     offsets: &[i64],
     remaps: &'a [Option<PyReadonlyArray1<'_, i64>>],
 ) -> PyResult<Vec<encode::Column<'a>>> {
     if cols.len() != offsets.len() || cols.len() != remaps.len() {
-        return Err(shape_err(
-            py,
-            format!(
-                "{} columns but {} offsets and {} remaps; one offset and one remap (or None) \
+        return Err(KernelError::Shape(format!(
+            "{} columns but {} offsets and {} remaps; one offset and one remap (or None) \
                  per column",
-                cols.len(),
-                offsets.len(),
-                remaps.len()
-            ),
-        ));
+            cols.len(),
+            offsets.len(),
+            remaps.len()
+        ))
+        .into());
     }
     cols.iter()
         .zip(offsets)
@@ -81,11 +77,10 @@ pub(crate) fn encode_u64<'py>(
     remaps: Vec<Option<PyReadonlyArray1<'py, i64>>>,
     radices: Vec<u64>,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
-    let cols = columns(py, &cols, &offsets, &remaps)?;
+    let cols = columns(&cols, &offsets, &remaps)?;
     let n = cols.first().map_or(0, |c| c.len());
     let mut out = vec![0u64; n];
-    py.detach(|| encode::encode_u64(&cols, &radices, &mut out))
-        .map_err(|e| to_py(py, e))?;
+    py.detach(|| encode::encode_u64(&cols, &radices, &mut out))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -99,17 +94,15 @@ pub(crate) fn encode_wide<'py>(
     radices: Vec<u64>,
     limbs: usize,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
-    let cols = columns(py, &cols, &offsets, &remaps)?;
+    let cols = columns(&cols, &offsets, &remaps)?;
     let n = cols.first().map_or(0, |c| c.len());
     // `limbs` is the caller's: check it before sizing the output by it.
-    encode::check_limbs(&radices, limbs).map_err(|e| to_py(py, e))?;
+    encode::check_limbs(&radices, limbs)?;
     let mut out = n
         .checked_mul(limbs)
-        .ok_or_else(|| KernelError::Shape(format!("{n} rows × {limbs} limbs exceed 2^64 words")))
-        .and_then(|len| buffer(len, 0u64, || format!("{n} rows × {limbs} limbs")))
-        .map_err(|e| to_py(py, e))?;
-    py.detach(|| encode::encode_wide(&cols, &radices, limbs, &mut out))
-        .map_err(|e| to_py(py, e))?;
+        .ok_or_else(|| KernelError::Capacity(format!("{n} rows × {limbs} limbs exceed 2^64 words")))
+        .and_then(|len| buffer(len, 0u64, || format!("{n} rows × {limbs} limbs")))?;
+    py.detach(|| encode::encode_wide(&cols, &radices, limbs, &mut out))?;
     out.into_pyarray(py).reshape([n, limbs])
 }
 
@@ -134,9 +127,7 @@ pub(crate) fn decode_u64<'py>(
     radices: Vec<u64>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let codes = codes.as_slice()?;
-    let cols = py
-        .detach(|| encode::decode_u64(codes, &offsets, &radices))
-        .map_err(|e| to_py(py, e))?;
+    let cols = py.detach(|| encode::decode_u64(codes, &offsets, &radices))?;
     Ok(cols.into_iter().map(|c| digit_array(py, c)).collect())
 }
 
@@ -154,11 +145,9 @@ pub(crate) fn decode_wide<'py>(
     let k = radices.len();
     let mut out = n
         .checked_mul(k)
-        .ok_or_else(|| KernelError::Shape(format!("{n} rows × {k} attributes exceed 2^64")))
-        .and_then(|len| buffer(len, 0i64, || format!("{n} rows × {k} attributes")))
-        .map_err(|e| to_py(py, e))?;
-    py.detach(|| encode::decode_wide(codes, limbs, &offsets, &radices, &mut out))
-        .map_err(|e| to_py(py, e))?;
+        .ok_or_else(|| KernelError::Capacity(format!("{n} rows × {k} attributes exceed 2^64")))
+        .and_then(|len| buffer(len, 0i64, || format!("{n} rows × {k} attributes")))?;
+    py.detach(|| encode::decode_wide(codes, limbs, &offsets, &radices, &mut out))?;
     Ok((0..k)
         .map(|j| out[j * n..(j + 1) * n].to_vec().into_pyarray(py).into_any())
         .collect())
@@ -180,10 +169,8 @@ pub(crate) fn to_digits<'py>(
     remaps: Vec<Option<PyReadonlyArray1<'py, i64>>>,
     radices: Vec<u64>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let cols = columns(py, &cols, &offsets, &remaps)?;
-    let out = py
-        .detach(|| columns::to_digits(&cols, &radices))
-        .map_err(|e| to_py(py, e))?;
+    let cols = columns(&cols, &offsets, &remaps)?;
+    let out = py.detach(|| columns::to_digits(&cols, &radices))?;
     Ok(out.into_iter().map(|c| digit_array(py, c)).collect())
 }
 
@@ -200,8 +187,7 @@ pub(crate) fn count_in_table(
         .map(|c| c.values())
         .collect::<PyResult<Vec<_>>>()?;
     let table = table.as_slice()?;
-    py.detach(|| columns::count_in_table(&values, &radices, table))
-        .map_err(|e| to_py(py, e))
+    Ok(py.detach(|| columns::count_in_table(&values, &radices, table))?)
 }
 
 /// One column chunk as `scan_groups` takes it: (data pages, snappy, nullable,

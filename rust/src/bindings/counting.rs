@@ -1,6 +1,5 @@
 //! Bindings for counting (marginals.rs).
 
-use super::to_py;
 use crate::marginals;
 use numpy::{
     IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1,
@@ -24,8 +23,7 @@ pub(crate) fn count_subsets<'py>(
         .iter_mut()
         .map(|t| t.as_slice_mut())
         .collect::<Result<Vec<_>, _>>()?;
-    py.detach(|| marginals::count_subsets(digits, n, &radices, &subsets, &mut totals))
-        .map_err(|e| to_py(py, e))
+    Ok(py.detach(|| marginals::count_subsets(digits, n, &radices, &subsets, &mut totals))?)
 }
 
 /// A histogram over `radices` summed down to each target's kept axes.
@@ -37,8 +35,6 @@ pub(crate) fn sum_down<'py>(
     keeps: Vec<Vec<usize>>,
 ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
     let hist = hist.as_slice()?;
-    let out = py
-        .detach(|| marginals::sum_down(hist, &radices, &keeps))
-        .map_err(|e| to_py(py, e))?;
+    let out = py.detach(|| marginals::sum_down(hist, &radices, &keeps))?;
     Ok(out.into_iter().map(|c| c.into_pyarray(py)).collect())
 }

@@ -2,7 +2,7 @@
 //! CQ(≠) queries over it. Python holds the four CSR arrays; each call checks
 //! them once (`Csr::from_parts`) before any lookup.
 
-use super::{shape_err, to_py};
+use crate::error::KernelError;
 use crate::graph::join::{Query, Term};
 use crate::graph::masked::{self, Sparse};
 use crate::graph::{csr, join, patterns, sensitivity, smooth, Csr};
@@ -28,9 +28,7 @@ pub(crate) fn graph_build<'py>(
     symmetric: bool,
 ) -> PyResult<(CsrArrays<'py>, u64)> {
     let (s, d) = (src.as_slice()?, dst.as_slice()?);
-    let built = py
-        .detach(|| csr::build(s, d, m, symmetric))
-        .map_err(|e| to_py(py, e))?;
+    let built = py.detach(|| csr::build(s, d, m, symmetric))?;
     let c = built.csr;
     Ok((
         (
@@ -65,25 +63,24 @@ impl Relation<'_> {
             self.4.as_slice()?.to_vec(),
         );
         let m = self.0;
-        py.detach(|| Csr::from_parts(m, parts.0, parts.1, parts.2, parts.3))
-            .map_err(|e| to_py(py, e))
+        Ok(py.detach(|| Csr::from_parts(m, parts.0, parts.1, parts.2, parts.3))?)
     }
 }
 
 /// A term: variable index ≥ 0, or constant node c encoded as −(c + 1).
-fn term(py: Python<'_>, t: i64) -> PyResult<Term> {
+fn term(t: i64) -> PyResult<Term> {
     if t >= 0 {
         return Ok(Term::Var(t as usize));
     }
-    u32::try_from(-(t + 1))
-        .map(Term::Const)
-        .map_err(|_| shape_err(py, format!("constant term {t} is not a 32-bit node id")))
+    u32::try_from(-(t + 1)).map(Term::Const).map_err(|_| {
+        KernelError::Parameter(format!("constant term {t} is not a 32-bit node id")).into()
+    })
 }
 
-fn terms(py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> {
+fn terms(pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> {
     pairs
         .into_iter()
-        .map(|(a, b)| Ok((term(py, a)?, term(py, b)?)))
+        .map(|(a, b)| Ok((term(a)?, term(b)?)))
         .collect()
 }
 
@@ -108,20 +105,18 @@ pub(crate) fn graph_count(
     let q = Query {
         n_vars,
         n_head,
-        atoms: terms(py, atoms)?,
-        neq: terms(py, neq)?,
+        atoms: terms(atoms)?,
+        neq: terms(neq)?,
         less,
     };
-    py.detach(|| join::count_part(&g, &q, first.0..first.1))
-        .map_err(|e| to_py(py, e))
+    Ok(py.detach(|| join::count_part(&g, &q, first.0..first.1))?)
 }
 
 /// k! × the number of k-cliques of a symmetric relation.
 #[pyfunction]
 pub(crate) fn graph_cliques(py: Python<'_>, relation: Relation<'_>, k: usize) -> PyResult<u128> {
     let g = relation.csr(py)?;
-    py.detach(|| patterns::cliques_symmetric(&g, k))
-        .map_err(|e| to_py(py, e))
+    Ok(py.detach(|| patterns::cliques_symmetric(&g, k))?)
 }
 
 /// A scipy CSR matrix as (indptr, indices, data, number of columns), int64.
@@ -151,9 +146,7 @@ pub(crate) fn graph_masked_product<'py>(
     mask: SparseArrays<'_>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let (l, r, f) = (sparse(&left)?, sparse(&right)?, sparse(&mask)?);
-    let values = py
-        .detach(|| masked::masked_product(l, r, f))
-        .map_err(|e| to_py(py, e))?;
+    let values = py.detach(|| masked::masked_product(l, r, f))?;
     Ok(values.into_pyarray(py))
 }
 
@@ -179,9 +172,7 @@ pub(crate) fn graph_triangle_pairs<'py>(
     relation: Relation<'_>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let g = relation.csr(py)?;
-    let best = py
-        .detach(|| smooth::pair_frontier(&g))
-        .map_err(|e| to_py(py, e))?;
+    let best = py.detach(|| smooth::pair_frontier(&g))?;
     Ok(best.into_pyarray(py))
 }
 
@@ -200,9 +191,7 @@ pub(crate) fn graph_local_sensitivity(
     goals: Vec<(usize, usize)>,
 ) -> PyResult<LocalChanges> {
     let g = relation.csr(py)?;
-    let local = py
-        .detach(|| sensitivity::pattern_local_sensitivity(&g, n_vars, &goals))
-        .map_err(|e| to_py(py, e))?;
+    let local = py.detach(|| sensitivity::pattern_local_sensitivity(&g, n_vars, &goals))?;
     let at = |t: Option<(u32, u32)>| t.map_or((-1, -1), |(a, b)| (i64::from(a), i64::from(b)));
     Ok((
         local.added,

@@ -2,7 +2,6 @@
 //! a chunk's dictionary page, its data pages.
 
 use super::codes::digit_array;
-use super::to_py;
 use crate::pages::{self, Dictionary, Footer, Physical};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -24,29 +23,24 @@ pub(crate) fn parquet_footer(
     tail: &[u8],
     file_size: u64,
 ) -> PyResult<FooterAnswer> {
-    Ok(
-        match py
-            .detach(|| pages::footer(tail, file_size))
-            .map_err(|e| to_py(py, e))?
-        {
-            Footer::NeedMore(n) => (Some(n), Vec::new()),
-            Footer::Groups(groups) => (
-                None,
-                groups
-                    .into_iter()
-                    .map(|(rows, chunks)| {
-                        let chunks = chunks
-                            .into_iter()
-                            .map(|c| {
-                                c.map(|c| (c.start, c.len, c.snappy, c.physical.name(), c.nullable))
-                            })
-                            .collect();
-                        (rows, chunks)
-                    })
-                    .collect(),
-            ),
-        },
-    )
+    Ok(match py.detach(|| pages::footer(tail, file_size))? {
+        Footer::NeedMore(n) => (Some(n), Vec::new()),
+        Footer::Groups(groups) => (
+            None,
+            groups
+                .into_iter()
+                .map(|(rows, chunks)| {
+                    let chunks = chunks
+                        .into_iter()
+                        .map(|c| {
+                            c.map(|c| (c.start, c.len, c.snappy, c.physical.name(), c.nullable))
+                        })
+                        .collect();
+                    (rows, chunks)
+                })
+                .collect(),
+        ),
+    })
 }
 
 /// A column chunk's dictionary page (`data`: the chunk's bytes from it on;
@@ -59,8 +53,8 @@ pub(crate) fn dictionary_page<'py>(
     snappy: bool,
     physical: &str,
 ) -> PyResult<(usize, Bound<'py, PyAny>)> {
-    let physical = Physical::from_name(physical).map_err(|e| to_py(py, e))?;
-    let (end, values) = pages::dictionary_page(data, snappy, physical).map_err(|e| to_py(py, e))?;
+    let physical = Physical::from_name(physical)?;
+    let (end, values) = pages::dictionary_page(data, snappy, physical)?;
     let values = match values {
         Dictionary::Strings(v) => v.into_pyobject(py)?.into_any(),
         Dictionary::Int32(v) => v.into_pyarray(py).into_any(),
@@ -83,8 +77,6 @@ pub(crate) fn decode_data_pages<'py>(
     rows: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (data, remap) = (data.as_slice()?, remap.as_slice()?);
-    let out = py
-        .detach(|| pages::decode_data_pages(data, snappy, nullable, remap, width, rows))
-        .map_err(|e| to_py(py, e))?;
+    let out = py.detach(|| pages::decode_data_pages(data, snappy, nullable, remap, width, rows))?;
     Ok(digit_array(py, out))
 }

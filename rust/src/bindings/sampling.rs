@@ -1,6 +1,6 @@
 //! Bindings for the randomised kernels (rng.rs, sample.rs, frapp.rs).
 
-use super::{key_from, shape_err, to_py};
+use super::key_from;
 use crate::error::{buffer, KernelError};
 use crate::{frapp, rng, sample};
 use numpy::{
@@ -19,35 +19,32 @@ pub(crate) fn uniform<'py>(
     start: u64,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let key = key_from(key)?;
-    check_stream_window(py, start, n)?;
-    let mut out = buffer(n, 0.0, || format!("{n} uniform doubles")).map_err(|e| to_py(py, e))?;
+    check_stream_window(start, n)?;
+    let mut out = buffer(n, 0.0, || format!("{n} uniform doubles"))?;
     py.detach(|| rng::fill_uniform(&key, start, &mut out));
     Ok(out.into_pyarray(py))
 }
 
 /// Rows of an (n, limbs) code array as one flat slice and its limb count;
 /// n > 0 rows of no limbs (which would lose the row count) are refused.
-pub(crate) fn code_rows<'a>(
-    py: Python<'_>,
-    codes: &'a PyReadonlyArray2<'_, u64>,
-) -> PyResult<(&'a [u64], usize)> {
+pub(crate) fn code_rows<'a>(codes: &'a PyReadonlyArray2<'_, u64>) -> PyResult<(&'a [u64], usize)> {
     let (rows, limbs) = (codes.shape()[0], codes.shape()[1]);
     if limbs == 0 && rows > 0 {
-        return Err(shape_err(
-            py,
-            format!("codes of shape ({rows}, 0): a code needs at least one limb"),
-        ));
+        return Err(KernelError::Shape(format!(
+            "codes of shape ({rows}, 0): a code needs at least one limb"
+        ))
+        .into());
     }
     Ok((codes.as_slice()?, limbs))
 }
 
 /// Stream elements [start, start + n) must exist (the stream has 2^64).
-fn check_stream_window(py: Python<'_>, start: u64, n: usize) -> PyResult<()> {
+fn check_stream_window(start: u64, n: usize) -> PyResult<()> {
     if u128::from(start) + n as u128 > 1u128 << 64 {
-        return Err(shape_err(
-            py,
-            format!("start {start} + n {n} exceeds 2^64, the stream's length"),
-        ));
+        return Err(KernelError::Capacity(format!(
+            "start {start} + n {n} exceeds 2^64, the stream's length"
+        ))
+        .into());
     }
     Ok(())
 }
@@ -76,18 +73,15 @@ pub(crate) fn keep_records<'py>(
     start: u64,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(py, &codes)?;
+    let (words, limbs) = code_rows(&codes)?;
     if u128::from(start) + (words.len() / limbs.max(1)) as u128 > 1u128 << 64 {
-        return Err(shape_err(
-            py,
-            format!("start {start} + the records exceed 2^64"),
-        ));
+        return Err(
+            KernelError::Capacity(format!("start {start} + the records exceed 2^64")).into(),
+        );
     }
     let p_first = p_first.as_slice()?;
     let rows: Vec<&[u64]> = words.chunks_exact(limbs.max(1)).collect();
-    let mask = py
-        .detach(|| sample::keep_records(&key, start, &rows, p_first, p_rest))
-        .map_err(|e| to_py(py, e))?;
+    let mask = py.detach(|| sample::keep_records(&key, start, &rows, p_first, p_rest))?;
     Ok(mask.into_pyarray(py))
 }
 
@@ -105,22 +99,20 @@ pub(crate) fn thin_product<'py>(
     start: u64,
 ) -> PyResult<Bound<'py, PyArray1<bool>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(py, &codes)?;
-    check_stream_window(py, start, words.len() / limbs.max(1))?;
+    let (words, limbs) = code_rows(&codes)?;
+    check_stream_window(start, words.len() / limbs.max(1))?;
     let ratios = ratios.as_slice()?;
-    let mask = py
-        .detach(|| {
-            let codes = sample::to_u128(words, limbs)?;
-            sample::thin_product(&key, start, &codes, &radices, ratios)
-        })
-        .map_err(|e| to_py(py, e))?;
+    let mask = py.detach(|| {
+        let codes = sample::to_u128(words, limbs)?;
+        sample::thin_product(&key, start, &codes, &radices, ratios)
+    })?;
     Ok(mask.into_pyarray(py))
 }
 
 /// The β-step's segment length and segment count for (m, β).
 #[pyfunction]
-pub(crate) fn beta_step_layout(py: Python<'_>, m: u128, beta: f64) -> PyResult<(u128, u64)> {
-    sample::segment_layout(m, beta).map_err(|e| to_py(py, e))
+pub(crate) fn beta_step_layout(m: u128, beta: f64) -> PyResult<(u128, u64)> {
+    Ok(sample::segment_layout(m, beta)?)
 }
 
 /// β-step: codes in [0, m) outside the sorted distinct `excluded`, each with
@@ -139,30 +131,28 @@ pub(crate) fn beta_step<'py>(
     kept: Option<PyReadonlyArray2<'py, u64>>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(py, &excluded)?;
+    let (words, limbs) = code_rows(&excluded)?;
     let kept_words = match &kept {
         Some(k) => {
-            let (w, l) = code_rows(py, k)?;
+            let (w, l) = code_rows(k)?;
             if l != limbs {
-                return Err(shape_err(
-                    py,
-                    format!("beta_step: kept codes of {l} limbs, excluded of {limbs}"),
-                ));
+                return Err(KernelError::Shape(format!(
+                    "beta_step: kept codes of {l} limbs, excluded of {limbs}"
+                ))
+                .into());
             }
             w
         }
         None => &[],
     };
-    let out = py
-        .detach(|| {
-            let excluded = sample::to_u128(words, limbs)?;
-            let kept = sample::to_u128(kept_words, limbs)?;
-            check_m_fits(m, limbs)?;
-            let step = sample::BetaStep::new(&key, m, beta, &excluded)?;
-            let (first, stop) = segments.unwrap_or((0, u64::MAX));
-            step.run_segments_with(limbs, first, stop, &kept)
-        })
-        .map_err(|e| to_py(py, e))?;
+    let out = py.detach(|| {
+        let excluded = sample::to_u128(words, limbs)?;
+        let kept = sample::to_u128(kept_words, limbs)?;
+        check_m_fits(m, limbs)?;
+        let step = sample::BetaStep::new(&key, m, beta, &excluded)?;
+        let (first, stop) = segments.unwrap_or((0, u64::MAX));
+        step.run_segments_with(limbs, first, stop, &kept)
+    })?;
     let n = out.len() / limbs;
     out.into_pyarray(py).reshape([n, limbs])
 }
@@ -174,17 +164,15 @@ pub(crate) fn merge_sorted<'py>(
     a: PyReadonlyArray2<'py, u64>,
     b: PyReadonlyArray2<'py, u64>,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
-    let (a, limbs) = code_rows(py, &a)?;
-    let (b, limbs_b) = code_rows(py, &b)?;
+    let (a, limbs) = code_rows(&a)?;
+    let (b, limbs_b) = code_rows(&b)?;
     if limbs != limbs_b {
-        return Err(shape_err(
-            py,
-            format!("merge_sorted: code arrays of {limbs} and {limbs_b} limbs"),
-        ));
+        return Err(KernelError::Shape(format!(
+            "merge_sorted: code arrays of {limbs} and {limbs_b} limbs"
+        ))
+        .into());
     }
-    let out = py
-        .detach(|| sample::merge_sorted(a, b, limbs))
-        .map_err(|e| to_py(py, e))?;
+    let out = py.detach(|| sample::merge_sorted(a, b, limbs))?;
     let n = out.len() / limbs;
     out.into_pyarray(py).reshape([n, limbs])
 }
@@ -202,15 +190,13 @@ pub(crate) fn frapp_perturb<'py>(
     start: u64,
 ) -> PyResult<Bound<'py, PyArray2<u64>>> {
     let key = key_from(key)?;
-    let (words, limbs) = code_rows(py, &codes)?;
-    let out = py
-        .detach(|| {
-            let codes = sample::to_u128(words, limbs)?;
-            check_m_fits(m, limbs)?;
-            let perturbed = frapp::perturb(&key, start, &codes, m, keep)?;
-            Ok(sample::from_u128(&perturbed, limbs))
-        })
-        .map_err(|e| to_py(py, e))?;
+    let (words, limbs) = code_rows(&codes)?;
+    let out = py.detach(|| {
+        let codes = sample::to_u128(words, limbs)?;
+        check_m_fits(m, limbs)?;
+        let perturbed = frapp::perturb(&key, start, &codes, m, keep)?;
+        Ok::<_, KernelError>(sample::from_u128(&perturbed, limbs))
+    })?;
     let n = out.len() / limbs;
     out.into_pyarray(py).reshape([n, limbs])
 }

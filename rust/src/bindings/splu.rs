@@ -1,6 +1,6 @@
 //! Bindings for SPLU-Gen's kernels (splu.rs).
 
-use super::{key_from, to_py};
+use super::key_from;
 use crate::splu;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -18,9 +18,7 @@ pub(crate) fn decoy_groups<'py>(
     gamma: usize,
 ) -> PyResult<IdPair<'py>> {
     let values = values.as_slice()?;
-    let (members, residue) = py
-        .detach(|| splu::decoy_groups(values, n_values, gamma))
-        .map_err(|e| to_py(py, e))?;
+    let (members, residue) = py.detach(|| splu::decoy_groups(values, n_values, gamma))?;
     Ok((members.into_pyarray(py), residue.into_pyarray(py)))
 }
 
@@ -35,8 +33,6 @@ pub(crate) fn decoy_draw<'py>(
 ) -> PyResult<Bound<'py, PyArray1<u32>>> {
     let key = key_from(key)?;
     let (members, values) = (members.as_slice()?, values.as_slice()?);
-    let out = py
-        .detach(|| splu::decoy_draw(&key, members, values, gamma))
-        .map_err(|e| to_py(py, e))?;
+    let out = py.detach(|| splu::decoy_draw(&key, members, values, gamma))?;
     Ok(out.into_pyarray(py))
 }

@@ -59,7 +59,7 @@ pub fn build(src: &[i64], dst: &[i64], m: usize, symmetric: bool) -> Result<Buil
         )));
     }
     if m > u32::MAX as usize {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Capacity(format!(
             "m = {m} nodes; node ids are 32-bit, so m must be below 2^32"
         )));
     }

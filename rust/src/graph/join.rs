@@ -188,11 +188,11 @@ impl<'a> Plan<'a> {
     ) -> Result<Option<Plan<'a>>, KernelError> {
         let m = csr.m;
         let check = |t: Term| match t {
-            Term::Var(v) if v >= q.n_vars => Err(KernelError::Shape(format!(
+            Term::Var(v) if v >= q.n_vars => Err(KernelError::Parameter(format!(
                 "variable {v} but the query has {} variables",
                 q.n_vars
             ))),
-            Term::Const(c) if c as usize >= m => Err(KernelError::Shape(format!(
+            Term::Const(c) if c as usize >= m => Err(KernelError::Parameter(format!(
                 "constant node {c} is not below m = {m}"
             ))),
             _ => Ok(()),
@@ -203,14 +203,14 @@ impl<'a> Plan<'a> {
         }
         for &(a, b) in &q.less {
             if a == b || a >= q.n_vars || b >= q.n_vars {
-                return Err(KernelError::Shape(format!(
+                return Err(KernelError::Parameter(format!(
                     "order constraint ({a}, {b}) needs two different variables below {}",
                     q.n_vars
                 )));
             }
         }
         if q.n_head > q.n_vars {
-            return Err(KernelError::Shape(
+            return Err(KernelError::Parameter(
                 "more head variables than variables".into(),
             ));
         }
@@ -221,7 +221,7 @@ impl<'a> Plan<'a> {
                     .iter()
                     .any(|&(a, b)| a == Term::Var(x) || b == Term::Var(x))
             {
-                return Err(KernelError::Shape(format!(
+                return Err(KernelError::Parameter(format!(
                     "variable {x} appears in no subgoal"
                 )));
             }
@@ -242,14 +242,14 @@ impl<'a> Plan<'a> {
                 let mut seen = vec![false; q.n_vars];
                 for &x in &o {
                     if x >= q.n_vars || std::mem::replace(&mut seen[x], true) {
-                        return Err(KernelError::Shape(format!(
+                        return Err(KernelError::Parameter(format!(
                             "order {o:?} is not a permutation of the {} variables",
                             q.n_vars
                         )));
                     }
                 }
                 if o.len() != q.n_vars {
-                    return Err(KernelError::Shape(format!(
+                    return Err(KernelError::Parameter(format!(
                         "order {o:?} is not a permutation of the {} variables",
                         q.n_vars
                     )));

@@ -88,7 +88,7 @@ impl Sparse<'_> {
 }
 
 fn overflow() -> KernelError {
-    KernelError::Shape("masked product entry overflows 63 bits".into())
+    KernelError::Capacity("masked product entry overflows 63 bits".into())
 }
 
 /// Row blocks per thread: rows differ in cost (degrees are skewed), so many

@@ -115,12 +115,12 @@ fn extend(
 /// * Chiba & Nishizeki, "Arboricity and subgraph listing algorithms" (1985).
 pub fn cliques_symmetric(csr: &Csr, k: usize) -> Result<u128, KernelError> {
     if !csr.is_symmetric() {
-        return Err(KernelError::Shape(
+        return Err(KernelError::Parameter(
             "the clique path needs a symmetric relation (an undirected graph)".into(),
         ));
     }
     if !(2..=32).contains(&k) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "clique size {k}; the clique path takes 2 to 32"
         )));
     }
@@ -143,7 +143,7 @@ pub fn cliques_symmetric(csr: &Csr, k: usize) -> Result<u128, KernelError> {
         .sum();
     let factorial: u128 = (1..=k as u128).product();
     sets.checked_mul(factorial)
-        .ok_or_else(|| KernelError::Shape("clique count overflows 128 bits".into()))
+        .ok_or_else(|| KernelError::Capacity("clique count overflows 128 bits".into()))
 }
 
 /// Assignments of ∨(x, y, z) :- R(x, y), R(y, z), x ≠ y, y ≠ z, z ≠ x:

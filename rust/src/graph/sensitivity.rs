@@ -198,22 +198,24 @@ pub fn pattern_local_sensitivity(
     goals: &[(usize, usize)],
 ) -> Result<Local, KernelError> {
     if goals.is_empty() {
-        return Err(KernelError::Shape(
+        return Err(KernelError::Parameter(
             "a pattern needs at least one subgoal".into(),
         ));
     }
     for (j, &(x, y)) in goals.iter().enumerate() {
         if x >= n_vars || y >= n_vars || x == y {
-            return Err(KernelError::Shape(format!(
+            return Err(KernelError::Parameter(format!(
                 "subgoal {j} = ({x}, {y}) is not R(x, y) over two distinct variables below {n_vars}"
             )));
         }
         if goals[..j].contains(&(x, y)) {
-            return Err(KernelError::Shape(format!("subgoal ({x}, {y}) repeats")));
+            return Err(KernelError::Parameter(format!(
+                "subgoal ({x}, {y}) repeats"
+            )));
         }
     }
     if let Some(x) = (0..n_vars).find(|&x| !goals.iter().any(|&(a, b)| a == x || b == x)) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Parameter(format!(
             "variable {x} appears in no subgoal"
         )));
     }
@@ -221,7 +223,7 @@ pub fn pattern_local_sensitivity(
     // Every N_j(a, b) ≤ m^(k−2), so the sums stay below g·m^(k−2).
     let bound = (goals.len() as f64) * (m as f64).powi(n_vars as i32 - 2);
     if bound >= 2f64.powi(127) {
-        return Err(KernelError::Shape(format!(
+        return Err(KernelError::Capacity(format!(
             "{n_vars} variables over m = {m} nodes may overflow 128-bit counts"
         )));
     }

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 /// Empty when m < 2.
 pub fn pair_frontier(csr: &Csr) -> Result<Vec<i64>, KernelError> {
     if !csr.is_symmetric() {
-        return Err(KernelError::Shape(
+        return Err(KernelError::Parameter(
             "the triangle smooth sensitivity needs a symmetric relation (an undirected graph)"
                 .into(),
         ));
