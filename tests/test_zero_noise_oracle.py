@@ -154,8 +154,8 @@ def _broken_rank(original):
 
 def _broken_missing(original):
     """place_missing that lets order comparisons count the missing label's cells."""
-    def broken(schema, atom):
-        return atom if isinstance(atom, queryatoms.ORDER) else original(schema, atom)
+    def broken(schema, atom, *rest):
+        return atom if isinstance(atom, queryatoms.ORDER) else original(schema, atom, *rest)
     return broken
 
 

@@ -32,6 +32,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -354,20 +355,26 @@ def _check_mapped(schema: Schema, name: Any, value: Any) -> None:
 QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Atom:
-    """One atomic predicate: its SQL text as evaluated and the attributes it
-    reads (schema order). :attr:`written` is the atom as a query states it,
-    where ``node`` differs (an ordered attribute's values become domain
-    indices, which do not parse as a query again): :attr:`text` parses back to
-    this atom, and whatever reads the atom's values (SPLU-Gen's equalities, a
-    message) reads them from :attr:`written`."""
+    """One atomic predicate: the attributes it reads (schema order), its tree
+    and its SQL text as evaluated. :attr:`written` is the atom as a query
+    states it, where ``node`` differs (an ordered attribute's values become
+    domain indices, which do not parse as a query again): :attr:`text` parses
+    back to this atom, and whatever reads the atom's values (SPLU-Gen's
+    equalities, a message) reads them from :attr:`written`. The tree is not
+    changed once the Condition is built, so its SQL is generated when first
+    asked for (most estimates ask only for the whole condition's)."""
 
-    sql: str
     attributes: tuple[str, ...]
-    node: exp.Expression = field(compare=False, repr=False)
+    node: exp.Expression = field(repr=False)
     #: The atom as written, with its values as labels (None: the same as ``node``).
-    written_node: exp.Expression | None = field(default=None, compare=False, repr=False)
+    written_node: exp.Expression | None = field(default=None, repr=False)
+
+    @cached_property
+    def sql(self) -> str:
+        """The atom as the SQL that is evaluated (an ordered attribute's values as indices)."""
+        return querytext.to_sql(self.node)
 
     @property
     def written(self) -> exp.Expression:
@@ -477,7 +484,7 @@ class Condition:
 
     # ---- construction ---------------------------------------------------------------------
     def _resolve_subqueries(self, root: exp.Expression) -> exp.Expression:
-        for node in list(root.find_all(exp.In)):
+        for node in [n for n in querytext.nodes(root) if isinstance(n, exp.In)]:
             query = node.args.get("query")
             if query is None:
                 continue
@@ -551,12 +558,13 @@ class Condition:
             raise QueryError(f"unsupported SQL in a condition: {queryatoms.text(node)!r} "
                              f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
                              "arithmetic, AND, OR, NOT")
+        parts = querytext.nodes(node)  # (one walk serves every check)
         if not isinstance(node, exp.Is):  # (IS NULL is checked as it is placed)
-            queryatoms.check_atom(self.schema, node)
-            queryatoms.check_order(self.schema, node)
-        placed = queryatoms.place_missing(self.schema, node)
+            queryatoms.check_atom(self.schema, node, parts)
+            queryatoms.check_order(self.schema, node, parts)
+        placed = queryatoms.place_missing(self.schema, node, parts)
         if placed is node:
-            return self._atom(node)
+            return self._atom(node, parts)
         self._replace(node, placed)
         if isinstance(placed, exp.Not):  # NOT LIKE as NOT of the guarded LIKE
             return ("not", ("and", [self._atom(p) for p in querytext.chain(placed.this.this)]))
@@ -570,18 +578,24 @@ class Condition:
         else:
             node.replace(by)
 
-    def _atom(self, node: exp.Expression) -> tuple:
-        """The formula of one checked atom, appended to :attr:`atoms`."""
+    def _atom(self, node: exp.Expression, parts: list[exp.Expression] | None = None) -> tuple:
+        """The formula of one checked atom (its nodes: ``parts``, when known),
+        appended to :attr:`atoms`."""
         atom = queryatoms.check_values(self.schema, node)
-        columns = {c.name for c in atom.find_all(exp.Column)}
-        # Ranking rewrites the atom in place: keep it as written first.
-        written = atom.copy() if any(self.schema[c].ordered for c in columns) else None
-        atom = queryatoms.rank_ordered(self.schema, atom, self._ranks)
-        atom = queryatoms.fold_wide(self.schema, atom)
+        if atom is not node or parts is None:
+            parts = querytext.nodes(atom)
+        # (check_values may give an IN atom a new list node: its columns and literals stay.)
+        columns = set(queryatoms.column_names(atom, parts))
+        written = None
+        if any(self.schema[c].ordered for c in columns):
+            written = atom.copy()  # ranking rewrites the atom in place: keep it as written
+            atom = queryatoms.rank_ordered(self.schema, atom, self._ranks)
+            parts = querytext.nodes(atom)
+        atom = queryatoms.fold_wide(self.schema, atom, parts)
         if atom is not node:
             self._replace(node, atom)
         attrs = tuple(n for n in self.schema.names if n in columns)
-        self.atoms.append(Atom(querytext.to_sql(atom), attrs, atom, written))
+        self.atoms.append(Atom(attrs, atom, written))
         return ("atom", len(self.atoms) - 1)
 
     # ---- evaluation -------------------------------------------------------------------------

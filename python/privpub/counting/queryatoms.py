@@ -36,6 +36,7 @@ from privpub.counting.querytext import (
     exact,
     in_values,
     int_sql,
+    nodes,
     number,
     python_values,
     render,
@@ -64,6 +65,14 @@ _COMPARE = {exp.GT: lambda a, b: a > b, exp.GTE: lambda a, b: a >= b,
             exp.EQ: lambda a, b: a == b, exp.NEQ: lambda a, b: a != b}
 _FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE,
             exp.EQ: exp.EQ, exp.NEQ: exp.NEQ}
+
+
+def column_names(atom: exp.Expression, parts: list[exp.Expression] | None = None) -> list[str]:
+    """The names of the columns an atom reads, in the order of
+    :func:`~privpub.counting.querytext.nodes` (as often as they are written;
+    ``parts``: the atom's nodes, when known)."""
+    return [n.name for n in (nodes(atom) if parts is None else parts)
+            if isinstance(n, exp.Column)]
 
 
 def text(node: exp.Expression) -> str:
@@ -120,7 +129,7 @@ def domain_test(attr: Attribute) -> Callable[[Any], bool]:
     a boolean matches only a boolean domain, and back)."""
     boolean = attr.kind == "boolean"
     if isinstance(attr, Categorical):
-        members = set(attr.values)
+        members = attr.value_set
         return lambda v: isinstance(v, (bool, np.bool_)) == boolean and v in members
     lo, hi = attr.lo, attr.hi
     return lambda v: (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
@@ -165,15 +174,22 @@ def suggest(value: Any, attr: Any) -> str:
 # ---- checks ------------------------------------------------------------------------------------
 
 
-def check_atom(schema: Schema, atom: exp.Expression) -> None:
-    """Columns known and unqualified, only supported SQL, one value kind."""
+def check_atom(schema: Schema, atom: exp.Expression,
+               parts: list[exp.Expression] | None = None) -> None:
+    """Columns known and unqualified, only supported SQL, one value kind
+    (``parts``: the atom's :func:`~privpub.counting.querytext.nodes`, when known)."""
     if isinstance(atom, exp.Boolean):
         return  # TRUE / FALSE
-    if not any(isinstance(n, exp.Column) for n in atom.walk()):
+    parts = nodes(atom) if parts is None else parts
+    if not any(isinstance(n, exp.Column) for n in parts):
         raise QueryError(f"{text(atom)!r} compares constants, it reads no attribute; quote "
                          "attribute names with double quotes (\"marital-status\" = "
                          "'Divorced'), values with single quotes")
-    for node in atom.walk():
+    for node in parts:
+        if isinstance(node, VALUES):  # (most nodes; none of them is refused below)
+            if isinstance(node, exp.Column):
+                _check_column(schema, node, atom)
+            continue
         if node is atom or value_list(node) is not None:
             continue
         if _is_temporal(node):
@@ -186,11 +202,8 @@ def check_atom(schema: Schema, atom: exp.Expression) -> None:
             raise QueryError(f"{text(atom)!r} compares with NULL, which SQL never finds equal "
                              "(or unequal) to anything; ask for missing cells with "
                              "<column> IS NULL or IS NOT NULL")
-        if not isinstance(node, VALUES):
-            raise QueryError(f"unsupported SQL {text(node)!r} ({type(node).__name__}) in "
-                             f"{text(atom)!r}")
-        if isinstance(node, exp.Column):
-            _check_column(schema, node, atom)
+        raise QueryError(f"unsupported SQL {text(node)!r} ({type(node).__name__}) in "
+                         f"{text(atom)!r}")
     if isinstance(atom, (exp.Like, exp.ILike)):
         if kind(schema, atom.this) != "string":
             raise QueryError(f"LIKE needs a string attribute: {text(atom)!r}")
@@ -313,7 +326,7 @@ def rank_ordered(schema: Schema, atom: exp.Expression,
     the atom become their domain indices (queries see the attribute as its
     indices, see ``Attribute.query_values``). ``ranks`` caches each
     attribute's value → index map."""
-    names = {c.name for c in atom.find_all(exp.Column)}
+    names = set(column_names(atom))
     ordered = sorted(n for n in names if schema[n].ordered)
     if not ordered:
         return atom
@@ -340,7 +353,7 @@ def rank_ordered(schema: Schema, atom: exp.Expression,
         indices = [index(v) for v in listed.values]
         _set_list(atom, ValueList(indices, ", ".join(map(str, indices)), listed.from_subquery))
         return atom
-    for literal in list(atom.find_all(exp.Literal)):
+    for literal in [n for n in nodes(atom) if isinstance(n, exp.Literal)]:
         node = literal.parent if isinstance(literal.parent, exp.Neg) else literal
         node.replace(exp.Literal.number(index(constant(node))))
     return atom
@@ -377,7 +390,8 @@ def _by_value(atom: exp.Expression) -> bool:
     return False
 
 
-def place_missing(schema: Schema, atom: exp.Expression) -> exp.Expression:
+def place_missing(schema: Schema, atom: exp.Expression,
+                  parts: list[exp.Expression] | None = None) -> exp.Expression:
     """The atom with missing cells given their one meaning (docs/design.md,
     "What a value means"): a declared missing label is a marker, not a value.
     ``c IS NULL`` is ``c = <label>`` (FALSE where no label is declared: such a
@@ -397,7 +411,7 @@ def place_missing(schema: Schema, atom: exp.Expression) -> exp.Expression:
         return exp.EQ(this=column.copy(), expression=literal(label))
     if _by_value(atom) or isinstance(atom, exp.Boolean):
         return atom
-    names = {c.name for c in atom.find_all(exp.Column)}
+    names = set(column_names(atom, parts))
     guards = [exp.NEQ(this=exp.column(a.name, quoted=True), expression=literal(a.missing))
               for a in schema if a.name in names and a.missing is not None]
     if not guards:
@@ -410,15 +424,16 @@ def place_missing(schema: Schema, atom: exp.Expression) -> exp.Expression:
     return exp.Paren(this=exp.and_(atom, *guards))
 
 
-def check_order(schema: Schema, atom: exp.Expression) -> None:
+def check_order(schema: Schema, atom: exp.Expression,
+                parts: list[exp.Expression] | None = None) -> None:
     """``<``, ``>`` and BETWEEN need an order: an unordered text attribute has
     none (comparing its labels as text puts '500+' before '<50'), so such an
     atom is refused with how to declare the order; and an ordered attribute's
     missing label is no bound (its place in the list is where it was written)."""
     if not isinstance(atom, ORDER):
         return
-    for column in atom.find_all(exp.Column):
-        attr = schema[column.name]
+    for name in column_names(atom, parts):
+        attr = schema[name]
         if attr.ordered and attr.missing is not None and any(
                 constant(n) == attr.missing for n in atom.find_all(exp.Literal, exp.Neg)
                 if is_constant(n) and not isinstance(n.parent, exp.Neg)):
@@ -438,10 +453,12 @@ def check_order(schema: Schema, atom: exp.Expression) -> None:
 # ---- literals past 64 bits ---------------------------------------------------------------------
 
 
-def fold_wide(schema: Schema, atom: exp.Expression) -> exp.Expression:
+def fold_wide(schema: Schema, atom: exp.Expression,
+              parts: list[exp.Expression] | None = None) -> exp.Expression:
     """The atom with every numeric literal outside int64 decided exactly
     (module docstring), or a QueryError naming a literal that cannot be."""
-    if not any(_wide(n) for n in atom.find_all(exp.Literal)):
+    if not any(_wide(n) for n in (nodes(atom) if parts is None else parts)
+               if isinstance(n, exp.Literal)):
         return atom
     folded = _fold_comparison(schema, atom)
     if folded is None and isinstance(atom, exp.Between):

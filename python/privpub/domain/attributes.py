@@ -243,7 +243,7 @@ class Categorical(Attribute):
             out["ordered"] = True
         return out if self.missing is None else out | {"missing": self.missing}
 
-    # The three cached properties below are made on first use and kept in the
+    # The cached properties below are made on first use and kept in the
     # instance's __dict__ (so they pickle with it, for Dask); __eq__ and __hash__
     # read the declared fields only, never them.
     @functools.cached_property
@@ -251,6 +251,12 @@ class Categorical(Attribute):
         """The values as a pandas Index, made on first use (a release's schema is
         parsed on every open, and counting over a file never needs it)."""
         return pd.Index(self.values)
+
+    @functools.cached_property
+    def value_set(self) -> frozenset:
+        """The values as a set, for membership tests (a query's literals are
+        checked against the domain as each query is read)."""
+        return frozenset(self.values)
 
     @functools.cached_property
     def categorical_dtype(self) -> pd.CategoricalDtype:

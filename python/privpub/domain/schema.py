@@ -80,6 +80,9 @@ class Schema:
                 raise SchemaError(f"duplicate attribute name {a.name!r}")
             seen.add(a.name)
         self.attributes: tuple[Attribute, ...] = tuple(attributes)
+        # By name, once: a query's checks look attributes up by name many times.
+        self._by_name: dict[str, Attribute] = {a.name: a for a in attributes}
+        self._names: tuple[str, ...] = tuple(self._by_name)
         self.radices: tuple[int, ...] = tuple(a.size for a in attributes)
         if any(r >= 2**64 for r in self.radices):
             raise SchemaError("an attribute's domain must have fewer than 2^64 values")
@@ -187,7 +190,7 @@ class Schema:
     # ---- access -----------------------------------------------------------------
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(a.name for a in self.attributes)
+        return self._names
 
     @property
     def is_wide(self) -> bool:
@@ -195,9 +198,9 @@ class Schema:
         return self.limbs > 1
 
     def __getitem__(self, name: str) -> Attribute:
-        for a in self.attributes:
-            if a.name == name:
-                return a
+        found = self._by_name.get(name) if isinstance(name, str) else None
+        if found is not None:
+            return found
         raise SchemaError(f"no attribute {name!r} in schema (attributes: {', '.join(self.names)})")
 
     def __len__(self) -> int:
