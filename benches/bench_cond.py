@@ -96,12 +96,12 @@ def test_chain_transfer_matrix(benchmark):
 
 @pytest.mark.benchmark(group="count_domain: 12-attribute chain, 50 values, cold tables")
 def test_chain_privpub_cold(benchmark):
-    from privpub.counting import query
+    from privpub.counting import evaluation
     schema, sql = chain(12, 50)
     benchmark.extra_info["role"] = "privpub"
 
     def cold():
-        query.truth_tables.cache_clear()
+        evaluation.truth_tables.cache_clear()
         return count_domain(schema, sql)
     assert benchmark(cold) == math.comb(50, 12)
 

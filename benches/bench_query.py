@@ -23,7 +23,7 @@ from conftest import full_size  # noqa: I001 (benches/conftest.py, not a package
 
 import privpub
 from privpub import col
-from privpub.counting import query
+from privpub.counting import evaluation
 
 IDS, OTHER, VALUES = 1_000_000, 10, 100_000
 
@@ -46,7 +46,7 @@ def setup(request):
 
 def fresh(call):
     """Time a call without privpub's cache of truth tables (each user query is new)."""
-    query.truth_tables.cache_clear()
+    evaluation.truth_tables.cache_clear()
     return call()
 
 

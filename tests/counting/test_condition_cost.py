@@ -1,6 +1,6 @@
 """What building a Condition from text costs, counted (issue 33: ≤ 50 µs per
 typical text; benches/bench_parse.py times it). Counts, not clocks: the machine
-is shared. Building walks each atom once with querytext.nodes, never with
+is shared. Building walks each atom once with querytree.nodes, never with
 sqlglot's generator-based walk, and generates no SQL: an atom's SQL is made
 when it is first asked for (most estimates ask only for the whole condition's)."""
 
@@ -8,7 +8,7 @@ import pytest
 from sqlglot import exp
 
 import privpub
-from privpub.counting import querytext
+from privpub.counting import querytree
 
 TEXTS = ["age > 50 AND sex = 'Female'",
          "\"marital-status\" IN ('Divorced', 'Separated') AND age BETWEEN 30 AND 39",
@@ -32,7 +32,7 @@ def _counting(monkeypatch, owner, name):
 
 
 def test_building_generates_no_sql_and_asking_generates_it_once(monkeypatch, schema):
-    made = _counting(monkeypatch, querytext, "to_sql")
+    made = _counting(monkeypatch, querytree, "to_sql")
     conds = [privpub.Condition(schema, t) for t in TEXTS]
     assert made == []
     assert conds[0].sql == "age > 50 AND sex = 'Female'" and len(made) == 1
@@ -50,7 +50,7 @@ def test_building_walks_no_tree_with_sqlglots_walk(monkeypatch, schema):
 
 
 def test_each_atom_is_walked_once(monkeypatch, schema):
-    walks = _counting(monkeypatch, querytext, "nodes")
+    walks = _counting(monkeypatch, querytree, "nodes")
     cond = privpub.Condition(schema, TEXTS[2])
     # one walk of the whole tree (its subqueries) and one per atom
     assert len(walks) == 1 + len(cond.atoms) == 4

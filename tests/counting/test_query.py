@@ -197,6 +197,6 @@ def test_subqueries_are_locked_down(adult_schema):
         == count_domain(adult_schema, {"sex": "Male"})
     import duckdb
 
-    from privpub.counting.query import _connection
+    from privpub.counting.evaluation import connection
     with pytest.raises(duckdb.Error, match="Permission|disabled"):
-        _connection().execute("select * from read_csv('/etc/passwd')").fetchall()
+        connection().execute("select * from read_csv('/etc/passwd')").fetchall()

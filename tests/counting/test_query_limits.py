@@ -15,7 +15,7 @@ import privpub
 from privpub import Categorical, Condition, IntRange, QueryError, Schema, col, count_domain
 from privpub.counting import querytext
 from privpub.counting.domaincount import count
-from privpub.counting.query import _evaluate
+from privpub.counting.evaluation import evaluate
 from privpub.counting.truthtable import grid_table
 
 #: a in 0..3, b in 0..7: 32 tuples.
@@ -105,7 +105,7 @@ def test_decimal_literal_arithmetic_is_duckdbs_exact_decimal():
     for sql in ["a * 0.7 = 2.1", "0.1 * a + 0.2 = 0.5", "a + 0.1 = 3.1"]:
         cond = Condition(schema, sql)
         assert grid_table(schema, cond.attributes, cond.expression) is None, sql
-        duck = _evaluate(schema.projection(["a"], query=True), cond.sql)
+        duck = evaluate(schema.projection(["a"], query=True), cond.sql)
         assert count_domain(schema, sql) == int(duck.sum()) == 1, sql
     # A decimal literal compared with an integer past 2^53 is left to DuckDB too.
     wide = Schema([IntRange("t", 2**60, 2**60 + 3)])

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privpub import Condition, IntRange, QueryError, Schema, _core, count_domain
-from privpub.counting import querytext
+from privpub.counting import querytext, querytree
 
 
 def read(text: str):
@@ -62,7 +62,7 @@ def test_every_int64_list_is_one_array(values, sep, pad):
     assert tree[0] == "and" and tree[1][0][0] == "list"
     ints = tree[1][0][3]
     assert isinstance(ints, np.ndarray) and ints.dtype == np.int64 and ints.tolist() == values
-    assert tree[1][0][4] == querytext.int_sql(np.array(values)) == str(values)[1:-1]
+    assert tree[1][0][4] == querytree.int_sql(np.array(values)) == str(values)[1:-1]
 
 
 def test_a_list_in_non_ascii_text_is_read_the_same():

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import privpub
 from privpub import count_domain
-from privpub.counting.query import Condition, _evaluate
+from privpub.counting.evaluation import evaluate
+from privpub.counting.query import Condition
 from privpub.counting.truthtable import grid_table
 from privpub.domain.attributes import Categorical, IntRange
 from privpub.domain.schema import Schema
@@ -71,7 +72,7 @@ def test_numpy_tables_match_duckdb(where):
             [(cond.sql, cond.attributes, cond.expression)]:
         table = grid_table(SCHEMA, attrs, node)
         assert table is not None, f"{sql!r} should be evaluated by numpy"
-        expected = _evaluate(SCHEMA.projection(attrs, query=True), sql)
+        expected = evaluate(SCHEMA.projection(attrs, query=True), sql)
         assert (table == expected).all(), sql
         checked += 1
     assert checked == len(cond.atoms) + 1
@@ -100,12 +101,12 @@ def test_ordered_and_float_attributes_compare_as_duckdb_does():
     cond = Condition(schema, "band > 'low'")
     table = grid_table(schema, cond.attributes, cond.expression)
     assert table.tolist() == [False, True, True]
-    assert np.array_equal(table, _evaluate(schema.projection(["band"], query=True), cond.sql))
+    assert np.array_equal(table, evaluate(schema.projection(["band"], query=True), cond.sql))
 
 
 # ---- the cache of truth tables: bounded in cells, keyed by all a table depends on -------------
 def test_cell_cache_is_bounded_in_cells_least_recently_used_out():
-    from privpub.counting.query import CellCache
+    from privpub.counting.evaluation import CellCache
 
     made = []
 
@@ -135,16 +136,16 @@ def test_cell_cache_is_bounded_in_cells_least_recently_used_out():
 
 
 def test_truth_tables_are_keyed_by_schema_attributes_and_sql():
-    from privpub.counting import query
+    from privpub.counting import evaluation
 
     a = Schema([IntRange("x", 0, 9), Categorical("s", ["u", "v"])])
     b = Schema([IntRange("x", 0, 9), Categorical("s", ["u", "v", "w"])])
-    query.truth_tables.cache_clear()
+    evaluation.truth_tables.cache_clear()
     ta = Condition(a, "x > 4 AND s = 'u'").truth_table()
     tb = Condition(b, "x > 4 AND s = 'u'").truth_table()
     assert ta.size == 20 and tb.size == 30 and ta.sum() == tb.sum() == 5
     assert Condition(a, "x > 4 AND s = 'u'").truth_table() is ta  # shared across conditions
     assert Condition(a, "x > 5 AND s = 'u'").truth_table().sum() == 4
-    assert query.truth_tables.cells == 20 + 30 + 20
-    query.truth_tables.cache_clear()
+    assert evaluation.truth_tables.cells == 20 + 30 + 20
+    evaluation.truth_tables.cache_clear()
     assert Condition(a, "x > 4 AND s = 'u'").truth_table() is not ta

@@ -5,6 +5,7 @@ exactly without enumerating D. Uses ``core`` only; the schema a condition is
 built over is passed in, never imported at run time."""
 
 from privpub.counting.domaincount import count_domain
-from privpub.counting.query import Condition, col
+from privpub.counting.expr import col
+from privpub.counting.query import Condition
 
 __all__ = ["Condition", "col", "count_domain"]

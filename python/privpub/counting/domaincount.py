@@ -38,8 +38,9 @@ import pandas as pd
 from privpub.core.errors import QueryError
 from privpub.counting import intervals
 from privpub.counting.elimination import count_by_elimination, weighted_sum_by_elimination
-from privpub.counting.query import PROJECTION_LIMIT, Condition, QueryLike
-from privpub.counting.querytext import short
+from privpub.counting.evaluation import PROJECTION_LIMIT
+from privpub.counting.query import Condition, QueryLike
+from privpub.counting.querytree import short
 from privpub.domain.attributes import IntRange
 
 if TYPE_CHECKING:  # (a Schema is passed in: its module is not needed at run time)

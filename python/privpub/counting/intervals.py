@@ -17,7 +17,8 @@ from fractions import Fraction
 import numpy as np
 from sqlglot import exp
 
-from privpub.counting.querytext import in_values, parse_where
+from privpub.counting.querytext import parse_where
+from privpub.counting.querytree import in_values
 
 Intervals = list[tuple[int, int]]
 

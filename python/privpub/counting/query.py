@@ -28,9 +28,7 @@ literals past int64 are decided exactly or refused
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Union
@@ -42,42 +40,20 @@ from sqlglot import exp
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
 from privpub.core.inputs import tabular
-from privpub.counting import queryatoms, querytext
-from privpub.counting.querytext import (
-    DIALECT,
+from privpub.counting import queryatoms, querytext, querytree
+from privpub.counting.evaluation import connection, evaluate, first_line, projection_table
+from privpub.counting.expr import Expr, col
+from privpub.counting.querytext import python_values
+from privpub.counting.querytree import (
     ValueList,
     in_values,
-    python_values,
     short,
     values_node,
 )
-from privpub.counting.truthtable import grid_table, row_mask
+from privpub.counting.truthtable import row_mask
 
 if TYPE_CHECKING:  # (a Schema is passed in: its module is not needed at run time)
-    import duckdb
-
     from privpub.domain.schema import Schema
-
-#: Conditions whose attributes span at most this many domain tuples are
-#: evaluated once over that projection and looked up by code.
-PROJECTION_LIMIT = 1 << 20
-
-_local = threading.local()
-
-
-def _connection() -> duckdb.DuckDBPyConnection:
-    """One duckdb connection per thread (connecting costs ~15 ms), locked down:
-    no file or network access and no configuration changes, so a query can
-    read only the frames privpub registers in it. duckdb is imported here, on
-    first use: most counts never need it, and importing it costs `import privpub`."""
-    import duckdb
-
-    con = getattr(_local, "con", None)
-    if con is None:
-        con = _local.con = duckdb.connect(config={"enable_external_access": False,
-                                                  "lock_configuration": True})
-    return con
-
 
 #: Functions an IN-subquery may call (string, numeric, conditional, aggregate), by
 #: their SQL names (CASE, CAST and DISTINCT are not calls and are allowed).
@@ -86,235 +62,6 @@ SUBQUERY_FUNCTIONS = frozenset({
     "least", "len", "length", "lower", "max", "min", "nullif", "round", "substring", "substr",
     "sum", "trim", "upper", "left", "right", "starts_with", "replace",
 })
-
-
-# ---- expression API ---------------------------------------------------------------------------
-
-
-def _node(value: Any) -> exp.Expression:
-    """A sqlglot node for an Expr or a Python literal."""
-    if isinstance(value, Expr):
-        return value.node
-    if isinstance(value, (bool, np.bool_)):
-        return exp.Boolean(this=bool(value))
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        number = exp.Literal.number(value.item() if isinstance(value, np.generic) else value)
-        return exp.Neg(this=exp.Literal.number(-value)) if value < 0 else number
-    if isinstance(value, str):
-        return exp.Literal.string(value)
-    raise QueryError(f"cannot use {value!r} ({type(value).__name__}) in a query; "
-                     "use attributes, numbers, strings or booleans")
-
-
-#: Operators whose left operand of the same operator needs no parentheses
-#: ((a + b) + c is a + b + c); AND and OR also on the right (exact either way).
-_ASSOCIATIVE = (exp.And, exp.Or, exp.Add, exp.Mul)
-
-
-def _operand(value: Any, parent: type, right: bool) -> tuple[exp.Expression, int, int]:
-    """(node, depth, connectives) of an operand, parenthesised when compound
-    so the generated SQL keeps Python's grouping; a chain of one associative
-    operator stays a chain (one level, rendered without nesting)."""
-    if isinstance(value, Expr):
-        node, depth, connectives = value.node, value.depth, value.connectives
-    else:
-        node = _node(value)
-        depth, connectives = (2 if isinstance(node, exp.Neg) else 1), 0
-    chain = type(node) is parent and parent in _ASSOCIATIVE and (
-        not right or parent in (exp.And, exp.Or))
-    if isinstance(node, (exp.Binary, exp.Not)) and not chain:
-        node, depth = exp.Paren(this=node), depth + 1
-    same = isinstance(node, exp.Connector) and type(node) is parent
-    return node, depth - same, connectives
-
-
-class Expr:
-    """A query expression; combine with comparison, arithmetic, ``&``, ``|``, ``~``.
-
-    Each Expr knows its nesting depth and how many AND/OR operands it joins,
-    so one past ``MAX_DEPTH`` or ``MAX_TERMS`` is refused where it is built
-    (:mod:`privpub.counting.querytext`).
-
-    Examples
-    --------
-    >>> from privpub import col
-    >>> ((col("age") > 50) & col("sex").isin(["Male"])).sql()
-    '("age" > 50) AND "sex" IN (\\'Male\\')'
-    """
-
-    __hash__ = None  # == builds an expression, so Expr is not hashable
-
-    def __init__(self, node: exp.Expression, depth: int | None = None,
-                 connectives: int | None = None):
-        if depth is None or connectives is None:
-            depth, terms, _ = querytext.shape(node)
-            connectives = terms - 1
-        if depth > querytext.MAX_DEPTH or connectives >= querytext.MAX_TERMS:
-            querytext.check_limits(depth, connectives + 1, 0, "the expression")
-        self.node, self.depth, self.connectives = node, depth, connectives
-
-    def sql(self) -> str:
-        return self.node.sql(dialect=DIALECT)
-
-    def __repr__(self) -> str:
-        return f"Expr({short(self.sql(), 200)})"
-
-    def __bool__(self) -> bool:
-        raise QueryError("an Expr has no truth value: combine conditions with & | ~ "
-                         "(not and/or/not) and write a < x < b as (a < x) & (x < b)")
-
-    def _binary(self, cls, other, reverse=False) -> Expr:
-        first, second = (other, self) if reverse else (self, other)
-        left, d_left, c_left = _operand(first, cls, right=False)
-        right, d_right, c_right = _operand(second, cls, right=True)
-        connective = issubclass(cls, exp.Connector)
-        return Expr(cls(this=left, expression=right), 1 + max(d_left, d_right),
-                    c_left + c_right + connective)
-
-    def _wrap(self, cls) -> Expr:
-        return Expr(cls(this=exp.Paren(this=self.node)), self.depth + 2, self.connectives)
-
-    def __eq__(self, other): return self._binary(exp.EQ, other)  # noqa: E704
-    def __ne__(self, other): return self._binary(exp.NEQ, other)  # noqa: E704
-    def __gt__(self, other): return self._binary(exp.GT, other)  # noqa: E704
-    def __ge__(self, other): return self._binary(exp.GTE, other)  # noqa: E704
-    def __lt__(self, other): return self._binary(exp.LT, other)  # noqa: E704
-    def __le__(self, other): return self._binary(exp.LTE, other)  # noqa: E704
-    def __add__(self, other): return self._binary(exp.Add, other)  # noqa: E704
-    def __radd__(self, other): return self._binary(exp.Add, other, True)  # noqa: E704
-    def __sub__(self, other): return self._binary(exp.Sub, other)  # noqa: E704
-    def __rsub__(self, other): return self._binary(exp.Sub, other, True)  # noqa: E704
-    def __mul__(self, other): return self._binary(exp.Mul, other)  # noqa: E704
-    def __rmul__(self, other): return self._binary(exp.Mul, other, True)  # noqa: E704
-    def __truediv__(self, other): return self._binary(exp.Div, other)  # noqa: E704
-    def __rtruediv__(self, other): return self._binary(exp.Div, other, True)  # noqa: E704
-    def __and__(self, other): return self._binary(exp.And, other)  # noqa: E704
-    def __rand__(self, other): return self._binary(exp.And, other, True)  # noqa: E704
-    def __or__(self, other): return self._binary(exp.Or, other)  # noqa: E704
-    def __ror__(self, other): return self._binary(exp.Or, other, True)  # noqa: E704
-
-    def __neg__(self) -> Expr:
-        return self._wrap(exp.Neg)
-
-    def __invert__(self) -> Expr:
-        return self._wrap(exp.Not)
-
-    def isin(self, values: Iterable[Any] | str) -> Expr:
-        """Membership in a list of values (a list, an array: any length up to
-        ``MAX_VALUES``, at linear cost), or in an SQL subquery over a
-        registered table (``"select country from Regions where continent = 'Africa'"``)."""
-        if isinstance(values, str):
-            sub = querytext.subquery_node(querytext.subquery(values))
-            return Expr(exp.In(this=self.node, query=sub))
-        listed = values_node(python_values(values))
-        return Expr(exp.In(this=self.node, expressions=[listed]), 1 + max(self.depth, 1),
-                    self.connectives)
-
-    def between(self, low: Any, high: Any) -> Expr:
-        """low ≤ self ≤ high (SQL BETWEEN, both ends included)."""
-        return Expr(exp.Between(this=self.node, low=_node(low), high=_node(high)))
-
-
-def col(name: str) -> Expr:
-    """The attribute ``name`` in a query expression."""
-    if not isinstance(name, str) or not name:
-        raise QueryError(f"col() needs an attribute name, got {name!r}")
-    return Expr(exp.column(name, quoted=True))
-
-
-# ---- parsing ----------------------------------------------------------------------------------
-
-
-class CellCache:
-    """:func:`functools.lru_cache` for a pure function that returns numpy
-    arrays, bounded in the arrays' cells (summed) rather than in calls: the
-    least recently used go first. ``key`` maps the arguments to everything the
-    result depends on (an argument derived from others, such as the parse of
-    a text, stays out of it). Results are made read-only: callers share them.
-    Safe across threads (two threads may build the same result once each)."""
-
-    def __init__(self, function: Callable[..., np.ndarray], key: Callable[..., Hashable],
-                 cells: int):
-        self.function, self.key, self.limit = function, key, cells
-        self._held: OrderedDict[Hashable, np.ndarray] = OrderedDict()
-        self._cells = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, *args: Any) -> np.ndarray:
-        key = self.key(*args)
-        with self._lock:
-            found = self._held.get(key)
-            if found is not None:
-                self._held.move_to_end(key)
-                return found
-        made = self.function(*args)
-        made.setflags(write=False)
-        with self._lock:
-            if key not in self._held:
-                while self._held and self._cells + made.size > self.limit:
-                    self._cells -= self._held.popitem(last=False)[1].size
-                self._held[key] = made
-                self._cells += made.size
-        return made
-
-    @property
-    def cells(self) -> int:
-        """The cells the cached arrays hold together (at most ``limit``, or one array)."""
-        return self._cells
-
-    def cache_clear(self) -> None:
-        """Forget every cached result."""
-        with self._lock:
-            self._held.clear()
-            self._cells = 0
-
-
-def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
-                      node: exp.Expression | None) -> np.ndarray:
-    table = grid_table(schema, attributes, node)
-    return _evaluate(schema.projection(attributes, query=True), sql) if table is None else table
-
-
-#: Truth tables over projections of D, by what they depend on: the schema, the
-#: attributes and the SQL (``node`` is the SQL's parse). Shared by every
-#: Condition: estimating the same query on many views, or counting the atoms
-#: of many conditions over one schema, builds each table once.
-truth_tables = CellCache(_projection_table, cells=1 << 26,
-                         key=lambda schema, attributes, sql, node: (schema, attributes, sql))
-
-
-def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
-                     node: exp.Expression | None, limit: int = PROJECTION_LIMIT
-                     ) -> np.ndarray | None:
-    """``sql`` (parsed: ``node``) over the projection of D on ``attributes``,
-    first attribute slowest; None past ``limit`` tuples. numpy broadcasting
-    where it mirrors DuckDB exactly (:mod:`privpub.counting.truthtable`),
-    DuckDB on the projection's frame otherwise. Kept in :data:`truth_tables`."""
-    if math.prod(schema[a].size for a in attributes) > limit:
-        return None
-    return truth_tables(schema, attributes, sql, node)
-
-
-def _evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:
-    """The boolean value of ``sql`` on every row of ``frame`` (duckdb)."""
-    if len(frame) == 0:
-        return np.zeros(0, dtype=bool)
-    import duckdb
-
-    con = _connection()
-    try:
-        con.register("rows", frame)
-        out = con.execute(f"SELECT ({sql}) AS v FROM rows").fetchnumpy()["v"]
-    except duckdb.Error as err:
-        raise QueryError(f"evaluating {sql!r} failed: {_first_line(err)}") from None
-    finally:
-        con.unregister("rows")
-    return np.asarray(out, dtype=bool)
-
-
-def _first_line(err: Exception) -> str:
-    """DuckDB's message without its multi-line caret picture."""
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _literal_lists(root: exp.Expression) -> exp.Expression:
@@ -332,7 +79,7 @@ def _literal_lists(root: exp.Expression) -> exp.Expression:
             node.replace(exp.Boolean(this=False))
             continue
         values = [queryatoms.constant(m) for m in members]
-        texts = [querytext.to_sql(m) for m in members]
+        texts = [querytree.to_sql(m) for m in members]
         node.set("expressions", [values_node(ValueList(values, ", ".join(texts)))])
     return root
 
@@ -374,7 +121,7 @@ class Atom:
     @cached_property
     def sql(self) -> str:
         """The atom as the SQL that is evaluated (an ordered attribute's values as indices)."""
-        return querytext.to_sql(self.node)
+        return querytree.to_sql(self.node)
 
     @property
     def written(self) -> exp.Expression:
@@ -385,7 +132,7 @@ class Atom:
     @property
     def text(self) -> str:
         """The atom as query text (what a Condition over the schema reads)."""
-        return self.sql if self.written_node is None else querytext.to_sql(self.written_node)
+        return self.sql if self.written_node is None else querytree.to_sql(self.written_node)
 
 
 class Condition:
@@ -446,7 +193,7 @@ class Condition:
         """The condition as duckdb SQL (subqueries replaced by their values)."""
         if self._sql is None:
             self._sql = "TRUE" if self.expression is None else \
-                querytext.to_sql(self.expression)
+                querytree.to_sql(self.expression)
         return self._sql
 
     @property
@@ -456,7 +203,7 @@ class Condition:
         if isinstance(self.source, str):
             return self.source
         if isinstance(self.source, exp.Expression):  # an Expr's tree, before any rewriting
-            return querytext.to_sql(self.source)
+            return querytree.to_sql(self.source)
         if self.expression is None:
             return "TRUE"
         return self.written(self.formula) if self.formula[0] == "atom" else \
@@ -484,7 +231,7 @@ class Condition:
 
     # ---- construction ---------------------------------------------------------------------
     def _resolve_subqueries(self, root: exp.Expression) -> exp.Expression:
-        for node in [n for n in querytext.nodes(root) if isinstance(n, exp.In)]:
+        for node in [n for n in querytree.nodes(root) if isinstance(n, exp.In)]:
             query = node.args.get("query")
             if query is None:
                 continue
@@ -521,7 +268,7 @@ class Condition:
                              "Python: tables={name: table}; command line: --table NAME=PATH")
         import duckdb
 
-        con = _connection()
+        con = connection()
         try:
             for name in names:
                 con.register(name, self.tables[name])
@@ -531,7 +278,7 @@ class Condition:
                                "AS privpub_subquery(v) WHERE v IS NOT NULL ORDER BY v "
                                f"LIMIT {querytext.MAX_VALUES + 1}").fetchall()
         except duckdb.Error as err:
-            raise QueryError(f"subquery {text!r} failed: {_first_line(err)}") from None
+            raise QueryError(f"subquery {text!r} failed: {first_line(err)}") from None
         finally:
             for name in names:
                 con.unregister(name)
@@ -550,7 +297,7 @@ class Condition:
         if isinstance(node, (exp.And, exp.Or)):
             kind = "and" if isinstance(node, exp.And) else "or"
             parts = []
-            for child in querytext.chain(node):
+            for child in querytree.chain(node):
                 sub = self._split(child)
                 parts.extend(sub[1] if sub[0] == kind else [sub])
             return (kind, parts)
@@ -558,7 +305,7 @@ class Condition:
             raise QueryError(f"unsupported SQL in a condition: {queryatoms.text(node)!r} "
                              f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
                              "arithmetic, AND, OR, NOT")
-        parts = querytext.nodes(node)  # (one walk serves every check)
+        parts = querytree.nodes(node)  # (one walk serves every check)
         if not isinstance(node, exp.Is):  # (IS NULL is checked as it is placed)
             queryatoms.check_atom(self.schema, node, parts)
             queryatoms.check_order(self.schema, node, parts)
@@ -567,10 +314,10 @@ class Condition:
             return self._atom(node, parts)
         self._replace(node, placed)
         if isinstance(placed, exp.Not):  # NOT LIKE as NOT of the guarded LIKE
-            return ("not", ("and", [self._atom(p) for p in querytext.chain(placed.this.this)]))
+            return ("not", ("and", [self._atom(p) for p in querytree.chain(placed.this.this)]))
         if not isinstance(placed, exp.Paren):  # IS NULL as an equality or FALSE
             return self._atom(placed)
-        return ("and", [self._atom(part) for part in querytext.chain(placed.this)])
+        return ("and", [self._atom(part) for part in querytree.chain(placed.this)])
 
     def _replace(self, node: exp.Expression, by: exp.Expression) -> None:
         if node is self.expression:
@@ -583,14 +330,14 @@ class Condition:
         appended to :attr:`atoms`."""
         atom = queryatoms.check_values(self.schema, node)
         if atom is not node or parts is None:
-            parts = querytext.nodes(atom)
+            parts = querytree.nodes(atom)
         # (check_values may give an IN atom a new list node: its columns and literals stay.)
         columns = set(queryatoms.column_names(atom, parts))
         written = None
         if any(self.schema[c].ordered for c in columns):
             written = atom.copy()  # ranking rewrites the atom in place: keep it as written
             atom = queryatoms.rank_ordered(self.schema, atom, self._ranks)
-            parts = querytext.nodes(atom)
+            parts = querytree.nodes(atom)
         atom = queryatoms.fold_wide(self.schema, atom, parts)
         if atom is not node:
             self._replace(node, atom)
@@ -611,12 +358,12 @@ class Condition:
                     bad = frame[name].iloc[int(np.argmax(ranks[name] < 0))]
                     raise DomainError(f"column {name!r}: value {bad!r} is not in the domain "
                                       f"of ordered attribute {name!r} ({attr.describe()})")
-        return _evaluate(frame.assign(**ranks) if ranks else frame, self.sql)
+        return evaluate(frame.assign(**ranks) if ranks else frame, self.sql)
 
     def evaluate(self, frame: pd.DataFrame, sql: str | None = None) -> np.ndarray:
         """The condition (or ``sql``, one of its atoms) on a frame of query columns
         (``Schema.projection(..., query=True)``: ordered attributes as indices)."""
-        return _evaluate(frame, sql or self.sql)
+        return evaluate(frame, sql or self.sql)
 
     def count(self, frame: pd.DataFrame) -> int:
         """Q(frame): the number of rows satisfying the condition."""

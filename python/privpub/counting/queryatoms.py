@@ -30,18 +30,17 @@ import numpy as np
 from sqlglot import exp
 
 from privpub.core.errors import DomainError, QueryError
-from privpub.counting.querytext import (
+from privpub.counting import querytree
+from privpub.counting.querytext import python_values
+from privpub.counting.querytree import (
     DIALECT,
     ValueList,
     exact,
     in_values,
     int_sql,
-    nodes,
     number,
-    python_values,
     render,
     short,
-    to_sql,
     value_list,
     values_node,
 )
@@ -69,15 +68,15 @@ _FLIPPED = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE,
 
 def column_names(atom: exp.Expression, parts: list[exp.Expression] | None = None) -> list[str]:
     """The names of the columns an atom reads, in the order of
-    :func:`~privpub.counting.querytext.nodes` (as often as they are written;
+    :func:`~privpub.counting.querytree.nodes` (as often as they are written;
     ``parts``: the atom's nodes, when known)."""
-    return [n.name for n in (nodes(atom) if parts is None else parts)
+    return [n.name for n in (querytree.nodes(atom) if parts is None else parts)
             if isinstance(n, exp.Column)]
 
 
 def text(node: exp.Expression) -> str:
     """The node's SQL for a message (a long IN list shortened)."""
-    return short(to_sql(node), 200)
+    return short(querytree.to_sql(node), 200)
 
 
 # ---- constants ---------------------------------------------------------------------------------
@@ -177,10 +176,10 @@ def suggest(value: Any, attr: Any) -> str:
 def check_atom(schema: Schema, atom: exp.Expression,
                parts: list[exp.Expression] | None = None) -> None:
     """Columns known and unqualified, only supported SQL, one value kind
-    (``parts``: the atom's :func:`~privpub.counting.querytext.nodes`, when known)."""
+    (``parts``: the atom's :func:`~privpub.counting.querytree.nodes`, when known)."""
     if isinstance(atom, exp.Boolean):
         return  # TRUE / FALSE
-    parts = nodes(atom) if parts is None else parts
+    parts = querytree.nodes(atom) if parts is None else parts
     if not any(isinstance(n, exp.Column) for n in parts):
         raise QueryError(f"{text(atom)!r} compares constants, it reads no attribute; quote "
                          "attribute names with double quotes (\"marital-status\" = "
@@ -353,7 +352,7 @@ def rank_ordered(schema: Schema, atom: exp.Expression,
         indices = [index(v) for v in listed.values]
         _set_list(atom, ValueList(indices, ", ".join(map(str, indices)), listed.from_subquery))
         return atom
-    for literal in [n for n in nodes(atom) if isinstance(n, exp.Literal)]:
+    for literal in [n for n in querytree.nodes(atom) if isinstance(n, exp.Literal)]:
         node = literal.parent if isinstance(literal.parent, exp.Neg) else literal
         node.replace(exp.Literal.number(index(constant(node))))
     return atom
@@ -457,7 +456,7 @@ def fold_wide(schema: Schema, atom: exp.Expression,
               parts: list[exp.Expression] | None = None) -> exp.Expression:
     """The atom with every numeric literal outside int64 decided exactly
     (module docstring), or a QueryError naming a literal that cannot be."""
-    if not any(_wide(n) for n in (nodes(atom) if parts is None else parts)
+    if not any(_wide(n) for n in (querytree.nodes(atom) if parts is None else parts)
                if isinstance(n, exp.Literal)):
         return atom
     folded = _fold_comparison(schema, atom)

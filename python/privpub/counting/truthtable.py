@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from privpub.counting.querytext import ValueList, chain, in_values
+from privpub.counting.querytree import ValueList, chain, in_values
 from privpub.domain.attributes import IntRange
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from privpub.counting import intervals
-from privpub.counting.query import PROJECTION_LIMIT
+from privpub.counting.evaluation import PROJECTION_LIMIT
 from privpub.domain.attributes import IntRange
 from privpub.domain.schema import Schema
 from privpub.viewfile.groupstats import GroupStats

@@ -1,0 +1,136 @@
+"""Evaluating conditions with DuckDB: one locked-down connection per thread, a
+condition's SQL over a frame of rows, and truth tables over projections of
+the domain D (numpy where it mirrors DuckDB exactly,
+:mod:`privpub.counting.truthtable`), kept in a cache bounded in cells."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from sqlglot import exp
+
+from privpub.core.errors import QueryError
+from privpub.counting.truthtable import grid_table
+
+if TYPE_CHECKING:  # (a Schema is passed in: its module is not needed at run time)
+    import duckdb
+
+    from privpub.domain.schema import Schema
+
+#: Conditions whose attributes span at most this many domain tuples are
+#: evaluated once over that projection and looked up by code.
+PROJECTION_LIMIT = 1 << 20
+
+_local = threading.local()
+
+
+def connection() -> duckdb.DuckDBPyConnection:
+    """One duckdb connection per thread (connecting costs ~15 ms), locked down:
+    no file or network access and no configuration changes, so a query can
+    read only the frames privpub registers in it. duckdb is imported here, on
+    first use: most counts never need it, and importing it costs `import privpub`."""
+    import duckdb
+
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = _local.con = duckdb.connect(config={"enable_external_access": False,
+                                                  "lock_configuration": True})
+    return con
+
+
+class CellCache:
+    """:func:`functools.lru_cache` for a pure function that returns numpy
+    arrays, bounded in the arrays' cells (summed) rather than in calls: the
+    least recently used go first. ``key`` maps the arguments to everything the
+    result depends on (an argument derived from others, such as the parse of
+    a text, stays out of it). Results are made read-only: callers share them.
+    Safe across threads (two threads may build the same result once each)."""
+
+    def __init__(self, function: Callable[..., np.ndarray], key: Callable[..., Hashable],
+                 cells: int):
+        self.function, self.key, self.limit = function, key, cells
+        self._held: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._cells = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: Any) -> np.ndarray:
+        key = self.key(*args)
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+                return found
+        made = self.function(*args)
+        made.setflags(write=False)
+        with self._lock:
+            if key not in self._held:
+                while self._held and self._cells + made.size > self.limit:
+                    self._cells -= self._held.popitem(last=False)[1].size
+                self._held[key] = made
+                self._cells += made.size
+        return made
+
+    @property
+    def cells(self) -> int:
+        """The cells the cached arrays hold together (at most ``limit``, or one array)."""
+        return self._cells
+
+    def cache_clear(self) -> None:
+        """Forget every cached result."""
+        with self._lock:
+            self._held.clear()
+            self._cells = 0
+
+
+def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
+                      node: exp.Expression | None) -> np.ndarray:
+    table = grid_table(schema, attributes, node)
+    return evaluate(schema.projection(attributes, query=True), sql) if table is None else table
+
+
+#: Truth tables over projections of D, by what they depend on: the schema, the
+#: attributes and the SQL (``node`` is the SQL's parse). Shared by every
+#: Condition: estimating the same query on many views, or counting the atoms
+#: of many conditions over one schema, builds each table once.
+truth_tables = CellCache(_projection_table, cells=1 << 26,
+                         key=lambda schema, attributes, sql, node: (schema, attributes, sql))
+
+
+def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
+                     node: exp.Expression | None, limit: int = PROJECTION_LIMIT
+                     ) -> np.ndarray | None:
+    """``sql`` (parsed: ``node``) over the projection of D on ``attributes``,
+    first attribute slowest; None past ``limit`` tuples. numpy broadcasting
+    where it mirrors DuckDB exactly (:mod:`privpub.counting.truthtable`),
+    DuckDB on the projection's frame otherwise. Kept in :data:`truth_tables`."""
+    if math.prod(schema[a].size for a in attributes) > limit:
+        return None
+    return truth_tables(schema, attributes, sql, node)
+
+
+def evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:
+    """The boolean value of ``sql`` on every row of ``frame`` (duckdb)."""
+    if len(frame) == 0:
+        return np.zeros(0, dtype=bool)
+    import duckdb
+
+    con = connection()
+    try:
+        con.register("rows", frame)
+        out = con.execute(f"SELECT ({sql}) AS v FROM rows").fetchnumpy()["v"]
+    except duckdb.Error as err:
+        raise QueryError(f"evaluating {sql!r} failed: {first_line(err)}") from None
+    finally:
+        con.unregister("rows")
+    return np.asarray(out, dtype=bool)
+
+
+def first_line(err: Exception) -> str:
+    """DuckDB's message without its multi-line caret picture."""
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
