@@ -27,7 +27,7 @@ from oracle import Case, Column, HypothesisSource, Reference, Table, check_case,
 
 import privpub
 from privpub.core.errors import PrivpubError
-from privpub.counting import queryatoms
+from privpub.counting import queryorder
 
 #: Shrinking a failure of a whole release pipeline takes hypothesis minutes;
 #: oracle.minimize cuts a disagreement down to one atom, its columns and few rows.
@@ -155,7 +155,7 @@ def _broken_rank(original):
 def _broken_missing(original):
     """place_missing that lets order comparisons count the missing label's cells."""
     def broken(schema, atom, *rest):
-        return atom if isinstance(atom, queryatoms.ORDER) else original(schema, atom, *rest)
+        return atom if isinstance(atom, queryorder.ORDER) else original(schema, atom, *rest)
     return broken
 
 
@@ -173,7 +173,7 @@ def unbroken() -> set:
 def test_a_broken_translation_is_caught(monkeypatch, unbroken, name, breaking):
     # The same seeded cases with and without the break: the break adds disagreements
     # (whatever privpub disagrees on today, unbroken, is set aside).
-    monkeypatch.setattr(queryatoms, name, breaking(getattr(queryatoms, name)))
+    monkeypatch.setattr(queryorder, name, breaking(getattr(queryorder, name)))
     assert _keys(oracle.find_disagreements(**POWER)) - unbroken, f"breaking {name} went unnoticed"
 
 

@@ -40,7 +40,7 @@ from sqlglot import exp
 from privpub import _core
 from privpub.core.errors import DomainError, QueryError
 from privpub.core.inputs import tabular
-from privpub.counting import queryatoms, querytext, querytree
+from privpub.counting import queryatoms, queryorder, querytext, querytree
 from privpub.counting.evaluation import connection, evaluate, first_line, projection_table
 from privpub.counting.expr import Expr, col
 from privpub.counting.querytext import python_values
@@ -308,8 +308,8 @@ class Condition:
         parts = querytree.nodes(node)  # (one walk serves every check)
         if not isinstance(node, exp.Is):  # (IS NULL is checked as it is placed)
             queryatoms.check_atom(self.schema, node, parts)
-            queryatoms.check_order(self.schema, node, parts)
-        placed = queryatoms.place_missing(self.schema, node, parts)
+            queryorder.check_order(self.schema, node, parts)
+        placed = queryorder.place_missing(self.schema, node, parts)
         if placed is node:
             return self._atom(node, parts)
         self._replace(node, placed)
@@ -336,9 +336,9 @@ class Condition:
         written = None
         if any(self.schema[c].ordered for c in columns):
             written = atom.copy()  # ranking rewrites the atom in place: keep it as written
-            atom = queryatoms.rank_ordered(self.schema, atom, self._ranks)
+            atom = queryorder.rank_ordered(self.schema, atom, self._ranks)
             parts = querytree.nodes(atom)
-        atom = queryatoms.fold_wide(self.schema, atom, parts)
+        atom = queryorder.fold_wide(self.schema, atom, parts)
         if atom is not node:
             self._replace(node, atom)
         attrs = tuple(n for n in self.schema.names if n in columns)
