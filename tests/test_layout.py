@@ -207,6 +207,29 @@ def test_the_check_sees_a_cycle(tmp_path):
     assert "privpub.domain.schema" in imports(copy)
 
 
+def classes_by_name(root: Path) -> dict[str, list[str]]:
+    """Each class name defined under ``root`` and the modules defining it."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, []).append(str(path.relative_to(root)))
+    return found
+
+
+def test_each_class_name_means_one_thing():
+    """One name, one class (issue 33: ``Atom`` was a condition's atomic
+    predicate in counting and a conjunctive query's relation atom in graphs)."""
+    shared = {name: where for name, where in classes_by_name(ROOT).items() if len(where) > 1}
+    assert not shared, shared
+
+
+def test_the_class_name_check_sees_a_second_one(tmp_path):
+    (tmp_path / "a.py").write_text("class Atom:\n    pass\n")
+    (tmp_path / "b.py").write_text("def f():\n    class Atom:\n        pass\n")
+    assert classes_by_name(tmp_path)["Atom"] == ["a.py", "b.py"]
+
+
 def test_typed_package():
     assert (ROOT / "py.typed").exists()
 

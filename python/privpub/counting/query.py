@@ -103,7 +103,7 @@ QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
 
 
 @dataclass(frozen=True, eq=False)
-class Atom:
+class ConditionAtom:
     """One atomic predicate: the attributes it reads (schema order), its tree
     and its SQL text as evaluated. :attr:`written` is the atom as a query
     states it, where ``node`` differs (an ordered attribute's values become
@@ -169,7 +169,7 @@ class Condition:
         else:
             raise QueryError(f"a query is SQL text, an Expr, a mapping or None, "
                              f"got {type(where).__name__}")
-        self.atoms: list[Atom] = []
+        self.atoms: list[ConditionAtom] = []
         self._ranks: dict[str, dict] = {}
         self._sql: str | None = None
         if root is None:
@@ -342,7 +342,7 @@ class Condition:
         if atom is not node:
             self._replace(node, atom)
         attrs = tuple(n for n in self.schema.names if n in columns)
-        self.atoms.append(Atom(attrs, atom, written))
+        self.atoms.append(ConditionAtom(attrs, atom, written))
         return ("atom", len(self.atoms) - 1)
 
     # ---- evaluation -------------------------------------------------------------------------
