@@ -184,7 +184,6 @@ def test_file_errors_name_the_path(tmp_path):
 @pytest.mark.parametrize("column", [
     pd.Series(pd.to_datetime(["2020-01-01", "2021-05-06"])),
     pd.Series([dt.date(2020, 1, 1), dt.date(2021, 5, 6)], dtype=object),
-    pd.Series(pd.to_timedelta([1, 2], unit="D")),
     pd.Series(pd.period_range("2020-01", periods=2, freq="M")),
 ])
 def test_dates_are_a_named_error_with_the_fix(column):
@@ -194,6 +193,22 @@ def test_dates_are_a_named_error_with_the_fix(column):
             Schema.from_frame(data)
         with pytest.raises(DataTypeError, match=r"column 'when' holds .*\.dt\.year"):
             Schema([Categorical("when", ["2020-01-01"])]).encode(data)
+
+
+@pytest.mark.parametrize("column", [
+    pd.Series(pd.to_timedelta([1, 2], unit="D")),
+    pd.Series([dt.timedelta(days=1), dt.timedelta(hours=5)], dtype=object),
+])
+def test_durations_get_duration_advice_not_dates(column):
+    # A duration has no year: the fix is whole days or hours (or bands), on every input.
+    frame = pd.DataFrame({"stay": column})
+    for data in (frame, pa.Table.from_pandas(frame)):
+        for call in (lambda: Schema.from_frame(data),
+                     lambda: Schema([IntRange("stay", 0, 9)]).encode(data)):
+            with pytest.raises(DataTypeError, match=r"column 'stay' holds .*durations|"
+                                                    r"column 'stay' holds timedelta") as caught:
+                call()
+            assert ".dt.days" in str(caught.value) and ".dt.year" not in str(caught.value)
 
 
 def test_csv_dates_stay_the_text_of_the_file(tmp_path):

@@ -39,13 +39,15 @@ def column_kind(name: str, values: pd.Series | pd.Index) -> str:
         return "float"
     if pd.api.types.is_string_dtype(dtype) and dtype != np.dtype(object):
         return "string"
-    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype) \
-            or isinstance(dtype, pd.PeriodDtype):
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        raise _duration_error(name, f"durations ({dtype})")
+    if pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
         raise _temporal_error(name, f"dates or times ({dtype})")
     if dtype == np.dtype(object):
         inferred = pd.api.types.infer_dtype(values, skipna=True)
-        if inferred in ("date", "datetime", "datetime64", "time", "timedelta", "timedelta64",
-                        "period"):
+        if inferred in ("timedelta", "timedelta64"):
+            raise _duration_error(name, f"{inferred} values")
+        if inferred in ("date", "datetime", "datetime64", "time", "period"):
             raise _temporal_error(name, f"{inferred} values")
         kind = {"string": "string", "integer": "integer", "floating": "float",
                 "boolean": "boolean"}.get(inferred)
@@ -167,6 +169,15 @@ def _temporal_error(name: str, what: str) -> DataTypeError:
         "(a Categorical of months) or a binning you choose (pd.cut)")
 
 
+def _duration_error(name: str, what: str) -> DataTypeError:
+    """Durations are no dates: say how to make them numbers or bands."""
+    return DataTypeError(
+        f"column {name!r} holds {what}, which have no declared domain; convert it to one, "
+        f"e.g. df[{name!r}].dt.days (an IntRange of whole days), "
+        f"df[{name!r}].dt.total_seconds() // 3600 (whole hours) or a binning you choose "
+        "(pd.cut)")
+
+
 def _check_kind(attr: Attribute, values: pd.Series) -> None:
     kind = column_kind(attr.name, values)
     if kind not in (attr.kind, "empty"):
@@ -202,6 +213,8 @@ def arrow_kind(name: str, arrow_type: pa.DataType) -> str:
         return "float"
     if pa.types.is_null(arrow_type):
         return "empty"
+    if pa.types.is_duration(arrow_type):
+        raise _duration_error(name, f"durations (Arrow {arrow_type})")
     if pa.types.is_temporal(arrow_type) or "period" in str(arrow_type):
         raise _temporal_error(name, f"dates or times (Arrow {arrow_type})")
     raise DataTypeError(f"column {name!r} has unsupported Arrow type {arrow_type}; supported "
