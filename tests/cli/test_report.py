@@ -77,3 +77,17 @@ def test_demo_card(tmp_path, capsys):
 def test_demo_audit_needs_a_card(capsys):
     assert cli.main(["demo", "--audit"]) == 1
     assert "--audit adds the audits to the card" in capsys.readouterr().err
+
+
+def test_report_data_reads_the_csv_with_the_release_schema(tmp_path, capsys):
+    # A text domain of zip codes: read untyped, '02134' would be the number 2134
+    # (the card's accuracy section then refuses the integer column).
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"zip": rng.choice(["02134", "10001", "00501"], 200),
+                       "sex": rng.choice(["F", "M"], 200)})
+    path, csv = tmp_path / "splu.parquet", tmp_path / "people.csv"
+    privpub.SPLUGen(2, "zip").publish(df, seed=1).to_parquet(path)
+    df.to_csv(csv, index=False)
+    code = cli.main(["report", str(path), "--data", str(csv), "--queries", "4",
+                     "--output", str(tmp_path / "card.html")])
+    assert code == 0, capsys.readouterr().err
