@@ -56,6 +56,15 @@ def test_every_estimate_is_duckdbs_count_at_zero_noise(data):
     _check(draw_case(HypothesisSource(data.draw), n_queries=10))
 
 
+@settings(max_examples=8, deadline=None, derandomize=True, phases=PHASES,
+          suppress_health_check=HEALTH)
+@given(st.data())
+def test_every_estimate_from_a_dask_frame_is_duckdbs_count(data):
+    # Published by Dask (3 partitions, a task per code range), estimated by Dask, from the
+    # file, read whole and reopened with Dask counting: every family.
+    _check(draw_case(HypothesisSource(data.draw), n_queries=10, input_kind="dask"))
+
+
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True, phases=PHASES,
           suppress_health_check=HEALTH)
