@@ -163,6 +163,29 @@ def test_the_parser_check_sees_a_second_one(tmp_path):
         f"intervals.py:{len(copy.read_text().splitlines())}"]
 
 
+#: A directory removed by shutil.rmtree where an interrupt can land between its close of a
+#: descriptor and its note of it (Python 3.11): EBADF, or another thread's file closed.
+UNHELD_REMOVAL = re.compile(r"\bTemporaryDirectory\(|\bshutil\.rmtree\(|\bmkdtemp\(")
+
+
+def test_temporary_directories_are_removed_with_signals_held():
+    """Temporary directories are core.temporaries' (made and removed there, the
+    removal with SIGINT and SIGTERM held), nowhere else in the package."""
+    found = [s for path in ROOT.rglob("*.py") if path != ROOT / "core" / "temporaries.py"
+             for s in lines_matching(path, UNHELD_REMOVAL)
+             if not path.read_text().splitlines()[int(s.split(":")[1]) - 1].lstrip()
+             .startswith(">>>")]  # (docstring examples show a user's own temporary file)
+    assert not found, found
+
+
+def test_the_removal_check_sees_one(tmp_path):
+    copy = tmp_path / "viewsize.py"
+    copy.write_text((ROOT / "tables" / "viewsize.py").read_text()
+                    + "\n\ndef _old():\n    return tempfile.TemporaryDirectory()\n")
+    assert lines_matching(copy, UNHELD_REMOVAL) == [
+        f"viewsize.py:{len(copy.read_text().splitlines())}"]
+
+
 def private_imports(path: Path, this: str) -> list[str]:
     """``from privpub.x import _name`` in ``path`` where x is another module: a
     name shared across modules is public, or it lives with its one user.

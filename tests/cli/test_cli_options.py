@@ -162,3 +162,25 @@ def test_a_warning_the_command_does_not_say_itself_is_one_line(monkeypatch, caps
     assert cli.main(["inspect", "x.parquet"]) == 0
     err = capsys.readouterr().err
     assert err == "privpub: warning: the EM stopped at the cap\n"
+
+
+def test_messages_escape_control_characters(tmp_path, monkeypatch, capsys):
+    """Terminal escapes and other control characters read from an input (Arrow
+    quotes a bad CSV row as it is) reach the terminal as text: \\x1b, not ESC."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"a,b\n1,2\n3,\x1b[2J\x1b]0;owned\x07,4\n")
+    assert cli.main(["publish", "alphabeta", "--input", str(path), "--output",
+                     str(tmp_path / "v.parquet"), "--duplicates", "set"]) == 1
+    err = capsys.readouterr().err
+    assert "got 3: 3,\\x1b[2J\\x1b]0;owned\\x07,4" in err, err
+    assert not any(c in err for c in "\x1b\x07") and err.count("\n") == 1
+
+    def run(args):
+        import warnings
+
+        warnings.warn("a value \u202ereversed\x1b[0m", privpub.UsefulnessWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(cli.release, "_inspect", run)
+    assert cli.main(["inspect", "x.parquet"]) == 0
+    assert capsys.readouterr().err == "privpub: warning: a value \\u202ereversed\\x1b[0m\n"

@@ -1,26 +1,26 @@
 """Writes that cannot lose data (privpub.core.files and every writer using it).
 
-A file privpub writes appears whole or not at all: an exception, Ctrl-C,
-SIGTERM or SIGKILL in the middle of a write leaves the previous file as it
-was (after SIGKILL a hidden temporary may remain, removed by the next write
-to the name); an existing output is refused unless asked for; an input is
+A file privpub writes appears whole or not at all: an exception, Ctrl-C or
+SIGTERM in the middle of a write leaves the previous file as it was and
+nothing else; an existing output is refused unless asked for; an input is
 never an output; the suffix names the format; of two writers racing to one
-new name exactly one succeeds, and the file is the one it reports.
+new name exactly one succeeds, and the file is the one it reports. Both
+kinds of temporary are tested: unnamed (O_TMPFILE, Linux) and a hidden name
+(elsewhere, or a filesystem that refuses O_TMPFILE). Real processes, signals
+and full disks: test_writes_processes.py.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import glob
 import hashlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-import warnings
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -28,18 +28,9 @@ import pytest
 
 import privpub
 from privpub import OutputExistsError, ParameterError, PrivpubError, PublishedView, cli
-from privpub.core.files import (
-    TEMP_MARK,
-    atomic_output,
-    deferred_signals,
-    save_figure,
-    write_text,
-)
-
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
-    [os.path.dirname(os.path.dirname(privpub.__file__)), os.environ.get("PYTHONPATH", "")]))
-#: Adult at k = 40: a view of about 4.7M rows, a second or more to draw and write.
-BIG = ["--duplicates", "set", "--k", "40", "--yes"]
+from privpub.core import temporaries
+from privpub.core.files import atomic_output, save_figure, write_text
+from privpub.core.temporaries import TEMP_MARK
 
 
 def digest(path) -> str:
@@ -47,13 +38,19 @@ def digest(path) -> str:
         return hashlib.sha256(fh.read()).hexdigest()
 
 
-def temporaries(folder, name="") -> list[str]:
+def named_temporaries(folder, name="") -> list[str]:
     return sorted(e for e in os.listdir(folder) if e.startswith(f".{name}") and TEMP_MARK in e)
 
 
-def privpub_cli(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "privpub.cli", *args], env=ENV, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+@pytest.fixture(params=["unnamed", "named"])
+def temp_kind(request, monkeypatch):
+    """Each kind of temporary: unnamed where the platform has O_TMPFILE, and a
+    hidden name, as on a platform without it."""
+    if request.param == "named":
+        monkeypatch.setattr(temporaries, "O_TMPFILE", 0)
+    elif not temporaries.O_TMPFILE:
+        pytest.skip("no O_TMPFILE on this platform")
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +77,7 @@ def adult_file(adult, tmp_path_factory):
 
 @pytest.mark.parametrize("interrupt", [RuntimeError, KeyboardInterrupt])
 def test_a_write_that_fails_midway_leaves_the_old_release_and_no_temporary(
-        adult, view, tmp_path, interrupt):
+        adult, view, tmp_path, interrupt, temp_kind):
     """publish_to_parquet over an existing release, stopped after the rows are
     drawn and written but before the file is closed (main wrote a well-formed
     Parquet file of the partial rows over the old release)."""
@@ -100,7 +97,7 @@ def test_a_write_that_fails_midway_leaves_the_old_release_and_no_temporary(
     assert len(PublishedView.read_parquet(path)) == len(view)
 
 
-def test_an_existing_output_is_refused_unless_overwrite(adult, view, tmp_path):
+def test_an_existing_output_is_refused_unless_overwrite(adult, view, tmp_path, temp_kind):
     df, schema = adult
     path = tmp_path / "view.parquet"
     view.to_parquet(path)
@@ -155,7 +152,11 @@ def test_the_suffix_names_the_format(view, tmp_path):
     assert os.listdir(tmp_path) == ["O.PARQUET"]
 
 
-def test_temporaries_are_hidden_never_parquet_and_stale_ones_are_removed(view, tmp_path):
+def test_temporaries_are_hidden_never_parquet_and_stale_ones_are_removed(view, tmp_path,
+                                                                         monkeypatch):
+    """Named temporaries (no O_TMPFILE): hidden, never *.parquet, and those a
+    killed writer left (lock free) removed by the next write; a live one not."""
+    monkeypatch.setattr(temporaries, "O_TMPFILE", 0)
     stale = tmp_path / f".view.parquet{TEMP_MARK}0123abcd"
     stale.write_bytes(b"left by a killed writer")
     live = tmp_path / f".view.parquet{TEMP_MARK}feedbeef"
@@ -176,10 +177,90 @@ def test_temporaries_are_hidden_never_parquet_and_stale_ones_are_removed(view, t
     finally:
         os.close(held)
     assert len(pq.read_table(tmp_path / "view.parquet")) == len(view)
-    assert temporaries(tmp_path) == sorted([live.name, other.name])
+    assert named_temporaries(tmp_path) == sorted([live.name, other.name])
 
 
-def test_a_lost_race_is_refused_and_the_winner_stays(view, tmp_path):
+def unnamed_open(folder) -> list[str]:
+    """Unnamed files in ``folder`` this process holds open."""
+    links = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile (another thread's)
+            links.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return [link for link in links if link.startswith(f"{folder}/#")]
+
+
+@pytest.mark.skipif(not temporaries.O_TMPFILE, reason="no O_TMPFILE on this platform")
+def test_an_unnamed_temporary_is_nowhere_in_the_directory(view, tmp_path):
+    """On Linux the file is written with no name: the directory holds only
+    what was there until the file is whole, an exception leaves nothing to
+    remove, and no descriptor stays open."""
+    (tmp_path / "view.parquet").write_bytes(b"the old release")
+    with pytest.raises(RuntimeError, match="stopped"), \
+            atomic_output(tmp_path / "view.parquet", suffix=".parquet", overwrite=True) as temp:
+        assert temp.startswith("/proc/self/fd/")
+        assert os.readlink(temp).endswith(" (deleted)")  # an inode without a name
+        pq.write_table(view.to_arrow(), temp)
+        assert os.listdir(tmp_path) == ["view.parquet"] and len(unnamed_open(tmp_path)) == 1
+        raise RuntimeError("stopped")
+    assert os.listdir(tmp_path) == ["view.parquet"] and unnamed_open(tmp_path) == []
+    assert (tmp_path / "view.parquet").read_bytes() == b"the old release"
+    view.to_parquet(tmp_path / "new.parquet")
+    assert sorted(os.listdir(tmp_path)) == ["new.parquet", "view.parquet"]
+    assert unnamed_open(tmp_path) == []
+    assert len(PublishedView.read_parquet(tmp_path / "new.parquet")) == len(view)
+
+
+@pytest.mark.skipif(not temporaries.O_TMPFILE, reason="no O_TMPFILE on this platform")
+def test_a_replacement_is_named_only_under_its_writers_lock(view, tmp_path, monkeypatch):
+    """Replacing a file, the unnamed temporary is linked under a hidden name
+    and renamed over the target (no call replaces a name with an unnamed
+    file): in between, the hidden name is locked by its writer, so another
+    writer's sweep of stale temporaries leaves it alone."""
+    path = tmp_path / "view.parquet"
+    path.write_bytes(b"the old release")
+    seen = []
+    replace = os.replace
+
+    def checked(source, target):
+        seen.append(os.path.basename(source))
+        assert os.path.basename(source).startswith(f".view.parquet{TEMP_MARK}")
+        assert temporaries.remove_stale(str(tmp_path), "view.parquet") == []
+        replace(source, target)
+
+    monkeypatch.setattr(temporaries.os, "replace", checked)
+    view.to_parquet(path, overwrite=True)
+    assert len(seen) == 1 and os.listdir(tmp_path) == ["view.parquet"]
+    assert len(PublishedView.read_parquet(path)) == len(view)
+
+
+def test_a_filesystem_that_refuses_unnamed_files_gets_a_hidden_name(view, tmp_path,
+                                                                    monkeypatch):
+    """EOPNOTSUPP (a filesystem without O_TMPFILE) or EISDIR (a kernel without
+    it): a hidden name instead; any other refusal (EROFS, EACCES) is the
+    write's error."""
+    real = os.open
+
+    def refusing(path, flags, *args, **kwargs):
+        if temporaries.O_TMPFILE and flags & temporaries.O_TMPFILE == temporaries.O_TMPFILE:
+            raise OSError(code, os.strerror(code), path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(temporaries.os, "open", refusing)
+    for code in (errno.EOPNOTSUPP, errno.EISDIR):
+        path = tmp_path / f"{code}.parquet"
+        with atomic_output(path, suffix=".parquet") as temp:
+            assert os.path.basename(temp).startswith(f".{path.name}{TEMP_MARK}")
+            pq.write_table(view.to_arrow(), temp)
+        assert len(pq.read_table(path)) == len(view)
+    if temporaries.O_TMPFILE:
+        code = errno.EROFS
+        with pytest.raises(OSError, match="Read-only file system"):
+            view.to_parquet(tmp_path / "ro.parquet")
+    assert sorted(os.listdir(tmp_path)) == [f"{errno.EISDIR}.parquet",
+                                            f"{errno.EOPNOTSUPP}.parquet"]
+
+
+def test_a_lost_race_is_refused_and_the_winner_stays(view, tmp_path, temp_kind):
     """Another writer puts a file at the name while this one writes: this one
     fails with a named error, the other's file stays, nothing else is left."""
     path = tmp_path / "view.parquet"
@@ -189,18 +270,6 @@ def test_a_lost_race_is_refused_and_the_winner_stays(view, tmp_path):
             fh.write("the loser's")
         path.write_text("the winner's")
     assert path.read_text() == "the winner's" and os.listdir(tmp_path) == ["view.parquet"]
-
-
-def test_an_interrupt_during_a_rename_is_delivered_after_it():
-    """deferred_signals (around a rename and its clean-up): SIGINT and SIGTERM
-    sent inside the block are held until it ends, then raised."""
-    done = []
-    with pytest.raises(KeyboardInterrupt), deferred_signals():
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)  # Python runs a handler here: the held one only records it
-        done.append("the rest of the block")
-    assert done == ["the rest of the block"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_outputs_of_runs_are_refused_before_the_run(tmp_path, capsys, monkeypatch):
@@ -221,7 +290,7 @@ def test_outputs_of_runs_are_refused_before_the_run(tmp_path, capsys, monkeypatc
     assert os.listdir(tmp_path) == ["table1.md"]
 
 
-def test_figures_and_text_follow_the_same_rules(tmp_path):
+def test_figures_and_text_follow_the_same_rules(tmp_path, temp_kind):
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(2, 2))
@@ -377,125 +446,3 @@ def test_sigterm_unwinds_as_an_interrupt(adult_file, tmp_path, capsys, monkeypat
         signal.signal(signal.SIGTERM, original)
     assert capsys.readouterr().err.endswith("privpub: terminated\n")
     assert out.read_bytes() == b"the old release" and os.listdir(tmp_path) == ["v.parquet"]
-
-
-# ---- signals and races, in real processes ------------------------------------------------------
-
-
-def _wait_for_temporary(proc: subprocess.Popen, folder, name: str) -> bool:
-    """Poll until a new temporary of ``name`` appears (True; one left by a killed
-    run does not count) or the process ends."""
-    before = set(temporaries(folder, name))
-    while proc.poll() is None:
-        if set(temporaries(folder, name)) - before:
-            return True
-        time.sleep(0.005)
-    return False
-
-
-def _check_release(path, old_digest: str) -> str:
-    """The file at ``path`` is the old release, byte for byte, or a whole new one."""
-    now = digest(path)
-    if now != old_digest:
-        back = PublishedView.read_parquet(path)  # row groups, row count and every column's digest
-        assert len(back) == len(PublishedView.open(path)) > 4_000_000
-    return now
-
-
-@pytest.mark.slow
-def test_signals_at_random_moments_never_lose_the_release(adult_file, tmp_path):
-    """`privpub publish alphabeta --force` over an existing release, sent SIGINT,
-    SIGTERM or SIGKILL at seeded random moments (while starting, or while the
-    view is drawn and written). Afterwards the old release is intact or the new
-    one is whole; nothing else is in the directory, except after SIGKILL a
-    hidden temporary, which the next write removes."""
-    folder = tmp_path / "out"
-    folder.mkdir()
-    out = folder / "release.parquet"
-    base = ["publish", "alphabeta", "--input", str(adult_file), "--output", str(out), *BIG]
-    start = time.monotonic()
-    first = privpub_cli(*base, "--seed", "0")
-    assert _wait_for_temporary(first, folder, out.name)
-    writing = time.monotonic()
-    while temporaries(folder, out.name):  # the temporary lives until its rename
-        time.sleep(0.005)
-    # Scales for the moments: the time to the temporary, and the temporary's life
-    # (not the time to exit, whose teardown after the rename leaves nothing to kill).
-    startup, write = writing - start, time.monotonic() - writing
-    stdout, stderr = first.communicate(timeout=600)
-    assert first.returncode == 0, stderr
-    current = _check_release(out, "")
-
-    rng = np.random.default_rng(21)
-    allowed = {signal.SIGINT: {0, 130, -signal.SIGINT}, signal.SIGTERM: {0, 143, -signal.SIGTERM},
-               signal.SIGKILL: {0, -signal.SIGKILL}}
-    seen = {"interrupted while writing": 0, "temporary left by SIGKILL": 0, "finished": 0}
-    seed = 1
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        # One moment early in the write and one anywhere in it: under load a moment
-        # drawn from the whole life can fall after the rename every time.
-        for phase, share in (("starting", 0), ("writing", 0.25), ("writing", 0.8)):
-            seed += 1
-            left_before = set(temporaries(folder, out.name))
-            proc = privpub_cli(*base, "--force", "--seed", str(seed))
-            if phase == "starting":
-                time.sleep(rng.uniform(0, startup))
-                was_writing = bool(set(temporaries(folder, out.name)) - left_before)
-            else:
-                was_writing = _wait_for_temporary(proc, folder, out.name)
-                time.sleep(rng.uniform(0, share * write))
-            if proc.poll() is None:
-                proc.send_signal(sig)
-            stdout, stderr = proc.communicate(timeout=600)
-            assert proc.returncode in allowed[sig], (sig, phase, proc.returncode, stderr)
-            if proc.returncode == 0:
-                seen["finished"] += 1
-                assert "published" in stdout
-            elif proc.returncode in (130, 143):
-                assert stderr.endswith("interrupted\n" if sig == signal.SIGINT
-                                       else "terminated\n"), stderr
-            current = _check_release(out, current)
-            left = temporaries(folder, out.name)
-            assert sorted(os.listdir(folder)) == sorted([out.name, *left])
-            if sig == signal.SIGKILL:
-                seen["temporary left by SIGKILL"] += bool(left)
-            else:
-                assert left == [], (sig, phase)
-                seen["interrupted while writing"] += was_writing and proc.returncode != 0
-    # The moments reached the write (the test has power), and a killed writer's
-    # temporary is removed by the next write.
-    assert seen["interrupted while writing"] >= 2 and seen["temporary left by SIGKILL"] >= 1, seen
-    last = privpub_cli(*base, "--force", "--seed", "99")
-    stdout, stderr = last.communicate(timeout=600)
-    assert last.returncode == 0, stderr
-    _check_release(out, current)
-    assert os.listdir(folder) == [out.name]
-
-
-@pytest.mark.slow
-def test_two_writers_racing_to_one_new_path(adult_file, tmp_path):
-    """Without --force, of two `privpub publish` runs writing one new path at
-    once exactly one succeeds; the other fails with a one-line named error;
-    the file is the release the winner reported (its seed's rows)."""
-    out = tmp_path / "v.parquet"
-    base = ["publish", "alphabeta", "--input", str(adult_file), "--output", str(out), *BIG]
-    procs = {seed: privpub_cli(*base, "--seed", str(seed)) for seed in (1, 2)}
-    results = {seed: (*p.communicate(timeout=600), p.returncode) for seed, p in procs.items()}
-    winners = [s for s, (_, _, rc) in results.items() if rc == 0]
-    assert len(winners) == 1, results
-    (winner,) = winners
-    (loser,) = set(results) - {winner}
-    err = results[loser][1]
-    last = err.splitlines()[-1]  # after the notes: one line naming the file
-    assert results[loser][2] == 1 and last.startswith("privpub: error: output '") and \
-        "v.parquet' exists" in last, err
-    last = results[winner][0].splitlines()[-1]  # "published N rows to PATH"
-    reported = int(last.removeprefix("published ").split(" rows")[0].replace(",", ""))
-    on_disk = PublishedView.read_parquet(out)
-    assert len(on_disk) == reported and os.listdir(tmp_path) == ["v.parquet"]
-    table = pq.read_table(adult_file)
-    with warnings.catch_warnings():  # the domains are inferred, as the command infers them
-        warnings.simplefilter("ignore", privpub.PrivacyWarning)
-        schema = privpub.Schema.from_frame(table)
-    mech = privpub.AlphaBeta.for_privacy(schema, n=table.num_rows, gamma=0.2, k=40)
-    assert np.array_equal(on_disk.codes, mech.publish(table, seed=winner, duplicates="set").codes)

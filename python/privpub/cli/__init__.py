@@ -60,19 +60,12 @@ def _origin(exc: OSError) -> str:
     return f" (at {os.path.basename(frame.filename)}:{frame.lineno} in {frame.name})"
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, so that it unwinds as Ctrl-C does
-    (a file being written is removed, the previous one left as it was)."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
-
-
 def _one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
               file: Any = None, line: str | None = None) -> None:
     """A warning the command did not say itself, as one line on stderr."""
-    text = " ".join(str(message).split())
+    from privpub.core.errors import printable
+
+    text = " ".join(printable(str(message)).split())
     print(f"privpub: warning: {text}", file=sys.stderr if file is None else file)
 
 
@@ -89,25 +82,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from privpub.core.errors import PrivpubError
+    from privpub.core.errors import PrivpubError, printable
     from privpub.core.optional import MissingExtraError
+    from privpub.core.signals import Terminated, stopping
 
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread: SIGTERM keeps its handler
-        previous = None
     shown = warnings.showwarning
     warnings.showwarning = _one_line  # a user reads the warning, not a source line of ours
     try:
-        return args.run(args)
+        with stopping():
+            return args.run(args)
     except BrokenPipeError:  # the reader went away (`privpub inspect … | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except (PrivpubError, MissingExtraError) as exc:  # the latter names the extra to install
-        print(f"privpub: error: {exc}", file=sys.stderr)
+        print(f"privpub: error: {printable(str(exc))}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"privpub: error: {type(exc).__name__}: {exc}{_origin(exc)}", file=sys.stderr)
+        print(f"privpub: error: {type(exc).__name__}: {printable(str(exc))}{_origin(exc)}",
+              file=sys.stderr)
         return 1
     except Terminated:
         print("privpub: terminated", file=sys.stderr)
@@ -117,5 +109,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         warnings.showwarning = shown
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)

@@ -122,16 +122,15 @@ def read_table_arg(path: str, option: str, **options: Any) -> Any:
     """The table a table option names (an Arrow table): a file, or, for '-',
     CSV text from standard input (read whole; --sep and the other CSV options
     apply). A failure names ``option``."""
-    import tempfile
-
     from privpub.core.errors import ParameterError
     from privpub.core.inputs import read_table_file
+    from privpub.core.temporaries import temporary_directory
 
     try:
         if path != STDIN:
             return read_table_file(path, **options)
         # The CSV reader takes a path: the text goes to a private file first.
-        with tempfile.TemporaryDirectory() as folder:
+        with temporary_directory() as folder:
             staged = os.path.join(folder, "stdin.csv")
             with open(staged, "wb") as fh:
                 shutil.copyfileobj(sys.stdin.buffer, fh)

@@ -7,7 +7,6 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -41,10 +40,11 @@ DUPLICATES_HELP = ("required when the table repeats a tuple: 'set' publishes dis
                    "cautious choice; the release states n as the tuples it publishes), "
                    "'records' keeps every record (the guarantee then leaves the repeated tuples "
                    "out)")
-WRITES = ("The release is written beside --output under a hidden temporary name, checked, "
-          "and renamed into place only when whole: an interrupted run (Ctrl-C, SIGTERM) leaves "
-          "an earlier file as it was. An existing --output is refused unless --force; an "
-          "input is never overwritten. --output - writes the Parquet bytes to standard "
+WRITES = ("The release is written beside --output with no name (Linux; elsewhere a hidden "
+          "temporary name), checked, and put in place only when whole: an interrupted or "
+          "killed run (Ctrl-C, SIGTERM, SIGKILL) leaves an earlier file as it was. An "
+          "existing --output is refused unless --force; an input is never overwritten. "
+          "--output - writes the Parquet bytes to standard "
           "output once the release is whole (built in $TMPDIR), and everything else to "
           "standard error.")
 #: Views expected past this many rows are written only after a yes.
@@ -252,7 +252,9 @@ def _to_stdout() -> Iterator[str]:
     output once the release in it is whole and checked (a reader of the pipe
     gets a release, or nothing if publishing fails); the directory is removed
     either way."""
-    with tempfile.TemporaryDirectory(prefix="privpub-publish-") as work:
+    from privpub.core.temporaries import temporary_directory
+
+    with temporary_directory(prefix="privpub-publish-") as work:
         path = os.path.join(work, "release.parquet")
         yield path
         sys.stdout.flush()

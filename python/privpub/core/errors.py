@@ -8,6 +8,8 @@ value or parameter at fault and what was expected.
 
 from __future__ import annotations
 
+import unicodedata
+
 
 class PrivpubError(Exception):
     """Base class of every privpub error.
@@ -81,3 +83,21 @@ class UsefulnessWarning(UserWarning):
     (:class:`privpub.core.guarantee.Resolution`): the bound holds and the
     release is valid, but usefulness holds only weakly. The message gives the
     figures and what would help; the guarantee says the same."""
+
+
+#: Bidirectional-text controls: shown raw, they reorder what a terminal displays.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``, ``\\u202e``), for a
+    message that quotes bytes read from a file: a terminal escape sequence in
+    an input cell must reach the terminal as text, not act on it. Line breaks
+    and tabs stay."""
+    return "".join(_escaped(c) if c in _BIDI or (unicodedata.category(c) == "Cc"
+                                                  and c not in "\n\t") else c for c in text)
+
+
+def _escaped(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

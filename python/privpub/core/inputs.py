@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from privpub.core.errors import DataTypeError, ParameterError
+from privpub.core.errors import DataTypeError, ParameterError, printable
 
 #: What the library accepts wherever a table is expected (a polars DataFrame
 #: too, typed as Any so polars stays optional).
@@ -118,7 +118,9 @@ def read_table_file(path: str | os.PathLike, *, delimiter: str | None = None,
     except (pa.ArrowException, UnicodeDecodeError, OSError) as exc:
         if lower.endswith(CSV_SUFFIXES):
             _check_decodes(name, codec)
-        raise ParameterError(f"cannot read {name!r}: {str(exc).splitlines()[0]}") from None
+        # Arrow quotes the offending row as it is: escaped, so no cell acts on a terminal.
+        raise ParameterError(f"cannot read {name!r}: "
+                             f"{printable(str(exc).splitlines()[0])}") from None
     if lower.endswith(CSV_SUFFIXES) and any(pa.types.is_binary(t) or pa.types.is_large_binary(t)
                                             for t in table.schema.types):
         # Arrow reads cells that are not UTF-8 as bytes rather than failing.

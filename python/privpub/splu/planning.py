@@ -9,7 +9,6 @@ every point "needs the table"."""
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.planners import register_planner, view_size_text
+from privpub.core.temporaries import temporary_directory
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 from privpub.splu.claims import GUARANTEE_ALPHA, GUARANTEE_EPS, GUARANTEE_T_E
 from privpub.splu.mechanism import SPLUGen
@@ -148,7 +148,7 @@ def _release_bytes(facts: Any, group_size: int, names: list[str]) -> int:
     with warnings.catch_warnings():  # the residue warning; the plan reports N
         warnings.simplefilter("ignore")
         view = SPLUGen(group_size, names, schema=facts.schema).publish(facts.codes, seed=0)
-    with tempfile.TemporaryDirectory() as tmp:
+    with temporary_directory() as tmp:
         path = os.path.join(tmp, "splu.parquet")
         view.to_parquet(path)
         return os.path.getsize(path)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
 from privpub.core.seeding import SEEDED
+from privpub.core.temporaries import temporary_directory
 from privpub.domain.schema import Schema
 from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, distinct_sorted, sorted_rows
@@ -57,7 +57,7 @@ def _measure(mech: Any, rows: float) -> tuple[float, float]:
     """(bytes per row, fixed bytes) of the library's writer at this view's density."""
     rng = np.random.default_rng(0)            # a size measurement, not a release
     sizes = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with temporary_directory() as tmp:
         path = os.path.join(tmp, "slice.parquet")
         for size in (min(rows, SAMPLE_ROWS), min(rows, SAMPLE_ROWS) / 2):
             digits = _slice_digits(mech.schema, rows, max(1, round(size)), rng)
