@@ -160,10 +160,11 @@ def test_signals_at_random_moments_never_lose_the_release(adult_file, tmp_path):
 
 #: A process that imports privpub once and forks a child per run (a run of the
 #: command without its interpreter's start). Given a delay, it kills the child
-#: with SIGKILL then, and says whether the child held an unnamed temporary in
-#: the folder at that moment; given none (negative), it says when the child
-#: first held one and when last. It prints the exit code, then the flag or the
-#: two times (seconds from the fork).
+#: with SIGKILL then (from the fork, or from the moment the child first holds an
+#: unnamed temporary in the folder, for "write"), and says whether the child held
+#: one at the kill; given none (negative), it says when the child first held one
+#: and when last. It prints the exit code, then the flag or the two times
+#: (seconds from the fork).
 FORKING = textwrap.dedent("""
     import os, signal, sys, time
     from privpub import cli
@@ -177,8 +178,15 @@ FORKING = textwrap.dedent("""
         except OSError:  # ended, or a descriptor closed meanwhile
             return False
 
+    def running(pid):  # (not reaped: the pid stays the child's until waitpid)
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+
+    def wait_for_write(pid):
+        while running(pid) and not writing(pid):
+            time.sleep(0.0005)
+
     for line in sys.stdin:
-        delay, seed = line.split()
+        start_at, delay, seed = line.split()
         pid = os.fork()
         if pid == 0:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
@@ -186,18 +194,20 @@ FORKING = textwrap.dedent("""
             os._exit(cli.main([*args, "--seed", seed]))
         start, said = time.monotonic(), []
         if float(delay) >= 0:
+            if start_at == "write":
+                wait_for_write(pid)
             time.sleep(float(delay))
             said.append(float(writing(pid)))
             os.kill(pid, signal.SIGKILL)  # (a zombie, if it ended: not another's)
-            _, status = os.waitpid(pid, 0)
         else:
             first = last = -1.0
-            while (status := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+            while running(pid):
                 if writing(pid):
                     last = time.monotonic() - start
                     first = last if first < 0 else first
                 time.sleep(0.001)
-            said, status = [first, last], status[1]
+            said = [first, last]
+        _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status), *said, flush=True)
 """)
 
@@ -221,8 +231,8 @@ def test_sigkill_at_random_moments_leaves_the_old_release_or_the_new_whole(adult
                                env=ENV, text=True, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE)
 
-    def run(delay: float, seed: int) -> tuple[int, list[float]]:
-        forking.stdin.write(f"{delay} {seed}\n")
+    def run(delay: float, seed: int, start_at: str = "fork") -> tuple[int, list[float]]:
+        forking.stdin.write(f"{start_at} {delay} {seed}\n")
         forking.stdin.flush()
         code, *said = forking.stdout.readline().split()
         assert int(code) in (0, -signal.SIGKILL), (code, errors.read_text())
@@ -243,8 +253,8 @@ def test_sigkill_at_random_moments_leaves_the_old_release_or_the_new_whole(adult
             seed += 1
             assert seed < 1000, seen  # a hang guard: kills must land
             # Every other moment in the write (most of a run is before and after it).
-            code, (writing,) = run(rng.uniform(first, 1.2 * last) if seed % 2 else
-                                   rng.uniform(0, 1.2 * ends), seed)
+            code, (writing,) = (run(rng.uniform(0, 1.2 * (last - first)), seed, "write")
+                                if seed % 2 else run(rng.uniform(0, 1.2 * ends), seed))
             seen["killed"] += code == -signal.SIGKILL
             seen["killed writing"] += code == -signal.SIGKILL and writing == 1
             seen["finished"] += code == 0
