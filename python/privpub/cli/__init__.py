@@ -14,7 +14,18 @@ import warnings
 from typing import Any
 
 from privpub import __version__
-from privpub.cli import attack, bench, demo, experiments, plan, publish, release, report, splu
+from privpub.cli import (
+    attack,
+    bench,
+    demo,
+    experiments,
+    keygen,
+    plan,
+    publish,
+    release,
+    report,
+    splu,
+)
 
 EXAMPLES = """examples:
   privpub demo
@@ -48,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     attack.add_parser(sub)
     experiments.add_parser(sub)
     bench.add_parser(sub)
+    keygen.add_parser(sub)
     return parser
 
 

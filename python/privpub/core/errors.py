@@ -68,6 +68,11 @@ class CapacityError(PrivpubError, ValueError):
     message names the size that is too large."""
 
 
+class SignatureError(ArtifactError):
+    """A release's signature does not hold under the key the reader trusts: the
+    file is unsigned, signed by another key, or edited in a byte it covers."""
+
+
 class QueryError(PrivpubError, ValueError):
     """A query is malformed: unknown column, type mismatch, unsupported SQL (the
     message names the token), or too large to count within the memory budget."""
