@@ -127,7 +127,7 @@ class AlphaBeta:
         alpha = validate.probability("alpha", alpha)
         beta = validate.probability("beta", beta)
         failure_probability = validate.probability("failure_probability", failure_probability)
-        n = validate.optional(validate.count, "n", n, minimum=1)
+        n = validate.optional(validate.integer, "n", n, minimum=1)
         d = validate.optional(validate.probability, "d", d, open_low=True, open_high=True)
         gamma = validate.optional(validate.probability, "gamma", gamma, open_low=True,
                                   open_high=True)
@@ -221,7 +221,7 @@ class AlphaBeta:
         it, d(t) = d·w(t), and β(t) = β·w(t); the choice is made for the most
         likely tuple, d·max w(t), and applied to β through β(t) = β·w(t).
         """
-        n = validate.count("n (records in I)", n, minimum=1)
+        n = validate.integer("n (records in I)", n, minimum=1)
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
         failure_probability = validate.probability("failure_probability", failure_probability,
                                                    open_low=True, open_high=True)

@@ -90,9 +90,9 @@ class MultiViewStep:
             raise ParameterError("Algorithm 7 is stated for the uniform β-step; this "
                                  "mechanism has a source")
         self.mech = mech
-        self.max_views = validate.count("max_views", max_views, minimum=1)
-        self.view_index = validate.count("view_index", view_index, minimum=1)
-        self.previous_rows = validate.count("previous_rows", previous_rows)
+        self.max_views = validate.integer("max_views", max_views, minimum=1)
+        self.view_index = validate.integer("view_index", view_index, minimum=1)
+        self.previous_rows = validate.integer("previous_rows", previous_rows)
         if self.view_index > self.max_views:
             raise ParameterError(f"view_index = {view_index} exceeds max_views = {max_views}")
         if self.view_index == 1 and self.previous_rows:
@@ -253,8 +253,8 @@ def _check_histories(histories: Sequence[Sequence[int]], view_index: int
     for pair in histories:
         if not isinstance(pair, Sequence) or len(pair) != 2:
             raise ParameterError(f"histories must hold [mask, count] pairs, got {pair!r}")
-        mask = validate.count("histories mask", pair[0], minimum=1)
-        count = validate.count("histories count", pair[1], minimum=1)
+        mask = validate.integer("histories mask", pair[0], minimum=1)
+        count = validate.integer("histories count", pair[1], minimum=1)
         if mask >= 1 << view_index:
             raise ParameterError(f"histories mask {mask} names a version after view "
                                  f"{view_index}")
@@ -327,7 +327,7 @@ class MultiViewPublisher:
         >>> pub.guarantee()["(d, γ)-privacy over all views together"].holds
         True
         """
-        n = validate.count("n (records in I)", n, minimum=1)
+        n = validate.integer("n (records in I)", n, minimum=1)
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
         d = prior_bound(schema, n, k, d)
         if calibration not in VIEW_CALIBRATIONS:

@@ -159,8 +159,8 @@ def sequence_leakage(alpha: float, beta: float, d: float, max_views: int,
     if alpha + beta > 1:
         raise ParameterError(f"alpha + beta must be at most 1, got {alpha} + {beta}")
     d = validate.probability("d", d, open_low=True, open_high=True)
-    max_views = validate.count("max_views", max_views, minimum=1)
-    published = max_views if published is None else validate.count("published", published,
+    max_views = validate.integer("max_views", max_views, minimum=1)
+    published = max_views if published is None else validate.integer("published", published,
                                                                 minimum=1)
     if published > max_views:
         raise ParameterError(f"published = {published} exceeds max_views = {max_views}")
@@ -239,7 +239,7 @@ def calibrate_views(d: float, gamma: float, max_views: int,
     """
     from privpub.alphabeta.accounting import CALIBRATIONS, calibrate
 
-    max_views = validate.count("max_views", max_views, minimum=1)
+    max_views = validate.integer("max_views", max_views, minimum=1)
     if calibration not in VIEW_CALIBRATIONS:
         extra = (" (the single-view choice has no version for several views)"
                  if calibration in CALIBRATIONS else "")

@@ -128,7 +128,7 @@ def audit(release: PublishedView, secret_column: str, records, *, secret_value: 
                              f"counts as bit 1 with secret_value=")
     check_decoder(decoder)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
-    n_targets = validate.count("n_targets", n_targets, minimum=2)
+    n_targets = validate.integer("n_targets", n_targets, minimum=2)
     bound = check_bound(decoder, bound)
     j = schema.names.index(secret_column)
     one = _secret_index(schema, secret_column, secret_value)

@@ -202,7 +202,7 @@ def run_attack(auditor, attack: str = "pair", n_queries: int | None = None,
         recovered = max(auditor.agreement(c), auditor.agreement(c_bar))
     else:
         n = auditor.n
-        t = 4 * n if n_queries is None else validate.count("n_queries", n_queries, minimum=1)
+        t = 4 * n if n_queries is None else validate.integer("n_queries", n_queries, minimum=1)
         queries = random_queries(n, t, resolve_seed(seed).derive("auditor random attack"))
         answers = [auditor.ask(q) for q in queries]
         kept = np.array([a is not None for a in answers])

@@ -73,15 +73,15 @@ def _check_db(db) -> SubsetSumDatabase:
 
 def default_queries(n: int) -> int:
     """Theorem 3's t = ⌈n (ln n)²⌉ random queries, for n ≥ 2 bits (t = 0 at n = 1)."""
-    n = validate.count("n", n, minimum=MIN_BITS)
+    n = validate.integer("n", n, minimum=MIN_BITS)
     return math.ceil(n * math.log(n) ** 2)
 
 
 def random_queries(n: int, t: int, seed: SeedLike = None) -> np.ndarray:
     """t ≥ 1 uniformly random subsets of [n], n ≥ 1, as a (t, n) bool matrix (each bit
     in w.p. 1/2)."""
-    n = validate.count("n", n, minimum=1)
-    t = validate.count("t", t, minimum=1)
+    n = validate.integer("n", n, minimum=1)
+    t = validate.integer("t", t, minimum=1)
     source = resolve_seed(seed).derive("random subset queries")
     return (source.uniform(t * n) < 0.5).reshape(t, n)
 
@@ -118,7 +118,7 @@ def exhaustive_reconstruct(db: SubsetSumDatabase, bound: float) -> DecodedBits:
 
 
 def _ask(db: SubsetSumDatabase, n_queries, seed) -> tuple[np.ndarray, np.ndarray]:
-    t = default_queries(db.n) if n_queries is None else validate.count("n_queries", n_queries,
+    t = default_queries(db.n) if n_queries is None else validate.integer("n_queries", n_queries,
                                                                        minimum=1)
     queries = random_queries(db.n, t, seed)
     return queries, db.query(queries)
@@ -245,7 +245,7 @@ def band_fit(queries: np.ndarray, answers: np.ndarray, bound: float,
     """
     queries = as_queries(queries)
     answers, bound = as_answers(answers, len(queries)), as_bound(bound)
-    max_steps = validate.count("max_steps", max_steps, minimum=1)
+    max_steps = validate.integer("max_steps", max_steps, minimum=1)
     t, n = queries.shape
     Q = queries.astype(np.float32)
     a, b = _metric(Q)

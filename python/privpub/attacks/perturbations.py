@@ -119,7 +119,7 @@ class Rounding(Perturbation):
         """Sec. 3.3's magnitude E = √n · (ln n)^{1+ε} for an n-bit database;
         ``log_excess`` is the paper's ε > 0 there, how far the log's power exceeds
         1 (not a privacy loss, which is what ``epsilon`` means in privpub)."""
-        n = validate.count("n", n, minimum=2)
+        n = validate.integer("n", n, minimum=2)
         if validate.real("log_excess", log_excess) <= 0:
             raise ParameterError(f"log_excess must be positive, got {log_excess}")
         return cls(math.sqrt(n) * math.log(n) ** (1 + log_excess))
@@ -190,7 +190,7 @@ class BinomialNoise(Perturbation):
 
     def coins(self, n: int) -> int:
         """R = ⌈T · (ln n)^μ⌉ for an n-bit database (refused where it is 0: n = 1, μ > 0)."""
-        n = validate.count("n", n, minimum=1)
+        n = validate.integer("n", n, minimum=1)
         R = math.ceil(self.T * math.log(n) ** self.mu)
         if R < 1:
             raise ParameterError(f"BinomialNoise(T={self.T}, mu={self.mu}) has R = "
@@ -243,7 +243,7 @@ class CoinNoise(Perturbation):
     name = "coins"
 
     def __post_init__(self) -> None:
-        validate.count("R", self.R, minimum=1)
+        validate.integer("R", self.R, minimum=1)
 
     def bound(self, n):
         return self.R / 2.0

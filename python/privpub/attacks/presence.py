@@ -255,11 +255,11 @@ def audit_presence(release: PublishedView | Sequence[PublishedView], records, *,
                                  f"pass prior= (the adversary's prior per candidate)")
         prior = d
     prior = validate.probability("prior", prior, open_low=True, open_high=True)
-    n = validate.count("n_candidates", n_candidates, minimum=2)
+    n = validate.integer("n_candidates", n_candidates, minimum=2)
     confidence = validate.probability("confidence", confidence, open_low=True, open_high=True)
     bound = check_bound(decoder, bound)
     rounds = (math.ceil(PRESENT_TARGET / (n * prior)) if rounds is None
-              else validate.count("rounds", rounds, minimum=1))
+              else validate.integer("rounds", rounds, minimum=1))
     schema = release.schema
     digits = [dg.astype(np.int64) for dg in schema.digits(schema.encode(records))]
     keys = rows_as_keys(digits)

@@ -81,7 +81,7 @@ def check_bound(decoder: str, bound) -> float | None:
 
 
 def query_count(n: int, n_queries: int | None) -> int:
-    return default_queries(n) if n_queries is None else validate.count("n_queries", n_queries,
+    return default_queries(n) if n_queries is None else validate.integer("n_queries", n_queries,
                                                                        minimum=1)
 
 

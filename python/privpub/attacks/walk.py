@@ -32,9 +32,9 @@ def delta_prime(advantage: float) -> float:
 
 def confidence_walk(R: int, steps: int, walks: int, seed: SeedLike = None) -> np.ndarray:
     """``walks`` independent paths conf_1..conf_steps (shape (walks, steps)) for d_i = 1."""
-    R = validate.count("R", R, minimum=1)
-    steps = validate.count("steps", steps, minimum=1)
-    walks = validate.count("walks", walks, minimum=1)
+    R = validate.integer("R", R, minimum=1)
+    steps = validate.integer("steps", steps, minimum=1)
+    walks = validate.integer("walks", walks, minimum=1)
     from scipy import stats  # imported on use: scipy costs ~0.4 s at `import privpub`
     u = resolve_seed(seed).derive("confidence walk").uniform(walks * steps)
     k = stats.binom.ppf(u, R, 0.5).reshape(walks, steps)

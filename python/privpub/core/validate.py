@@ -43,7 +43,7 @@ def probability(name: str, value: Any, *, open_low: bool = False,
     return value
 
 
-def count(name: str, value: Any, *, minimum: int = 0) -> int:
+def integer(name: str, value: Any, *, minimum: int = 0) -> int:
     """An integer ≥ ``minimum`` (Python or numpy int, not bool)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ParameterError(f"{name} must be an integer, got {value!r} "

@@ -90,7 +90,7 @@ def synthetic_census(n: int = 100_000, seed: int = 0) -> tuple[pd.DataFrame, Sch
         ``df`` has the columns of ``CENSUS_CARDINALITIES`` as int64 value
         indices (age in years, 17..94); ``df.attrs["synthetic"]`` is True.
     """
-    n = validate.count("n", n, minimum=1)
+    n = validate.integer("n", n, minimum=1)
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise ParameterError(f"seed must be an int, got {seed!r}")
     model = np.random.default_rng(MODEL_SEED)

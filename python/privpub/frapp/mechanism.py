@@ -103,7 +103,7 @@ class FRAPP:
                                            open_high=True)
         failure_probability = validate.probability("failure_probability", failure_probability,
                                                    open_low=True, open_high=True)
-        n = validate.optional(validate.count, "n", n, minimum=1)
+        n = validate.optional(validate.integer, "n", n, minimum=1)
         d = validate.optional(validate.probability, "d", d, open_low=True, open_high=True)
         gamma = validate.optional(validate.probability, "gamma", gamma, open_low=True,
                                   open_high=True)
@@ -145,7 +145,7 @@ class FRAPP:
         """
         if (k is None) == (d is None):
             raise ParameterError("give exactly one of k (d = k·n/m) or d")
-        n = validate.count("n (records in I)", n, minimum=1)
+        n = validate.integer("n (records in I)", n, minimum=1)
         k = validate.optional(validate.real, "k", k)
         d = validate.optional(validate.real, "d", d)
         d = k * n / schema.size if k is not None else d

@@ -177,7 +177,7 @@ def _domain_size(m: Any, ids: int) -> tuple[int, bool]:
         m_derived, what = True, f"the {ids:,} distinct node ids"
         m = ids
     else:
-        m = validate.count("m", m)
+        m = validate.integer("m", m)
         if m > MAX_NODES:
             raise ParameterError(f"m = {m} is beyond the supported range: node ids are 32-bit, "
                                  f"so m must be at most 2^32 − 1 = {MAX_NODES:,}")

@@ -122,7 +122,7 @@ class RelationshipMechanism:
             raise ParameterError(f"min_with_gs must be True or False, got {min_with_gs!r}")
         self.min_with_gs = min_with_gs
         self.query = as_query(query)
-        self.m = validate.count("m", m, minimum=2)
+        self.m = validate.integer("m", m, minimum=2)
         self.stability = stability(self.query)
         if self.stability.stable is not True:
             raise QueryError(f"Algorithm 2.1 protects only stable queries; {self.query.name} is "
@@ -306,12 +306,12 @@ class LaplaceMechanism:
                  sensitivity: int | None = None, graph_facts: Mapping[str, Any] | None = None):
         self.epsilon = check_epsilon(epsilon)
         self.query = as_query(query)
-        self.m = validate.count("m", m, minimum=2)
+        self.m = validate.integer("m", m, minimum=2)
         self.gs = derived = global_sensitivity(self.query, self.m)
         if sensitivity is None:
             self.sensitivity = derived.value
         else:
-            self.sensitivity = validate.count("sensitivity", sensitivity, minimum=1)
+            self.sensitivity = validate.integer("sensitivity", sensitivity, minimum=1)
             if derived.exact and self.sensitivity < derived.value:
                 raise ParameterError(
                     f"sensitivity = {self.sensitivity:,} is below the global sensitivity of "

@@ -98,7 +98,7 @@ class MultipleQueryMechanism:
         if not queries:
             raise ParameterError("queries must hold at least one query")
         self.queries = [as_query(q) for q in queries]
-        self.m = validate.count("m", m, minimum=2)
+        self.m = validate.integer("m", m, minimum=2)
         self.stabilities = [stability(q) for q in self.queries]
         for i, (q, s) in enumerate(zip(self.queries, self.stabilities, strict=True)):
             if s.stable is not True:

@@ -333,7 +333,7 @@ def two_path(relation: str = "R") -> CQ:
 
 def cycle(i: int, relation: str = "R") -> CQ:
     """c_i: a directed cycle of length i ≥ 2 with pairwise distinct variables."""
-    i = validate.count("i (cycle length)", i, minimum=2)
+    i = validate.integer("i (cycle length)", i, minimum=2)
     r = relation_name(relation)
     xs = [f"x{k}" for k in range(1, i + 1)]
     return CQ.build(f"cycle{i}", xs, [(r, (xs[k], xs[(k + 1) % i])) for k in range(i)],
@@ -344,7 +344,7 @@ def path_from(v: Any, i: int, relation: str = "R") -> CQ:
     """d_{i,v}(x_i) :- R(v, x_1), R(x_1, x_2), …, R(x_{i−1}, x_i): the number of
     distinct nodes at the end of a walk of length i from the node ``v`` (its
     original id)."""
-    i = validate.count("i (path length)", i, minimum=1)
+    i = validate.integer("i (path length)", i, minimum=1)
     r = relation_name(relation)
     if isinstance(v, (Var, Const)):
         raise QueryError("v is a node id (an int or a string), not a term")
@@ -356,7 +356,7 @@ def path_from(v: Any, i: int, relation: str = "R") -> CQ:
 
 def clique(i: int, relation: str = "R") -> CQ:
     """K_i: R on every ordered pair of i ≥ 2 pairwise distinct variables."""
-    i = validate.count("i (clique size)", i, minimum=2)
+    i = validate.integer("i (clique size)", i, minimum=2)
     r = relation_name(relation)
     xs = [f"x{k}" for k in range(1, i + 1)]
     return CQ.build(f"clique{i}", xs,

@@ -203,7 +203,7 @@ class SmoothTriangleMechanism:
         self.delta = validate.real("delta", delta)
         if not 0 < self.delta < 1:
             raise ParameterError(f"delta must be in (0, 1), got {self.delta}")
-        self.m = validate.count("m", m, minimum=3)
+        self.m = validate.integer("m", m, minimum=3)
         self.graph_facts = dict(graph_facts or {})
         self.query = triangle()
 

@@ -80,7 +80,7 @@ def expected_view_size(mech: Any, n_distinct: int | None = None
         raise ParameterError(family.needs_table)
     if mech.n is None:
         raise ParameterError("the mechanism has no n; build it with for_privacy(n=...)")
-    n = mech.n if n_distinct is None else validate.count("n_distinct", n_distinct, minimum=1)
+    n = mech.n if n_distinct is None else validate.integer("n_distinct", n_distinct, minimum=1)
     if n > mech.n:
         raise ParameterError(f"n_distinct = {n:,} exceeds the mechanism's n = {mech.n:,}")
     rows, _ = family.expected_rows(mech, n, n)

@@ -59,7 +59,7 @@ def table_facts(data: Any, n: int | None, schema: Schema | None, duplicates: str
     if isinstance(data, Schema):
         if n is None:
             raise ParameterError("plan(schema) needs n, the number of records to publish")
-        n = validate.count("n", n, minimum=1)
+        n = validate.integer("n", n, minimum=1)
         # Without the table its repeats are unknown: planned as n distinct tuples.
         return TableFacts(data, n, None, 0, None, duplicates)
     if n is not None:

@@ -66,9 +66,9 @@ def build(release: Any, data: Any = None, audit: bool = False, *, n_queries: int
     """The card of ``release`` (see ``Release.report`` for the arguments)."""
     if not isinstance(audit, bool):
         raise ParameterError(f"audit must be True or False, got {audit!r}")
-    n_queries = validate.count("n_queries", n_queries, minimum=1)
-    n_targets = validate.count("n_targets", n_targets, minimum=2)
-    rounds = validate.count("rounds", rounds, minimum=1)
+    n_queries = validate.integer("n_queries", n_queries, minimum=1)
+    n_targets = validate.integer("n_targets", n_targets, minimum=2)
+    rounds = validate.integer("rounds", rounds, minimum=1)
     if audit and data is None:
         raise ParameterError("audit=True needs data= (the table the release was made from): "
                              "the audits score the attack against it")

@@ -126,7 +126,7 @@ def _sensitive_digits(data: TableLike | np.ndarray, sensitive: str, schema: Sche
 def anatomy(data: TableLike | np.ndarray, group_size: int, sensitive: str,
             schema: Schema) -> AnatomyRelease:
     """Anatomy's publication of ``data`` with groups of ``group_size`` distinct values."""
-    group_size = validate.count("group_size", group_size, minimum=2)
+    group_size = validate.integer("group_size", group_size, minimum=2)
     digits = _sensitive_digits(data, sensitive, schema)
     j = schema.names.index(sensitive)
     attr = schema[sensitive]

@@ -38,7 +38,7 @@ _renamed = renamed_keywords(gamma="group_size", eps="relative_error", alpha="sma
 
 
 def _group_size(group_size: int) -> int:
-    return validate.count("group_size", group_size, minimum=2)
+    return validate.integer("group_size", group_size, minimum=2)
 
 
 def _relative_error(relative_error: float) -> float:
@@ -51,7 +51,7 @@ def _relative_error(relative_error: float) -> float:
 
 def within_probability(f: int, group_size: int, relative_error: float) -> float:
     """Pr[⌈(1−ε)f⌉ ≤ f'_s ≤ ⌊(1+ε)f⌋] for f'_s ~ Binomial(γf, 1/γ)."""
-    f = validate.count("f", f, minimum=1)
+    f = validate.integer("f", f, minimum=1)
     group_size, relative_error = _group_size(group_size), _relative_error(relative_error)
     lo = math.ceil((1 - relative_error) * f - _ROUND)
     hi = math.floor((1 + relative_error) * f + _ROUND)
@@ -72,7 +72,7 @@ def privacy_guarantee(group_size: int, relative_error: float, small_sum_bound: i
     """T_P of Lemma 2 / Theorem 4: min over f ∈ [1..α] of
     1 − Σ_{x=⌈(1−ε)f⌉}^{⌊(1+ε)f⌋} C(γf, x) γ^{−x} (1 − 1/γ)^{γf−x}.
     SPLU-Gen with this γ has (ε, T_P, α) small-sum privacy."""
-    small_sum_bound = validate.count("small_sum_bound", small_sum_bound, minimum=1)
+    small_sum_bound = validate.integer("small_sum_bound", small_sum_bound, minimum=1)
     return min(relative_error_probability(f, group_size, relative_error)
                for f in range(1, small_sum_bound + 1))
 

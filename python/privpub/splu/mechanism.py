@@ -113,7 +113,7 @@ class SPLUGen:
     def __init__(self, group_size: int, sensitive: str | Sequence[str], *,
                  schema: Schema | None = None, n: int | None = None,
                  records_given: int | None = None, residue: int | None = None):
-        self.group_size = validate.count("group_size", group_size, minimum=2)
+        self.group_size = validate.integer("group_size", group_size, minimum=2)
         names = [sensitive] if isinstance(sensitive, str) else sensitive
         if not isinstance(names, Sequence) or not names or \
                 not all(isinstance(s, str) for s in names):
@@ -125,9 +125,9 @@ class SPLUGen:
         if schema is not None:
             self._check_schema(schema)
         self.schema = schema
-        self.n = validate.optional(validate.count, "n", n, minimum=1)
-        self.records_given = validate.optional(validate.count, "records_given", records_given)
-        self.residue = validate.optional(validate.count, "residue", residue)
+        self.n = validate.optional(validate.integer, "n", n, minimum=1)
+        self.records_given = validate.optional(validate.integer, "records_given", records_given)
+        self.residue = validate.optional(validate.integer, "residue", residue)
         if None not in (self.n, self.records_given, self.residue) and \
                 self.n + self.residue != self.records_given:
             raise ParameterError(f"n + residue = {self.n} + {self.residue} must equal "

@@ -39,7 +39,7 @@ class SPLUPlanner:
 
     def plan_rows(self, facts: Any, request: Any, search: Any
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        sizes = [validate.count("group_size", g, minimum=2) for g in request.group_sizes]
+        sizes = [validate.integer("group_size", g, minimum=2) for g in request.group_sizes]
         rows = _rows(facts, request.sensitive, sizes, search)
         regions = [{"mechanism": self.name, "sensitive": s, "largest_group_size": g}
                    for s, g in dict.fromkeys((r["sensitive"], r.get("largest_group_size"))

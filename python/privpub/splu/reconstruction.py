@@ -244,8 +244,8 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
         tol = validate.real("tol", tol)
         if tol <= 0:
             raise ParameterError(f"tol must be positive, got {tol}")
-    max_iter = validate.count("max_iter", max_iter, minimum=1)
-    rounds = validate.count("rounds", rounds, minimum=1)
+    max_iter = validate.integer("max_iter", max_iter, minimum=1)
+    rounds = validate.integer("rounds", rounds, minimum=1)
     groups: dict[tuple, list[int]] = {}
     parsed = []
     labels: list[tuple[str | None, dict[str, Any]]] = []

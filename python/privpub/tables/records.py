@@ -122,7 +122,7 @@ def check_record_facts(records: Mapping[str, Any], n: int | None) -> dict[str, A
         raise ParameterError("records facts need n, the number of records published")
     out = {"duplicates": mode}
     for name in ("records_given", "repeated_tuples", "distinct_tuples", "revealed_in_view"):
-        out[name] = validate.count(f"records.{name}", validate.field(records, name, "records"))
+        out[name] = validate.integer(f"records.{name}", validate.field(records, name, "records"))
     if not out["distinct_tuples"] <= n <= out["records_given"] or out["distinct_tuples"] < 1:
         raise ParameterError(f"records: distinct_tuples = {out['distinct_tuples']}, n = {n}, "
                              f"records_given = {out['records_given']} must be 1 ≤ distinct ≤ "
