@@ -19,7 +19,7 @@ from graph_brute import brute_count
 from privpub import datasets
 from privpub.core.errors import DataTypeError, DomainError, ParameterError, QueryError
 from privpub.graphs import CQ, Graph, clique, count, cycle, path_from, pattern, triangle, two_path
-from privpub.graphs.exact import special_path
+from privpub.graphs.exact import special_path, true_answers
 
 
 def relation(g: Graph) -> set[tuple[int, int]]:
@@ -286,3 +286,12 @@ def test_counting_in_parts_with_progress_gives_the_same_count(capsys):
     assert len(parts) == 64 and parts[-1] == fb.m
     with pytest.raises(ParameterError, match="progress must be True, False or a callable"):
         count(g, triangle(), progress="yes")
+
+
+def test_true_answers_count_on_the_graph_and_refuse_anything_else():
+    g = Graph.from_edges([["a", "b"], ["b", "c"], ["c", "a"]], directed=False)
+    assert true_answers(g, [str(triangle()), str(two_path())]) == [
+        count(g, triangle()), count(g, two_path())]
+    with pytest.raises(ParameterError, match="must be the privpub.Graph it answered on, "
+                                             "got DataFrame"):
+        true_answers(pd.DataFrame({"a": [1]}), [str(triangle())])

@@ -11,12 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from privpub.core import validate
-from privpub.core.errors import ArtifactError, ParameterError, QueryError
+from privpub.core.errors import ArtifactError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.core.release import Release, register_release_document
 from privpub.graphs.estimates import answer_estimate
-from privpub.graphs.exact import count
-from privpub.graphs.graph import Graph
+from privpub.graphs.exact import true_answers
 from privpub.graphs.intervals import GraphInterval, NoiseLaw, QueryRange, clamp, interval
 
 
@@ -117,10 +116,7 @@ class GraphAnswer(Release):
     def true_answers(self, data: Any) -> list[int]:
         """The exact answer(s) q(I) on ``data``, the :class:`~privpub.graphs.Graph` the
         answer was made on (the card shows them beside the released ones)."""
-        if not isinstance(data, Graph):
-            raise ParameterError(f"data for a graph answer's card must be the privpub.Graph it "
-                                 f"answered on, got {type(data).__name__}")
-        return [int(count(data, q)) for q in [str(self.parameters["query"])]]
+        return true_answers(data, [str(self.parameters["query"])])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; the value as a string (it may exceed 2^53)."""

@@ -134,6 +134,15 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
     return factor * _count_in_parts(args, graph.m, bool(query.head), progress)
 
 
+def true_answers(data: object, queries: list[str]) -> list[int]:
+    """The exact answers q(I) of ``queries`` on ``data``, the :class:`Graph` a
+    released answer was made on (the card shows them beside the released ones)."""
+    if not isinstance(data, Graph):
+        raise ParameterError(f"data for a graph answer's card must be the privpub.Graph it "
+                             f"answered on, got {type(data).__name__}")
+    return [int(count(data, q)) for q in queries]
+
+
 def _count_in_parts(args: tuple, m: int, has_head: bool,
                     progress: bool | Callable[[int, int], None]) -> int:
     """The count as parts over ranges of the first variable's node ids: their sum,
