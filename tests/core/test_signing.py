@@ -84,7 +84,7 @@ def test_a_signature_holds_for_its_key_and_bytes_only(tmp_path):
     verify(trusted, DOCUMENT, signature, "v.parquet")
     another = public_key(generate_key_pair(tmp_path / "b.key"))
     with pytest.raises(SignatureError, match=re.escape(
-            f"v.parquet: the signature does not verify with the trusted key "
+            f"v.parquet: the signature does not verify with the key "
             f"{fingerprint(another)}")):
         verify(another, DOCUMENT, signature, "v.parquet")
     for at in (0, len(DOCUMENT) // 2, len(DOCUMENT) - 1):  # any byte it covers

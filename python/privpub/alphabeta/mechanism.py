@@ -347,7 +347,7 @@ class AlphaBeta:
                            seed: SeedLike = None, *, duplicates: str | None = None,
                            max_noise_rows: int = MAX_NOISE_ROWS,
                            progress: Callable[[int, int], None] | None = None,
-                           overwrite: bool = False) -> PublishedView:
+                           overwrite: bool = False, sign: Any = None) -> PublishedView:
         """:meth:`publish` straight to a Parquet file, in bounded memory.
 
         The view is drawn and written ``WINDOW_SEGMENTS`` β-step segments at a
@@ -360,10 +360,11 @@ class AlphaBeta:
 
         The file appears whole or not at all, as with :meth:`PublishedView.to_parquet`:
         an existing ``path`` is refused (before anything is drawn) unless
-        ``overwrite=True``, and so is ``path`` being the ``data`` file.
+        ``overwrite=True``, and so is ``path`` being the ``data`` file. ``sign``
+        signs it, as :meth:`PublishedView.to_parquet`'s.
         """
         return publishing.publish_to_parquet(self, data, path, seed, duplicates,
-                                             max_noise_rows, progress, overwrite)
+                                             max_noise_rows, progress, overwrite, sign)
 
     def draw(self, rand: RandomSource, records: np.ndarray, start: int = 0,
              segments: tuple[int, int] | None = None) -> np.ndarray:

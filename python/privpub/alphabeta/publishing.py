@@ -22,6 +22,7 @@ from privpub.core.files import PARQUET, check_output
 from privpub.core.guarantee import warn_if_weak
 from privpub.core.inputs import TableLike
 from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.core.signing import signing_key
 from privpub.tables.distributed import DaskRelease, is_dask
 from privpub.tables.published import PublishedView
 from privpub.tables.records import as_schema_codes, distinct_sorted, prepare_records
@@ -59,7 +60,7 @@ def publish(mech: AlphaBeta, data: TableLike | np.ndarray, seed: SeedLike,
 def publish_to_parquet(mech: AlphaBeta, data: TableLike | np.ndarray,
                        path: str | os.PathLike, seed: SeedLike, duplicates: str | None,
                        max_noise_rows: int, progress: Callable[[int, int], None] | None,
-                       overwrite: bool) -> PublishedView:
+                       overwrite: bool, sign: Any = None) -> PublishedView:
     """:meth:`AlphaBeta.publish_to_parquet
     <privpub.alphabeta.AlphaBeta.publish_to_parquet>`: the view drawn and
     written :data:`WINDOW_SEGMENTS` β-step segments at a time."""
@@ -69,6 +70,7 @@ def publish_to_parquet(mech: AlphaBeta, data: TableLike | np.ndarray,
                              "dask DataFrame use publish(ddf, seed=...).to_parquet(directory)")
     inputs = (data,) if isinstance(data, (str, os.PathLike)) else ()
     check_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs)
+    key = signing_key(sign)
     records, facts = prepare_records(mech.schema, data, mech.n, duplicates)
     rand = resolve_seed(seed)
     run = Draw(mech, rand, records, window=WINDOW_SEGMENTS, progress=progress)
@@ -83,8 +85,9 @@ def publish_to_parquet(mech: AlphaBeta, data: TableLike | np.ndarray,
                              _released(mech, records, facts, run.revealed()),
                              rand.policy).metadata(prints, rows=rows)
 
-    write_view(path, mech.schema, batches(), metadata, overwrite=overwrite, inputs=inputs)
-    released = PublishedView.open(path)
+    write_view(path, mech.schema, batches(), metadata, overwrite=overwrite, inputs=inputs,
+               sign=key)
+    released = PublishedView.open(path, trust=None if key is None else key.public_key())
     warn_if_weak(released.mechanism_object().resolution(), stacklevel=3)  # AlphaBeta's caller
     return released
 

@@ -164,6 +164,21 @@ def add_force_argument(parser: argparse.ArgumentParser, what: str = "--output") 
                              "intact")
 
 
+def add_sign_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sign", metavar="NAME.key", default=None,
+                        help="sign the release with this Ed25519 private key (privpub keygen, "
+                             "or ssh-keygen -t ed25519): readers check it with --trust NAME.pub")
+
+
+def add_trust_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trust", metavar="NAME.pub", default=None,
+                        help="the publisher's Ed25519 public key: refuse the release unless it "
+                             "is signed by that key and unedited in what the signature covers "
+                             "(without it, a signature is checked against the key it names, "
+                             "which proves the file is as that key's holder signed it, not who "
+                             "they are)")
+
+
 def csv_options(args: argparse.Namespace) -> dict[str, Any]:
     """add_csv_arguments' options as read_table_file's keyword arguments."""
     from privpub.core.errors import ParameterError

@@ -19,6 +19,7 @@ from privpub.cli.common import (
     add_privacy_arguments,
     add_renamed_flag,
     add_seed_argument,
+    add_sign_argument,
     check_output,
     confirm,
     note,
@@ -29,6 +30,7 @@ from privpub.cli.common import (
 )
 from privpub.cli.plan import report_weak_usefulness
 from privpub.core.errors import UsefulnessWarning
+from privpub.core.signing import PRIVATE_SUFFIX, PUBLIC_SUFFIX, fingerprint, signing_key
 
 CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) also stops "
                     "positive leakage to d-exclusive (link-attack) adversaries; 'independent' "
@@ -137,6 +139,7 @@ def _common(parser: argparse.ArgumentParser, privacy: bool = False) -> None:
                              "input or the schema), or - for standard output")
     add_force_argument(parser)
     add_seed_argument(parser)
+    add_sign_argument(parser)
     if privacy:
         add_privacy_arguments(parser)
         parser.add_argument("--duplicates", choices=["set", "records"], default=None,
@@ -149,6 +152,7 @@ def _alphabeta(args: argparse.Namespace) -> int:
     from privpub.planning import expected_view_size
 
     destination = _destination(args)
+    key = signing_key(args.sign)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
@@ -169,11 +173,12 @@ def _alphabeta(args: argparse.Namespace) -> int:
         try:
             view = mech.publish_to_parquet(table.select(list(schema.names)), path,
                                            seed=args.seed, duplicates=args.duplicates,
-                                           progress=update, overwrite=args.force)
+                                           progress=update, overwrite=args.force,
+                                           sign=key)
         except ParameterError as exc:
             raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
     report_weak_usefulness(view, table, schema, args, args.calibration)
-    return _done(view, args)
+    return _done(view, args, key)
 
 
 def _frapp(args: argparse.Namespace) -> int:
@@ -181,6 +186,7 @@ def _frapp(args: argparse.Namespace) -> int:
     from privpub.frapp import FRAPP
 
     destination = _destination(args)
+    key = signing_key(args.sign)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
@@ -196,8 +202,8 @@ def _frapp(args: argparse.Namespace) -> int:
         raise ParameterError(str(exc).replace("duplicates='", "--duplicates '")) from None
     report_weak_usefulness(view, table, schema, args)
     with destination as path:
-        view.to_parquet(path, overwrite=args.force)
-    return _done(view, args)
+        view.to_parquet(path, overwrite=args.force, sign=key)
+    return _done(view, args, key)
 
 
 def _splu(args: argparse.Namespace) -> int:
@@ -205,6 +211,7 @@ def _splu(args: argparse.Namespace) -> int:
     from privpub.splu import SPLUGen
 
     destination = _destination(args)
+    key = signing_key(args.sign)
     table = read_input(args)
     schema = table_schema(args, table)
     mech = SPLUGen(args.group_size, args.sensitive.split(","), schema=schema)
@@ -216,8 +223,8 @@ def _splu(args: argparse.Namespace) -> int:
         if issubclass(w.category, UserWarning) and not issubclass(w.category, PrivacyWarning):
             note(str(w.message))
     with destination as path:
-        view.to_parquet(path, overwrite=args.force)
-    return _done(view, args)
+        view.to_parquet(path, overwrite=args.force, sign=key)
+    return _done(view, args, key)
 
 
 def _calibrated(args: argparse.Namespace, build: Callable[[], Any]) -> Any:
@@ -267,15 +274,24 @@ def _shown(args: argparse.Namespace) -> str:
     return "standard output" if args.output == "-" else args.output
 
 
-def _done(view: Any, args: argparse.Namespace) -> int:
-    """The guarantee and where the release went: on standard output, unless the
-    release itself went there."""
+def _done(view: Any, args: argparse.Namespace, key: Any) -> int:
+    """The guarantee, where the release went and who signed it (``key``): on
+    standard output, unless the release itself went there."""
     out = sys.stderr if args.output == "-" else sys.stdout
     print(view.guarantee(), file=out)
     print(f"published {len(view):,} rows to {_shown(args)}", file=out)
+    if key is not None:
+        print(f"signed by {fingerprint(key)}", file=out)
     if args.output != "-":
-        print(f"check it with: privpub inspect {args.output}", file=sys.stderr)
+        trust = "" if args.sign is None else f" --trust {_public_of(args.sign)}"
+        print(f"check it with: privpub inspect {args.output}{trust}", file=sys.stderr)
     return 0
+
+
+def _public_of(private: str) -> str:
+    """The public key file keygen writes beside ``private`` (NAME.key → NAME.pub)."""
+    stem, suffix = os.path.splitext(private)
+    return stem + PUBLIC_SUFFIX if suffix == PRIVATE_SUFFIX else "PUBLIC-KEY"
 
 
 def _bytes(size: float) -> str:

@@ -12,6 +12,7 @@ from privpub.cli.common import (
     ExampleFormatter,
     add_csv_arguments,
     add_output_options,
+    add_trust_argument,
     csv_options,
     emit_to,
     notes_in_rows,
@@ -19,6 +20,9 @@ from privpub.cli.common import (
 )
 from privpub.core.estimate import LEVEL, check_level
 
+#: What inspect says of an unsigned release.
+SIGNATURE_NOTE = ("unsigned: its digests show the file agrees with itself, not who published "
+                  "it (a publisher signs with privpub publish --sign)")
 #: The columns of `privpub estimate --format table` (json and csv give every field).
 SHOWN = ("query", "value", "stderr", "lo", "hi", "level", "counts", "method", "interval_method")
 
@@ -26,6 +30,7 @@ ESTIMATE_EXAMPLES = """examples:
   privpub estimate view.parquet "age > 50" "sex = 'Female' and salary = '>50K'"
   privpub estimate view.parquet "\\"marital-status\\" = 'Divorced'" --format json
   privpub estimate view.parquet "age > 50" --level 0.99
+  privpub estimate view.parquet "age > 50" --trust steward.pub   # only if steward signed it
   privpub estimate splu.parquet "sex = 'Male' AND occupation = 'Sales'" --format json
   privpub estimate dask-release/ "age > 50" --format csv --output estimates.csv
   privpub estimate triangles.json --format json       # a graph answer (answer.to_dict())
@@ -38,6 +43,7 @@ INSPECT_EXAMPLES = """examples:
   privpub inspect view.parquet
   privpub inspect view.parquet --format json | jq .guarantee
   privpub inspect dask-release/          # a Dask release's directory
+  privpub inspect view.parquet --trust steward.pub
 """
 
 
@@ -67,6 +73,7 @@ def add_parsers(sub: Any) -> None:
     add_csv_arguments(est)
     est.add_argument("--level", type=float, default=LEVEL, metavar="L",
                      help="confidence level of the interval columns lo, hi (default %(default)s)")
+    add_trust_argument(est)
     add_output_options(est, "the estimates")
     est.set_defaults(run=_estimate)
 
@@ -81,20 +88,22 @@ def add_parsers(sub: Any) -> None:
                      help="the release's Parquet file, or a Dask release's directory")
     ins.add_argument("--format", choices=("table", "json"), default="table",
                      help="output: text (default) or JSON")
+    add_trust_argument(ins)
     ins.set_defaults(run=_inspect)
 
 
-def _open(path: str) -> Any:
+def _open(path: str, trust: str | None) -> Any:
     from privpub import PublishedView
 
-    return PublishedView.open(path)  # streams the file: views larger than memory
+    return PublishedView.open(path, trust=trust)  # streams the file: views larger than memory
 
 
-def open_any(path: str) -> Any:
-    """A release of any kind, by what its file holds (:func:`privpub.open`)."""
+def open_any(path: str, trust: str | None) -> Any:
+    """A release of any kind, by what its file holds (:func:`privpub.open`),
+    signed by ``trust`` (a public key's file) if given."""
     from privpub.tables.opening import open_release
 
-    return open_release(path)
+    return open_release(path, trust=trust)
 
 
 def _estimates(release: Any, queries: list[str], tables: dict) -> Any:
@@ -114,7 +123,7 @@ def _estimate(args: argparse.Namespace) -> int:
     from privpub.core.errors import ParameterError, UsefulnessWarning
 
     level = check_level(args.level)
-    release = open_any(args.release)
+    release = open_any(args.release, args.trust)
     tables = {}
     for spec in args.table or []:
         name, sep, path = spec.partition("=")
@@ -143,13 +152,14 @@ def _release_bytes(path: str) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    view = _open(args.release)
+    view = _open(args.release, args.trust)
     guarantee = view.guarantee()
     info = {"file": args.release, "bytes": _release_bytes(args.release),
             "mechanism": view.mechanism, "rows": len(view),
             "domain_size": str(view.schema.size), "seed_policy": view.seed_policy,
             "library_version": view.library_version, "parameters": view.parameters,
             "schema": view.schema.to_dict(),
+            "signed": None if view.signed is None else asdict(view.signed),
             "guarantee": {"mechanism": guarantee.mechanism,
                           "claims": [asdict(c) for c in guarantee.claims]}}
     if args.format == "json":
@@ -159,6 +169,7 @@ def _inspect(args: argparse.Namespace) -> int:
           f"{info['bytes']:,} bytes")
     print(f"randomness: {view.seed_policy}")
     print(f"written by privpub {view.library_version}")
+    print(SIGNATURE_NOTE if view.signed is None else view.signed)
     print()
     print(view.schema)
     print()

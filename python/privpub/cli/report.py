@@ -10,6 +10,7 @@ from privpub.cli.common import (
     ExampleFormatter,
     add_csv_arguments,
     add_force_argument,
+    add_trust_argument,
     check_output,
     csv_options,
     read_table_arg,
@@ -22,6 +23,7 @@ EXAMPLES = """examples:
   privpub report view.parquet --data adult.csv --audit --targets 64 --output card.html
   privpub report view.parquet --data people-latin1.csv --encoding latin-1 --output card.html
   privpub report dask-release/ --output card.html --force
+  privpub report view.parquet --trust steward.pub --output card.html
   privpub report triangles.json --output card.html      # a graph answer (answer.to_dict())
 """
 
@@ -37,7 +39,7 @@ def _report(args: argparse.Namespace) -> int:
     check_output(args.output, args.force, suffix=HTML_SUFFIXES,
                  inputs=[args.release, args.data])
     started = time.perf_counter()
-    release = open_any(args.release)
+    release = open_any(args.release, args.trust)
     data = None
     if args.data is not None:
         if release.answers_own_query:
@@ -92,4 +94,5 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--output", "--out", dest="output", metavar="FILE.html", required=True,
                      help="the card's file (new unless --force)")
     add_force_argument(rep)
+    add_trust_argument(rep)
     rep.set_defaults(run=_report)

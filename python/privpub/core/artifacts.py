@@ -33,6 +33,8 @@ from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.files import PARQUET, atomic_output
 
 METADATA_KEY = b"privpub"
+#: The signature of the document under METADATA_KEY, beside it (:mod:`privpub.core.signing`).
+SIGNATURE_KEY = b"privpub.signature"
 #: Column dtypes that pyarrow's pandas metadata does not bring back by itself.
 DTYPES_KEY = b"privpub.dtypes"
 FORMAT_VERSION = 1

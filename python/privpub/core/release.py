@@ -15,13 +15,17 @@ release finds the class that validates its parameters and estimates from it.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
+from privpub.core.files import write_text
 from privpub.core.guarantee import Guarantee
 from privpub.core.seeding import SEED_POLICIES
+from privpub.core.signing import Signed, signed_document
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
 
@@ -156,6 +160,9 @@ class Release:
     #: answer that answers its own query (a graph answer: ``estimate_many()`` takes
     #: no condition; see :class:`~privpub.core.capabilities.AnswersOwnQuery`).
     answers_own_query: ClassVar[bool] = False
+    #: Who signed the file this release was opened from, checked as it was opened
+    #: (:mod:`privpub.core.signing`); None for an unsigned file or a release made here.
+    signed: Signed | None = None
 
     def __init__(self, mechanism: str, parameters: Mapping[str, Any], seed_policy: str,
                  library_version: str = LIBRARY_VERSION, schema: Any = None):
@@ -235,3 +242,22 @@ class Release:
         return {"mechanism": field(meta, "mechanism", "metadata"), "parameters": parameters,
                 "seed_policy": field(meta, "seed_policy", "metadata"),
                 "library_version": field(meta, "library_version", "metadata")}
+
+
+class DocumentRelease(Release):
+    """A release stored as one JSON document (``to_dict`` / ``from_dict``; a graph
+    answer), reopened by :func:`privpub.open` by its stored ``kind``
+    (:func:`register_release_document`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The release as a JSON-ready document."""
+        raise NotImplementedError
+
+    def to_json(self, path: str | os.PathLike, *, sign: Any = None,
+                overwrite: bool = False) -> None:
+        """Write :meth:`to_dict` as JSON to ``path``, whole or not at all (an
+        existing ``path`` is refused unless ``overwrite=True``); ``sign`` (an
+        Ed25519 private key or its file) signs it (:mod:`privpub.core.signing`),
+        checked by ``privpub.open(path, trust=public_key)``."""
+        document = self.to_dict() if sign is None else signed_document(self.to_dict(), sign)
+        write_text(path, json.dumps(document, indent=2) + "\n", overwrite=overwrite)

@@ -11,13 +11,26 @@ line (``ssh-ed25519 AAAA… comment``, written beside the private key as
 ``NAME.pub``) or PEM. A key's fingerprint is OpenSSH's:
 ``SHA256:`` and the unpadded base64 of the SHA-256 of its wire form, as
 ``ssh-keygen -l`` prints it.
+
+A release is signed over its document, the exact bytes of the JSON that
+describes it: its envelope (mechanism, parameters, seed policy, library
+version), schema, row counts, per column digests and row-group statistics
+(:mod:`privpub.viewfile.digest`). The rows themselves are covered through
+their digests, which every read checks for the rows it reads. The signature
+travels beside the document (:func:`signature_entry`: the algorithm, the
+signer's public key as an OpenSSH line, the signature), so a reader without a
+trusted key still sees who signed and that the document is as they signed it;
+with one (:func:`check_signature`'s ``trust``) an unsigned release, or one
+signed by another key, is refused.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -34,6 +47,26 @@ from privpub.core.files import atomic_output, check_output
 #: Key files are read whole: a key file is a few hundred bytes.
 MAX_KEY_BYTES = 64 << 10
 PRIVATE_SUFFIX, PUBLIC_SUFFIX = ".key", ".pub"
+#: The one signature algorithm a release names.
+ALGORITHM = "ed25519"
+#: The field of a JSON release document (a graph answer) that holds its signature.
+SIGNATURE_FIELD = "signature"
+
+
+@dataclass(frozen=True)
+class Signed:
+    """Who signed a release (their key's fingerprint), and whether that key is
+    the one the reader said they trust (``trusted``) or only the one the release
+    names (which proves the document is as that key's holder signed it, not who
+    they are)."""
+
+    fingerprint: str
+    trusted: bool
+
+    def __str__(self) -> str:
+        return (f"signed by {self.fingerprint}, the trusted key" if self.trusted else
+                f"signed by {self.fingerprint} (not checked against a key you trust: "
+                "pass trust= or --trust with the publisher's public key)")
 
 
 def generate_key_pair(path: str | os.PathLike, comment: str = "privpub") -> Ed25519PublicKey:
@@ -94,6 +127,12 @@ def private_key(key: Any) -> Ed25519PrivateKey:
     return loaded
 
 
+def signing_key(sign: Any) -> Ed25519PrivateKey | None:
+    """A writer's ``sign`` argument (None: unsigned) read and checked before the
+    release is drawn and written, so a wrong key file fails now, not after."""
+    return None if sign is None else private_key(sign)
+
+
 def public_key(key: Any) -> Ed25519PublicKey:
     """An Ed25519 public key: given, or read from the file ``key`` names (an
     OpenSSH line or PEM); a ParameterError naming the file otherwise."""
@@ -146,9 +185,91 @@ def verify(key: Ed25519PublicKey, data: bytes, signature: Any, where: str) -> No
     try:
         key.verify(raw, data)
     except InvalidSignature:
-        raise SignatureError(f"{where}: the signature does not verify with the trusted key "
+        raise SignatureError(f"{where}: the signature does not verify with the key "
                              f"{fingerprint(key)}: it was made by another key, or a byte it "
                              "covers was edited") from None
+
+
+def signature_entry(key: Any, document: bytes) -> dict[str, str]:
+    """What is stored beside ``document`` when ``key`` (a private key or its file)
+    signs it: the algorithm, the signer's public key (an OpenSSH line, no comment)
+    and the signature."""
+    signer = private_key(key)
+    line = signer.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                            serialization.PublicFormat.OpenSSH)
+    return {"algorithm": ALGORITHM, "public_key": line.decode("ascii"),
+            "signature": sign(signer, document)}
+
+
+def check_signature(document: bytes, entry: Any, trust: Any, where: str) -> Signed | None:
+    """Check the signature ``entry`` (:func:`signature_entry`; None when the
+    release is unsigned) of ``document``. Without ``trust``: an unsigned release
+    is None, a signed one must verify with the key it names. With ``trust`` (a
+    public key or its file): the release must be signed, by that key, and verify.
+    Every failure is a SignatureError naming ``where``."""
+    trusted = None if trust is None else public_key(trust)
+    if entry is None:
+        if trusted is None:
+            return None
+        raise SignatureError(f"{where}: it is not signed; the trusted key "
+                             f"{fingerprint(trusted)} accepts only releases it signed")
+    signer = _stored_signer(entry, where)
+    if trusted is not None and _raw(signer) != _raw(trusted):
+        raise SignatureError(f"{where}: it is signed by {fingerprint(signer)}, not by the "
+                             f"trusted key {fingerprint(trusted)}")
+    verify(signer, document, entry["signature"], where)
+    return Signed(fingerprint(signer), trusted is not None)
+
+
+def canonical_json(document: dict[str, Any]) -> bytes:
+    """The bytes a JSON release document is signed over: sorted keys, no spaces,
+    UTF-8 (what a document parsed back from its file encodes to again)."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8", "surrogatepass")
+
+
+def signed_document(document: dict[str, Any], sign: Any) -> dict[str, Any]:
+    """A JSON release document with its signature by ``sign`` (a private key or
+    its file) in the field :data:`SIGNATURE_FIELD`, over :func:`canonical_json`
+    of the rest."""
+    if SIGNATURE_FIELD in document:
+        raise ParameterError(f"the document already holds a field {SIGNATURE_FIELD!r}")
+    return {**document, SIGNATURE_FIELD: signature_entry(sign, canonical_json(document))}
+
+
+def document_signature(document: dict[str, Any], trust: Any, where: str
+                       ) -> tuple[dict[str, Any], Signed | None]:
+    """A JSON release document without its signature field, and who signed it
+    (:func:`check_signature` of the rest's :func:`canonical_json`)."""
+    body = {k: v for k, v in document.items() if k != SIGNATURE_FIELD}
+    return body, check_signature(canonical_json(body), document.get(SIGNATURE_FIELD),
+                                 trust, where)
+
+
+def _stored_signer(entry: Any, where: str) -> Ed25519PublicKey:
+    """The public key a stored signature entry names, checked to be Ed25519's."""
+    if not isinstance(entry, dict) or set(entry) != {"algorithm", "public_key", "signature"}:
+        raise SignatureError(f"{where}: its signature entry must be an object of "
+                             "'algorithm', 'public_key' and 'signature'")
+    if entry["algorithm"] != ALGORITHM:
+        raise SignatureError(f"{where}: its signature's algorithm is "
+                             f"{str(entry['algorithm'])[:40]!r}; privpub checks {ALGORITHM!r}")
+    line = entry["public_key"]
+    try:
+        if not isinstance(line, str) or len(line) > 1024:
+            raise ValueError("not a short text line")
+        signer = serialization.load_ssh_public_key(line.encode("ascii"))
+    except (ValueError, UnicodeEncodeError, UnsupportedAlgorithm):
+        raise SignatureError(f"{where}: its signature's public key is not an OpenSSH "
+                             "public key line") from None
+    if not isinstance(signer, Ed25519PublicKey):
+        raise SignatureError(f"{where}: its signature names {_kind(signer)} key; releases "
+                             "are signed with Ed25519 keys")
+    return signer
+
+
+def _raw(key: Ed25519PublicKey) -> bytes:
+    return key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
 def _read(path: Any, role: str) -> tuple[str, bytes]:

@@ -13,14 +13,14 @@ from typing import Any
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
-from privpub.core.release import Release, register_release_document
+from privpub.core.release import DocumentRelease, Release, register_release_document
 from privpub.graphs.estimates import answer_estimate
 from privpub.graphs.exact import true_answers
 from privpub.graphs.intervals import GraphInterval, NoiseLaw, QueryRange, clamp, interval
 
 
 @register_release_document
-class GraphAnswer(Release):
+class GraphAnswer(DocumentRelease):
     """A released query answer with its mechanism, parameters and seed policy.
 
     ``value`` is the answer, an integer that may be negative or above the

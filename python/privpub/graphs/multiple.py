@@ -32,7 +32,12 @@ from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.core.guarantee import Claim, Guarantee
-from privpub.core.release import Release, register_mechanism, register_release_document
+from privpub.core.release import (
+    DocumentRelease,
+    Release,
+    register_mechanism,
+    register_release_document,
+)
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.claims import (
@@ -235,7 +240,7 @@ class MultipleQueryMechanism:
 
 
 @register_release_document
-class GraphAnswers(Release):
+class GraphAnswers(DocumentRelease):
     """Released answers to a sequence of queries, in the queries' order.
 
     As :class:`~privpub.graphs.GraphAnswer`, per query: :attr:`noise`,

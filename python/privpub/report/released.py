@@ -5,7 +5,8 @@ declares them), the seed policy, the library version, the size and schema,
 and a content digest: a
 SHA-256 over the release's own stored digest (table views: per column, the
 rows' domain indices in order; graph answers: the answer document), so two
-cards of the same release show the same digest and any edit changes it.
+cards of the same release show the same digest and any edit changes it; and
+who signed the file it was opened from (:mod:`privpub.core.signing`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ def content_digest(release: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def signature_text(signed: Any) -> str:
+    """Who signed the release, and what was checked (``signed``: its Signed, or None)."""
+    if signed is None:
+        return ("unsigned (or not opened from a file): the digest shows the release agrees "
+                "with itself, not who published it")
+    return str(signed)
+
+
 def schema_table(schema: Any) -> str:
     rows = [(html.text(a.name), html.text(a.kind), f'<span class="num">{a.size:,}</span>',
              html.text(a.describe()), "derived from the data" if a.name in schema.derived
@@ -70,7 +79,8 @@ def section(release: Any, facts: dict[str, Any]) -> str:
             ("written by", f"privpub {html.text(release.library_version)}"),
             ("size", html.headline("rows", facts["rows"], f"{facts['rows']:,}")
              + f" published {unit(facts)}"),
-            ("content digest (SHA-256)", f"<code>{facts['digest']}</code>")]
+            ("content digest (SHA-256)", f"<code>{facts['digest']}</code>"),
+            ("signature", html.text(signature_text(release.signed)))]
     body = html.pairs(rows)
     body += html.table(("parameter", "paper", "value", "meaning"),
                        parameter_rows(release.parameters, release.mechanism_object()),

@@ -42,6 +42,7 @@ from privpub.core.files import PARQUET, atomic_output
 from privpub.core.guarantee import Guarantee
 from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 from privpub.core.release import Release
+from privpub.core.signing import signing_key
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.query import QueryLike
 from privpub.domain.schema import Schema
@@ -379,7 +380,8 @@ class DaskRelease(Release):
         counted over the parts."""
         return self.view().estimate_many(queries, tables)
 
-    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> PublishedView:
+    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False,
+                   sign: Any = None) -> PublishedView:
         """Compute the release and write it as a directory: one part file per
         range (written by the worker that computed it) and ``_common_metadata``
         holding the metadata one machine's file holds, with a digest per part
@@ -387,9 +389,13 @@ class DaskRelease(Release):
         ``path`` (which must be visible to every worker), reopened there, then
         renamed into place (:func:`privpub.core.files.atomic_output`): the
         directory must be new or empty, unless ``overwrite=True`` replaces a
-        release directory (one holding only what a release writes). Returns the
+        release directory (one holding only what a release writes). ``sign``
+        signs its document, as :meth:`PublishedView.to_parquet`'s. Returns the
         release opened from the directory (re-validated)."""
         import dask
+
+        key = signing_key(sign)
+        trust = None if key is None else key.public_key()
 
         with atomic_output(path, overwrite=overwrite, suffix=PARQUET, directory=True,
                            replaces=RELEASE_FILES) as temp:
@@ -400,9 +406,9 @@ class DaskRelease(Release):
                 parts, parameters = dask.compute(written, self.lazy_parameters)
             rows = FileView(self.schema, temp, sum(p.rows for p in parts), parts)
             view = PublishedView(rows, self.schema, self.mechanism, parameters, self.seed_policy)
-            write_metadata_file(temp, self.schema, view.metadata(digest_document(parts)))
-            open_view(temp)
-        return PublishedView.open(path)
+            write_metadata_file(temp, self.schema, view.metadata(digest_document(parts)), key)
+            open_view(temp, trust)
+        return PublishedView.open(path, trust=trust)
 
     def compute(self) -> PublishedView:
         """The release in memory (the ranges concatenated: they are in code order)."""

@@ -15,16 +15,23 @@ from typing import Any
 from privpub.core.artifacts import MAX_METADATA_BYTES, load_json
 from privpub.core.errors import ArtifactError
 from privpub.core.release import release_documents
+from privpub.core.signing import document_signature
 from privpub.tables.published import PublishedView
 
 #: The first bytes of every Parquet file (its format's magic number).
 PARQUET_MAGIC = b"PAR1"
 
 
-def open_release(path: str | os.PathLike) -> Any:
+def open_release(path: str | os.PathLike, *, trust: Any = None) -> Any:
     """The release stored at ``path``: a :class:`PublishedView` streamed from a
     Parquet file or a Dask release's directory (views larger than memory), or a
     release document such as a graph answer, by its stored kind.
+
+    A signed release's signature is checked (its ``signed`` says by whom);
+    ``trust`` (the publisher's Ed25519 public key, or its file: an OpenSSH line
+    or PEM) refuses, with a :class:`~privpub.core.errors.SignatureError`, a
+    release that is unsigned, signed by another key, or edited in what the
+    signature covers (:mod:`privpub.core.signing`).
 
     Examples
     --------
@@ -39,12 +46,12 @@ def open_release(path: str | os.PathLike) -> Any:
     """
     target = os.fspath(path)
     if os.path.isdir(target):
-        return PublishedView.open(target)
+        return PublishedView.open(target, trust=trust)
     try:
         with open(target, "rb") as fh:
             head = fh.read(len(PARQUET_MAGIC))
             if head == PARQUET_MAGIC:
-                return PublishedView.open(target)
+                return PublishedView.open(target, trust=trust)
             raw = head + fh.read(MAX_METADATA_BYTES + 1 - len(head))
     except OSError as exc:
         raise ArtifactError(f"cannot open {target!r}: {exc.strerror or exc}") from None
@@ -57,4 +64,7 @@ def open_release(path: str | os.PathLike) -> Any:
     if kind not in kinds:
         raise ArtifactError(f"{target!r} is a JSON document but not a release: its field "
                             f"'kind' is {kind!r}, not one of {sorted(kinds)}")
-    return kinds[kind].from_dict(document)
+    body, signed = document_signature(document, trust, repr(target))
+    release = kinds[kind].from_dict(body)
+    release.signed = signed
+    return release

@@ -169,7 +169,8 @@ class PublishedView(Release):
         return view_document(self.envelope(), self.schema, len(self) if rows is None else rows,
                              digest, {k: len(v) for k, v in self.context.items()})
 
-    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
+    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False,
+                   sign: Any = None) -> None:
         """Write the rows (dictionary-encoded columns, streamed batch by batch),
         any context sets, and the metadata (in the file's footer, with the
         digest taken in the same pass) to one Parquet file.
@@ -177,14 +178,16 @@ class PublishedView(Release):
         The file appears whole or not at all (:func:`privpub.core.files.atomic_output`):
         an existing ``path`` is an :class:`~privpub.OutputExistsError` unless
         ``overwrite=True``, ``path`` must end in ``.parquet``, and a file-backed
-        view is never written over its own file."""
+        view is never written over its own file. ``sign`` (an Ed25519 private key
+        or its file, :func:`privpub.core.signing.private_key`) signs the document
+        (:mod:`privpub.core.signing` says what that covers)."""
         inputs = self.rows.files if isinstance(self.rows, FileView) else ()
         write_view(path, self.schema, self.rows.batches(),
                    lambda rows, digest: self.metadata(digest), self.context,
-                   overwrite=overwrite, inputs=inputs)
+                   overwrite=overwrite, inputs=inputs, sign=sign)
 
     @classmethod
-    def read_parquet(cls, path: str | os.PathLike) -> PublishedView:
+    def read_parquet(cls, path: str | os.PathLike, *, trust: Any = None) -> PublishedView:
         """Reopen a view written by :meth:`to_parquet`, its rows in memory (as
         domain indices: dictionary indices mapped without Python objects), read
         in one full pass of :meth:`open`'s view, so every part's row groups,
@@ -195,14 +198,16 @@ class PublishedView(Release):
         privpub's page reader can, and hashed in file order as it is read
         (:mod:`privpub.viewfile.reader`; a file that also holds context sets
         is read by the view's batches); each column's digest is compared with
-        the stored one before this returns."""
-        view = cls.open(path)
+        the stored one before this returns. ``trust`` as for :meth:`open`."""
+        view = cls.open(path, trust=trust)
         rows = MemoryView(view.schema, digits=read_digits(view.rows))
-        return cls(rows, view.schema, view.mechanism, view.parameters, view.seed_policy,
-                   view.context, view.library_version)
+        release = cls(rows, view.schema, view.mechanism, view.parameters, view.seed_policy,
+                      view.context, view.library_version)
+        release.signed = view.signed
+        return release
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> PublishedView:
+    def open(cls, path: str | os.PathLike, *, trust: Any = None) -> PublishedView:
         """A view backed by its Parquet file: counts and estimates go row group by
         row group in bounded memory, skipping or counting whole the groups that
         privpub's own statistics decide (:mod:`privpub.viewfile.scan` says what
@@ -210,14 +215,20 @@ class PublishedView(Release):
         The metadata, the columns and the row groups' row counts are checked
         now; each column's rows and digest when first read in full.
         ``path`` may also be the directory a Dask release wrote (its metadata in
-        ``_common_metadata``, its rows in the part files, read in order)."""
-        opened = open_view(path)
+        ``_common_metadata``, its rows in the part files, read in order).
+
+        A signed file's signature is checked now (:attr:`signed` says by whom);
+        ``trust`` (the publisher's Ed25519 public key or its file) refuses, with a
+        :class:`~privpub.core.errors.SignatureError`, a file that is unsigned or
+        signed by another key."""
+        opened = open_view(path, trust)
         stored = opened.document
         try:
             release = cls(opened.rows, stored.schema, **copy.deepcopy(stored.envelope))
         except ParameterError as exc:
             raise ArtifactError(f"{opened.where!r}: field 'parameters': {exc}") from exc
         release.context.update(opened.context_sets())
+        release.signed = stored.signed
         return release
 
     # ---- estimation ------------------------------------------------------------------------

@@ -18,6 +18,12 @@ Its fields (format 3, :data:`VIEW_FORMAT`):
   groups' statistics sealed: :mod:`privpub.viewfile.groupstats`) and one per
   context set.
 
+A signed release holds, under the footer key ``privpub.signature`` beside the
+document, the publisher's signature of the document's exact bytes
+(:func:`~privpub.core.signing.signature_entry`): :func:`footer_entries` writes
+both, :func:`read_document` checks it (against the key the reader trusts, if
+given).
+
 :func:`view_document` builds it; :func:`read_document` parses and checks it
 (format, envelope, schema against its domain size, row counts against the
 digest's parts, every digest and statistic within bounds) into a
@@ -28,17 +34,27 @@ groups against it. A field added to the format is added in these three places.
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub.core.artifacts import METADATA_KEY, footer_metadata, parse_metadata, shown
+from privpub.core.artifacts import (
+    METADATA_KEY,
+    SIGNATURE_KEY,
+    encode_metadata,
+    footer_metadata,
+    load_json,
+    parse_metadata,
+    shown,
+)
 from privpub.core.errors import ArtifactError
 from privpub.core.release import Release
+from privpub.core.signing import Signed, check_signature, signature_entry
 from privpub.core.validate import field
 from privpub.domain.schema import Schema
 from privpub.viewfile.digest import DIGEST_ALGORITHM, PartDigest
@@ -69,9 +85,19 @@ def view_document(envelope: Mapping[str, Any], schema: Schema, rows: int,
             "context": dict(context)}
 
 
+def footer_entries(document: Mapping[str, Any], sign: Any = None) -> dict[bytes, bytes]:
+    """The footer's key-value entries of ``document``: the document, and with
+    ``sign`` (a private key or its file) its signature."""
+    raw = encode_metadata(dict(document))
+    if sign is None:
+        return {METADATA_KEY: raw}
+    return {METADATA_KEY: raw, SIGNATURE_KEY: json.dumps(signature_entry(sign, raw)).encode()}
+
+
 @dataclass(frozen=True)
 class ViewDocument:
-    """What a view file's document says, parsed and checked."""
+    """What a view file's document says, parsed and checked; ``signed`` says
+    who signed it (None: unsigned)."""
 
     envelope: dict[str, Any]
     schema: Schema
@@ -79,13 +105,23 @@ class ViewDocument:
     context_sizes: dict[str, int]
     parts: list[PartDigest]
     context_digests: dict[str, PartDigest]
+    signed: Signed | None = None
 
 
-def read_document(path: str | os.PathLike) -> ViewDocument:
+def read_document(path: str | os.PathLike, trust: Any = None) -> ViewDocument:
     """The document of the view at ``path`` (a file, or a Dask release's directory),
-    parsed and checked (module docstring). The envelope is the caller's to copy."""
+    parsed and checked (module docstring), its signature checked
+    (:func:`~privpub.core.signing.check_signature`: ``trust`` a public key or its
+    file). The envelope is the caller's to copy."""
+    where = os.fspath(path)
     document = metadata_file(path)
-    return _parsed(os.fspath(path), document, footer_metadata(document).get(METADATA_KEY))
+    footer = footer_metadata(document)
+    raw = footer.get(METADATA_KEY)
+    parsed = _parsed(where, document, raw)
+    entry = footer.get(SIGNATURE_KEY)
+    if entry is not None:
+        entry = load_json(entry, f"{where!r}: privpub signature")
+    return replace(parsed, signed=check_signature(raw, entry, trust, repr(where)))
 
 
 @functools.lru_cache(maxsize=32)

@@ -35,6 +35,7 @@ import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -68,11 +69,12 @@ class OpenedView:
                 for name, size in stored.context_sizes.items()}
 
 
-def open_view(path: str | os.PathLike) -> OpenedView:
-    """The view file (or Dask release directory) at ``path``: its document and
-    part files checked now (module docstring), its rows on file."""
+def open_view(path: str | os.PathLike, trust: Any = None) -> OpenedView:
+    """The view file (or Dask release directory) at ``path``: its document (and
+    signature, against ``trust`` if given) and part files checked now (module
+    docstring), its rows on file."""
     where = os.fspath(path)
-    stored = read_document(path)
+    stored = read_document(path, trust)
     schema, context_sizes, parts = stored.schema, stored.context_sizes, stored.parts
     if context_sizes and os.path.isdir(where):
         raise ArtifactError(f"{where!r}: a directory release holds no context sets, its "

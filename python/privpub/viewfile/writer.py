@@ -21,13 +21,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub.core.artifacts import METADATA_KEY, encode_metadata
 from privpub.core.errors import DomainError
 from privpub.core.files import PARQUET, atomic_output
 from privpub.core.prefetch import prefetched
+from privpub.core.signing import signing_key
 from privpub.domain.schema import Schema
 from privpub.viewfile.columns import Digits, arrow_batch, arrow_schema
 from privpub.viewfile.digest import Digest, PartDigest, digest_document, hash_pool
+from privpub.viewfile.document import footer_entries
 from privpub.viewfile.groupstats import GroupRecorder
 from privpub.viewfile.layout import CHUNK_ROWS, METADATA_FILE, SET_COLUMN
 from privpub.viewfile.reader import open_view
@@ -44,25 +45,27 @@ WRITE_BATCH_ROWS = 1 << 16
 def write_view(path: str | os.PathLike, schema: Schema, batches: Iterable[Digits],
                metadata: Callable[[int, dict[str, Any]], dict[str, Any]],
                context: Mapping[str, np.ndarray] | None = None, *, overwrite: bool = False,
-               inputs: Iterable[Any] = ()) -> None:
+               inputs: Iterable[Any] = (), sign: Any = None) -> None:
     """Write a view's rows, batch by batch as they come, then its context sets,
     then ``metadata(rows, digest)`` in the footer (``digest`` taken in the same
-    pass: :func:`~privpub.viewfile.digest.digest_document`): the rows are never all
-    held, so a view can be written while it is drawn.
+    pass: :func:`~privpub.viewfile.digest.digest_document`), signed with ``sign``
+    (a private key or its file) if given: the rows are never all held, so a view
+    can be written while it is drawn.
 
     Written to a temporary beside ``path``, reopened there by the viewfile reader
     (:func:`~privpub.viewfile.reader.open_view`: the document, the columns and the
     row groups; the context sets read and their digests checked), then renamed
     into place (:func:`~privpub.core.files.atomic_output`; ``overwrite`` and
     ``inputs`` as there)."""
+    key = signing_key(sign)
     with atomic_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs) as temp:
-        _write_view(temp, schema, batches, metadata, context)
-        open_view(temp).context_sets()
+        _write_view(temp, schema, batches, metadata, context, key)
+        open_view(temp, trust=None if key is None else key.public_key()).context_sets()
 
 
 def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
                 metadata: Callable[[int, dict[str, Any]], dict[str, Any]],
-                context: Mapping[str, np.ndarray] | None) -> None:
+                context: Mapping[str, np.ndarray] | None, key: Any) -> None:
     context = context or {}
     columns = arrow_schema(schema)
     if context:
@@ -102,7 +105,7 @@ def _write_view(path: str, schema: Schema, batches: Iterable[Digits],
         document = digest_document([view if groups is None else groups.attach(view)], {
             name: found.result() for name, found in zip(context, digests[1:], strict=True)})
         writer.add_key_value_metadata(
-            {METADATA_KEY: encode_metadata(metadata(digests[0].rows, document))})
+            footer_entries(metadata(digests[0].rows, document), key))
 
 
 def _with_arrow(schema: Schema, digits: Digits) -> tuple[Digits, pa.RecordBatch]:
@@ -130,8 +133,10 @@ def write_part(path: str, schema: Schema, batches: Iterable[Digits]) -> PartDige
     return groups.attach(found.result())
 
 
-def write_metadata_file(directory: str, schema: Schema, document: Mapping[str, Any]) -> None:
+def write_metadata_file(directory: str, schema: Schema, document: Mapping[str, Any],
+                        sign: Any = None) -> None:
     """A Dask release's document, in the empty Parquet file :data:`METADATA_FILE`
-    of ``directory`` (beside its parts, written by :func:`write_part`)."""
+    of ``directory`` (beside its parts, written by :func:`write_part`), signed with
+    ``sign`` if given (:func:`~privpub.viewfile.document.footer_entries`)."""
     with pq.ParquetWriter(os.path.join(directory, METADATA_FILE), arrow_schema(schema)) as w:
-        w.add_key_value_metadata({METADATA_KEY: encode_metadata(dict(document))})
+        w.add_key_value_metadata(footer_entries(document, sign))
