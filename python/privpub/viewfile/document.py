@@ -116,12 +116,14 @@ def read_document(path: str | os.PathLike, trust: Any = None) -> ViewDocument:
     where = os.fspath(path)
     document = metadata_file(path)
     footer = footer_metadata(document)
-    raw = footer.get(METADATA_KEY)
-    parsed = _parsed(where, document, raw)
-    entry = footer.get(SIGNATURE_KEY)
-    if entry is not None:
-        entry = load_json(entry, f"{where!r}: privpub signature")
-    return replace(parsed, signed=check_signature(raw, entry, trust, repr(where)))
+    raw, entry = footer.get(METADATA_KEY), footer.get(SIGNATURE_KEY)
+    signed = None
+    if raw is not None:  # (None: refused by the parse, naming what is missing)
+        # The signature first: an edited document is refused as edited, before
+        # its content is parsed.
+        stored = None if entry is None else load_json(entry, f"{where!r}: privpub signature")
+        signed = check_signature(raw, stored, trust, repr(where))
+    return replace(_parsed(where, document, raw), signed=signed)
 
 
 @functools.lru_cache(maxsize=32)
