@@ -1,6 +1,6 @@
 //! Seekable, counter-based randomness shared by every randomised kernel.
 //!
-//! Convention (see DESIGN.md, "Conventions"): a call receives a 32-byte key
+//! Convention (see docs/design.md, "Conventions"): a call receives a 32-byte key
 //! (derived in Python from the user's seed, or drawn from the OS CSPRNG).
 //! Work is cut into fixed logical blocks of `BLOCK` items; block `b` draws
 //! from ChaCha20 keyed by the key with stream id `b`. Blocks are a property

@@ -35,7 +35,7 @@ const WINDOW: usize = 64;
 ///
 /// With p_first = α+β and p_rest = α a tuple with c records contributes
 /// cα + β copies in expectation, so (n_V − β n_D)/α stays unbiased for record
-/// counts (DESIGN.md, "Real tables repeat records").
+/// counts (docs/design.md, "Real tables repeat records").
 pub fn keep_records<T: PartialEq + Sync>(
     key: &Key,
     start: u64,

@@ -255,7 +255,7 @@ def test_publish_refuses_extra_columns_and_oversized_noise():
 @pytest.mark.slow
 def test_seeded_publish_is_byte_identical_on_one_and_two_threads():
     """End to end, in fresh processes: the α-step, the β-step's segments and the
-    merge give the same bytes whatever the thread count (docs/design.md, Conventions)."""
+    merge give the same bytes whatever the thread count (docs/design.md, "Conventions")."""
     import os
     import subprocess
     import sys

@@ -12,7 +12,7 @@ from privpub.alphabeta import AlphaBeta, sequence, sequence_claims
 from privpub.alphabeta.accounting import calibrate
 from privpub.alphabeta.multiview import MultiViewPublisher
 
-# The paper's Adult setting (docs/design.md, Notes on the papers): d = 10n/m, γ = 0.2.
+# The paper's Adult setting (docs/design.md, "Notes on the papers"): d = 10n/m, γ = 0.2.
 M, N = 648_023_040, 30_162
 D, GAMMA = 10 * N / M, 0.2
 

@@ -21,7 +21,8 @@ def scores():
 
 
 def test_example_4_1_count_of_score_below_three_times_age(scores):
-    # DESIGN.md: the paper's n_D = 190 does not follow from its domains; 549 does.
+    # docs/design.md, "Example 4.1's n_D = 190 does not follow from its stated domains":
+    # 549 does.
     assert count_domain(scores, "score < 3*age") == 549
     assert count_domain(scores, col("score") < 3 * col("age")) == 549
     assert count_domain(scores, "select count(*) from I where score < 3*age") == 549

@@ -2,7 +2,7 @@
 
 Plain functions, each citing the result it implements from Rastogi, Suciu,
 Hong, *The Boundary Between Privacy and Utility in Data Publishing* (VLDB
-2007), with the corrections listed in docs/design.md (Notes on the papers).
+2007), with the corrections listed in docs/design.md, "Notes on the papers".
 Probabilities are floats; the domain size m is an exact int.
 
 Adversaries: a *d-independent* adversary (Def. 2.2) has a tuple-independent
@@ -126,8 +126,8 @@ CALIBRATIONS = ("exclusive", "independent", "sec4.2", "half")
 
 
 def calibrate(d: float, gamma: float, calibration: str = "exclusive") -> tuple[float, float]:
-    """(α, β) for (d, γ)-privacy by the named choice (docs/design.md, Notes on
-    the papers: parameter choice names its adversary).
+    """(α, β) for (d, γ)-privacy by the named choice (docs/design.md,
+    "Parameter choice names its adversary").
 
     With s = α + β and c = :func:`prior_ratio_bound`, the estimator's noise
     variance n_D·β(1−β)/α², which dominates every query whose domain count
@@ -184,7 +184,7 @@ def theorem_4_3_r(alpha: float, beta: float, n: int, m: int) -> float:
 
 def rho_theorem_4_3(r: float, failure_probability: float) -> float:
     """ρ = √(2(r+1) ln(2/ε)) of Theorem 4.3 (appendix form; docs/design.md,
-    Notes on the papers): the estimate's absolute error is below ρ√n with
+    "Notes on the papers"): the estimate's absolute error is below ρ√n with
     probability ≥ 1 − ε."""
     failure_probability = probability("failure_probability", failure_probability,
                                       open_low=True, open_high=True)
@@ -211,7 +211,7 @@ def alphabeta_error_bound(alpha: float, beta_max: float, n: int, m: int, failure
                           *, source: bool = False) -> float:
     """A bound B with Pr[|Q̃(V) − Q(I)| ≥ B] ≤ ε for each fixed counting query:
     the bound Theorem 4.3's argument gives once its two slips are mended
-    (docs/design.md, Notes on the papers: the variance term and a two-sided tail).
+    (docs/design.md, "Notes on the papers": the variance term, a two-sided tail).
 
     α·(Q̃ − Q) = Y − E Y, where Y = Q(V) is a sum of independent indicators:
     one per record (kept with α + β(t) for a tuple's first record, α for a

@@ -98,7 +98,7 @@ def _privacy_claims(mech: AlphaBeta, a: float, b: float, d: float, g: float) -> 
             f"twice in V is certainly in I; {records.get('revealed_in_view', 0):,} tuples "
             f"appear two or more times in this view. Publish with duplicates='set' for "
             f"the full guarantee.",
-            "docs/design.md (Notes on the papers: real tables repeat records)"))
+            'docs/design.md, "Real tables repeat records"'))
     excl = exclusive_worst_posterior(a, b, d)
     claims.append(Claim(
         "no positive leakage, d-exclusive adversaries", excl <= g * (1 + 1e-12),

@@ -2,7 +2,7 @@
 
 Algorithm 3 estimates a counting query from a view by Q̃(V) = (n_V − β n_D)/α,
 with n_V = Q(V) and n_D = Q(D); with a source distribution (Algorithm 8)
-Q̃(V) = (n_V − Σ_{t ∈ Q(D)} β(t))/α (docs/design.md, Notes on the papers: the
+Q̃(V) = (n_V − Σ_{t ∈ Q(D)} β(t))/α (docs/design.md, "Notes on the papers": the
 text's sum over Q(I) is a slip). :func:`estimate` gives Q̃ with a plug-in
 variance; :func:`interval_law` the law of n_V given the true count c, whose
 tests :class:`~privpub.tables.confidence.CountLaw` inverts into an interval

@@ -19,7 +19,7 @@ interval laws in :mod:`~privpub.alphabeta.estimator`, the publish paths in
 :mod:`~privpub.alphabeta.publishing` and Algorithm 1's steps in
 :mod:`~privpub.alphabeta.draw`.
 
-Repeated records (docs/design.md, Notes on the papers): real tables repeat
+Repeated records (docs/design.md, "Real tables repeat records"): real tables repeat
 tuples (Adult: 30,162 records, 19,502 distinct). The paper treats I as a
 set, and so the caller chooses (``publish(duplicates=...)``) when the data
 repeat a tuple:

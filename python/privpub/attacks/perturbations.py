@@ -171,7 +171,8 @@ class BinomialNoise(Perturbation):
     R = T · (ln n)^μ coins (the paper: "taking μ = 9 will work"); a query
     with |q| < √R · (ln n)² is *small* and answered 0; any other query gets
     a_q + Σ_{i≤R} e_i − R/2 with e_i fair coins, noise of mean 0 and
-    variance R/4 (DESIGN.md; the paper's "variance √R" is a slip). The
+    variance R/4 (docs/design.md, "Theorem 5's perturbation"; the paper's
+    "variance √R" is a slip). The
     binomial is sampled exactly by inverting its CDF at the query's uniform.
 
     At μ = 9 the small-query threshold exceeds n for every n a computer can

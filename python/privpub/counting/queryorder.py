@@ -1,4 +1,4 @@
-"""What an atom's values mean (docs/design.md, "What a value means"), once
+"""What an atom's values mean (docs/design.md, "Inputs"), once
 :mod:`privpub.counting.queryatoms` has checked it:
 
 - an ordered attribute is compared by its declared order: its values in the
@@ -146,7 +146,8 @@ def _by_value(atom: exp.Expression) -> bool:
 def place_missing(schema: Schema, atom: exp.Expression,
                   parts: list[exp.Expression] | None = None) -> exp.Expression:
     """The atom with missing cells given their one meaning (docs/design.md,
-    "What a value means"): a declared missing label is a marker, not a value.
+    "Missing is a marker outside the value order"): a declared missing label is a
+    marker, not a value.
     ``c IS NULL`` is ``c = <label>`` (FALSE where no label is declared: such a
     column holds no missing cell); ``c = <label>``, ``c <> v`` and IN lists test
     the marker like any value; every other atom (order comparisons, BETWEEN,

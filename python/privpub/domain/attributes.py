@@ -5,7 +5,7 @@ the listed order) or not (text then has no order: such comparisons are
 refused); an :class:`IntRange` is {lo, …, hi}, ordered by value. Either may
 declare a ``missing`` label: the marker a missing cell becomes, outside the
 value order (no range matches it; ``IS NULL`` and ``= <label>`` do) and never
-one of the values that occur (docs/design.md, "What a value means").
+one of the values that occur (docs/design.md, "Missing is a marker outside the value order").
 
 Nothing is coerced silently: a value outside its domain, a NaN/None, or a
 value of the wrong type raises an error naming the attribute and the value.

@@ -5,8 +5,8 @@ Rastogi, Suciu, Hong, VLDB 2007, Sec. 5: publish the 30,162 Adult records
 (10n/m, 0.2)-privacy, estimate every equality query over up to three
 attributes (304,364 queries) and compare the errors.
 
-Every mechanism is calibrated from the privacy request alone (DESIGN.md),
-never tuned to a figure:
+Every mechanism is calibrated from the privacy request alone (docs/design.md,
+"Sec. 5 bounds"), never tuned to a figure:
 
 - FRAPP: γ_frapp at Definition 2.3's posterior for the paper's d-independent
   adversary (:func:`privpub.frapp.accounting.frapp_gamma_for_privacy`);

@@ -32,8 +32,8 @@ Answers (:class:`~privpub.graphs.answer.GraphAnswer`) carry their noise law,
 an interval exact for it, and ``clamped()`` (post-processing, no privacy
 cost); see :mod:`privpub.graphs.intervals`.
 
-"log" in the paper is the natural log (DESIGN.md). Lap(b) has scale b. The
-noise is the discrete Laplace of scale b, sampled exactly
+"log" in the paper is the natural log (docs/design.md, "Algorithm 2.1").
+Lap(b) has scale b. The noise is the discrete Laplace of scale b, sampled exactly
 (:mod:`privpub.graphs.noise`, Canonne–Kamath–Steinke), so no floating-point
 rendering leaks; b is rounded up to the next double.
 

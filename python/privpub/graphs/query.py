@@ -11,9 +11,9 @@ general); counting over a :class:`~privpub.graphs.Graph` needs binary
 subgoals of one relation, named as the graph names it (``R`` unless the
 graph declares other names).
 
-The catalog builds the queries of the paper's Figure 1(c) (DESIGN.md restates
-them): :func:`triangle`, :func:`two_path`, :func:`cycle`, :func:`path_from`,
-:func:`clique`, :func:`pattern`.
+The catalog builds the queries of the paper's Figure 1(c) (docs/design.md,
+"Figure 1(c) did not survive", restates them): :func:`triangle`, :func:`two_path`,
+:func:`cycle`, :func:`path_from`, :func:`clique`, :func:`pattern`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ here:
   subgoal, which fixes two variables; the other k−2 take distinct nodes
   outside {a, b}. All are realised when every other tuple is present and
   t' is a self-loop, which no subgoal matches. Δ: 3(m−2) (the paper's m−2
-  counts triangles as sets; we count assignments, DESIGN.md), ∨: 2(m−2).
+  counts triangles as sets; we count assignments, docs/design.md,
+  "A query's value"), ∨: 2(m−2).
 - d_{i,v}: 1 for i = 1; for i ≥ 2 at most m (the range is 0..m), reached for
   m ≥ 3 (v → a added, a → every node present).
 - any other query: the upper bound min(m^|head|, Σ_g m^{v − |vars(g)|}) (each

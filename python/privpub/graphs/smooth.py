@@ -92,7 +92,7 @@ from privpub.graphs.noise import Bits, scale_up
 from privpub.graphs.query import triangle
 from privpub.graphs.sensitivity import query_range
 
-ASSIGNMENTS_PER_TRIANGLE = 6  # Δ counts ordered assignments (DESIGN.md)
+ASSIGNMENTS_PER_TRIANGLE = 6  # Δ counts ordered assignments (docs/design.md, "A query's value")
 
 DP_ADD_REMOVE = "(ε, δ)-differential privacy (add or remove one edge)"
 DP_REPLACE = "(2ε, (1 + e^ε)δ)-indistinguishability (replace one edge, Def. 2.7)"

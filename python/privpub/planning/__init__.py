@@ -44,7 +44,8 @@ from privpub.planning.explain import explain_table
 from privpub.planning.facts import table_facts
 from privpub.planning.search import Request, Search
 
-#: Default grid: k ≥ 1 (DESIGN.md: a prior below the base rate is a different request).
+#: Default grid: k ≥ 1, a prior at or above the base rate n/m: below it is a different
+#: request (docs/design.md, "d = kn/m with k ≥ 1").
 DEFAULT_KS = (1, 2, 5, 10, 20, 50)
 DEFAULT_GAMMAS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8)
 DEFAULT_GROUP_SIZES = (2, 3, 5, 10)
