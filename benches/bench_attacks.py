@@ -173,7 +173,7 @@ def weeding(request):
 def test_weed_rust(benchmark, weeding):
     n, masks, answers, E, truth = weeding
     benchmark.extra_info["role"] = "privpub"
-    assert benchmark(lambda: _core.weed(n, masks, answers, E)) == truth
+    assert benchmark(lambda: _core.attacks.weed(n, masks, answers, E)) == truth
 
 
 @pytest.mark.benchmark(group="exhaustive weeding (Theorem 2)")

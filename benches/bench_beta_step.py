@@ -96,7 +96,7 @@ def adult():
 def test_beta_step_adult_privpub(benchmark, adult):
     m, beta, excluded = adult
     benchmark.extra_info["role"] = "privpub"
-    out = benchmark(lambda: _core.beta_step(bytes(32), m, beta, excluded))
+    out = benchmark(lambda: _core.sampling.beta_step(bytes(32), m, beta, excluded))
     assert abs(len(out) - beta * (m - len(excluded))) < 5 * np.sqrt(beta * m)
 
 
@@ -122,8 +122,8 @@ def test_beta_step_1e8_privpub(benchmark, request):
     m, beta = _scale(request.config)
     benchmark.extra_info["role"] = "privpub"
     empty = np.zeros((0, 1), dtype=np.uint64)
-    out = benchmark.pedantic(lambda: _core.beta_step(bytes(32), m, beta, empty), rounds=11,
-                             warmup_rounds=1)
+    out = benchmark.pedantic(lambda: _core.sampling.beta_step(bytes(32), m, beta, empty),
+                             rounds=11, warmup_rounds=1)
     assert abs(len(out) - beta * m) < 5 * np.sqrt(beta * m)
 
 
@@ -199,7 +199,7 @@ def test_publish_best_of_interleaved(one_record, bench_report, request):
 
     sides = {"numpy publish": lambda: numpy_publish(rng, m, mech.alpha, beta, records),
              "mech.publish": lambda: _publish(mech, df),
-             "β-step kernel": lambda: _core.beta_step(bytes(32), m, beta, empty)}
+             "β-step kernel": lambda: _core.sampling.beta_step(bytes(32), m, beta, empty)}
     rounds, base, parts = against_baseline(sides, "numpy publish", request.config)
     bench_report.append(f"Publish of one record at {beta * m:.0e} noise codes, interleaved best "
                         f"of {rounds}: numpy baseline {base * 1e3:.0f} ms; {parts} (baseline / "
@@ -221,7 +221,7 @@ PEAK_SCRIPT = textwrap.dedent("""
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")  # reset the peak-RSS mark (VmHWM) to the current RSS
     before = status("VmRSS:")
-    out = _core.beta_step(bytes(32), m, beta, empty)
+    out = _core.sampling.beta_step(bytes(32), m, beta, empty)
     print(status("VmHWM:") - before, out.nbytes)
 """)
 

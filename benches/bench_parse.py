@@ -110,7 +110,7 @@ def test_parse_text_only(benchmark, bench_report):
 @pytest.mark.benchmark(group=GROUP)
 def test_parse_rust_alone(benchmark, bench_report):
     limits = (querytext.MAX_DEPTH, querytext.MAX_TERMS, querytext.MAX_VALUES)
-    trees = benchmark(lambda: [_core.parse_query(t, *limits) for t in TEXTS])
+    trees = benchmark(lambda: [_core.query.parse_query(t, *limits) for t in TEXTS])
     assert len(trees) == len(TEXTS)
     per_text(benchmark, "rust", bench_report)
 

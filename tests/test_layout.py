@@ -1,6 +1,7 @@
 """The package's layering: core ← domain ← counting ← viewfile ← tables ← mechanism
 families ← experiments/cli, no cycles; what a value means is decided in domain/ alone; no
-shared floor names a family (it calls the capabilities core declares).
+shared floor names a family (it calls the capabilities core declares); the Rust extension's
+submodules mirror its binding files, one stub file each.
 
 Imports are read from the source (every import statement, including ones
 inside functions, which is where a cycle hides; only ``if TYPE_CHECKING:``
@@ -12,11 +13,14 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import shutil
+import types
 from pathlib import Path
 
 import pytest
 
 import privpub
+from privpub import _core
 
 ROOT = Path(privpub.__file__).parent
 #: Which top-level parts of privpub each part may import (besides itself).
@@ -540,3 +544,71 @@ def test_the_doc_check_sees_each_kind_of_fault():
                "# writes bench" ".md", f"# {sorted(NOT_OURS)[0]}"]
     faults = doc_reference_faults(Path(__file__), "\n".join(planted) + "\n")
     assert [f.split(": ", 1)[0].rsplit(":", 1)[1] for f in faults] == ["1", "2", "3"], faults
+
+
+# ---- the extension's submodules mirror the binding files ------------------------------------
+
+#: The binding files: each rust/src/bindings/X.rs is the submodule privpub._core.X.
+BINDINGS = Path(__file__).parents[1] / "rust" / "src" / "bindings"
+#: A Rust function exported to Python, by its (Python) name.
+PYFUNCTION = re.compile(r"#\[pyfunction\]\s*(?:(?://[^\n]*|#\[[^\]]*\])\s*)*"
+                        r"pub(?:\(crate\))? fn (\w+)")
+
+
+def binding_mismatches(bindings: Path, core: types.ModuleType, stubs: Path) -> list[str]:
+    """Where the binding files, the extension's submodules and the stub files disagree:
+    each ``bindings/X.rs`` registers its own submodule ``_core.X`` (named for the file:
+    ``submodule(parent, module_path!())``) holding exactly the file's ``#[pyfunction]``s,
+    ``_core/X.pyi`` stubs it, and ``_core`` holds nothing but its submodules."""
+    files = {p.stem: p for p in bindings.glob("*.rs") if p.stem != "mod"}
+    modules = {n for n, v in vars(core).items() if isinstance(v, types.ModuleType)}
+    stubbed = {p.stem for p in stubs.glob("*.pyi") if p.stem != "__init__"}
+    found = [f"bindings/{x}.rs has no submodule _core.{x}" for x in sorted(files.keys() - modules)]
+    found += [f"_core.{x} has no binding file bindings/{x}.rs"
+              for x in sorted(modules - files.keys())]
+    found += [f"_core.{x} has no stub _core/{x}.pyi" for x in sorted(modules - stubbed)]
+    found += [f"_core/{x}.pyi stubs no submodule" for x in sorted(stubbed - modules)]
+    found += [f"_core.{n} is not a submodule" for n, v in sorted(vars(core).items())
+              if not n.startswith("__") and not isinstance(v, types.ModuleType)]
+    for x in sorted(files.keys() & modules):
+        text = files[x].read_text()
+        if "submodule(parent, module_path!())" not in text:
+            found.append(f"bindings/{x}.rs does not register its own submodule")
+        defined = set(PYFUNCTION.findall(text))
+        registered = {n for n, v in vars(getattr(core, x)).items()
+                      if isinstance(v, types.BuiltinFunctionType)}
+        if defined != registered:
+            found.append(f"_core.{x} holds {sorted(registered - defined)} not of bindings/{x}.rs "
+                         f"and lacks {sorted(defined - registered)}")
+    return found
+
+
+def test_the_extension_mirrors_the_binding_files():
+    assert binding_mismatches(BINDINGS, _core, ROOT / "_core") == []
+
+
+def test_the_mirror_check_sees_each_mismatch(tmp_path, monkeypatch):
+    """Power: a binding file without its submodule, one that registers into another,
+    a function registered elsewhere, a missing stub, a stray stub and a flat alias
+    on ``_core`` are each reported."""
+    bindings, stubs = tmp_path / "bindings", tmp_path / "stubs"
+    shutil.copytree(BINDINGS, bindings)
+    shutil.copytree(ROOT / "_core", stubs)
+    assert binding_mismatches(bindings, _core, stubs) == []
+    (bindings / "extra.rs").write_text("#[pyfunction]\npub(crate) fn stray() {}\n")
+    splu = bindings / "splu.rs"
+    splu.write_text(splu.read_text().replace("super::submodule(parent, module_path!())",
+                                             'super::submodule(parent, "codes")'))
+    codes = bindings / "codes.rs"
+    codes.write_text(codes.read_text() + "\n#[pyfunction]\n#[pyo3(signature = (a))]\n"
+                     "pub(crate) fn moved(a: u8) -> u8 {\n    a\n}\n")
+    (stubs / "attacks.pyi").rename(stubs / "weeding.pyi")
+    monkeypatch.setattr(_core, "encode_u64", _core.codes.encode_u64, raising=False)
+    assert binding_mismatches(bindings, _core, stubs) == [
+        "bindings/extra.rs has no submodule _core.extra",
+        "_core.attacks has no stub _core/attacks.pyi",
+        "_core/weeding.pyi stubs no submodule",
+        "_core.encode_u64 is not a submodule",
+        "_core.codes holds [] not of bindings/codes.rs and lacks ['moved']",
+        "bindings/splu.rs does not register its own submodule",
+    ]

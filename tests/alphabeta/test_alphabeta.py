@@ -283,7 +283,7 @@ def _code_counts(trials: int, m: int, excluded: np.ndarray, beta: float,
     rows = excluded.reshape(-1, 1)
     for s in range(trials):
         key = privpub.resolve_seed(s).derive("segments").key
-        codes = _core.beta_step(key, m, beta, rows).reshape(-1).astype(np.int64)
+        codes = _core.sampling.beta_step(key, m, beta, rows).reshape(-1).astype(np.int64)
         if drop_segment_ends:
             codes = codes[codes % drop_segment_ends != drop_segment_ends - 1]
         counts += np.bincount(codes, minlength=m)

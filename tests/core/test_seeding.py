@@ -11,7 +11,7 @@ from scipy import stats
 
 from privpub import ParameterError, PrivpubError, RandomSource, _core, resolve_seed
 
-BLOCK = _core.BLOCK
+BLOCK = _core.sampling.BLOCK
 
 
 # ---------------------------------------------------------------------------------------------

@@ -116,9 +116,9 @@ def test_each_record_publishes_a_uniform_member_of_its_group():
     from privpub import _core
     from privpub.core.seeding import resolve_seed
     values = df.s.to_numpy().astype(np.uint32)
-    drawn = _core.decoy_draw(resolve_seed(5).derive("splu:s").key,
-                             groups.ravel().astype(np.uint32), values,
-                             group_size).reshape(-1, group_size)
+    drawn = _core.splu.decoy_draw(resolve_seed(5).derive("splu:s").key,
+                                  groups.ravel().astype(np.uint32), values,
+                                  group_size).reshape(-1, group_size)
     group_values = values[groups]
     pick = np.argmax(group_values[:, :, None] == drawn[:, None, :], axis=1)  # member index
     assert (group_values[np.arange(len(groups))[:, None], pick] == drawn).all()
@@ -186,7 +186,8 @@ def test_transition_rates_by_simulation():
     n, f = len(members), np.bincount(original, minlength=6)
     stay, cross = np.zeros(6), np.zeros(6)
     for t in range(trials):
-        drawn = _core.decoy_draw(np.random.default_rng(t).bytes(32), members, values, group_size)
+        drawn = _core.splu.decoy_draw(np.random.default_rng(t).bytes(32), members, values,
+                                      group_size)
         for v in range(6):
             stay[v] += np.sum((original == v) & (drawn == v))
             cross[v] += np.sum((original != v) & (drawn == v))

@@ -90,7 +90,7 @@ def test_alphabeta_on_adult_equals_one_machine_byte_for_byte(client, adult, dupl
 def test_alphabeta_on_a_two_limb_domain_equals_one_machine(client, wide, duplicates):
     schema, df = wide
     mech = AlphaBeta(schema, 0.4, 1e6 / schema.size, n=len(df))
-    assert _core.beta_step_layout(schema.size, mech.beta)[1] >= 7  # ranges can split
+    assert _core.sampling.beta_step_layout(schema.size, mech.beta)[1] >= 7  # ranges can split
     view = mech.publish(df, seed=3, duplicates=duplicates)
     for parts in PARTITIONS:
         release = mech.publish(dd.from_pandas(df, npartitions=parts), seed=3,
@@ -126,7 +126,7 @@ def test_records_on_range_edges(client, tiny):
     """Codes at and beside the range boundaries (multiples of L) land in the
     range whose β-step must leave them out."""
     schema, _, _ = tiny
-    seg_len = _core.beta_step_layout(schema.size, BETA)[0]
+    seg_len = _core.sampling.beta_step_layout(schema.size, BETA)[0]
     codes = np.unique([c + d for c in range(0, schema.size, seg_len) for d in (-1, 0, 1)
                        if 0 <= c + d < schema.size] + [schema.size - 1]).astype(np.uint64)
     mech = AlphaBeta(schema, ALPHA, BETA, n=len(codes))
@@ -302,7 +302,7 @@ def tiny():
                              privpub.IntRange("b", 0, 2**10 - 1)])
     codes = np.sort(np.random.default_rng(0).choice(schema.size, 20_000, replace=False))
     mech = AlphaBeta(schema, ALPHA, BETA, n=len(codes))
-    assert _core.beta_step_layout(schema.size, BETA)[1] == 4
+    assert _core.sampling.beta_step_layout(schema.size, BETA)[1] == 4
     return schema, codes.astype(np.uint64), mech
 
 
@@ -324,7 +324,7 @@ def distributed_views(client, tiny):
 
 
 def _edges(schema):
-    seg_len = _core.beta_step_layout(schema.size, BETA)[0]
+    seg_len = _core.sampling.beta_step_layout(schema.size, BETA)[0]
     return [0, 2 * seg_len, 3 * seg_len, 4 * seg_len]
 
 
@@ -333,7 +333,7 @@ def _pieces(tiny, variant):
     range restarting the α-step stream, drawing from segment 0's stream on,
     or β 10% high."""
     schema, codes, mech = tiny
-    seg_len = _core.beta_step_layout(schema.size, BETA)[0]
+    seg_len = _core.sampling.beta_step_layout(schema.size, BETA)[0]
     edges = _edges(schema)
     beta = BETA * (1.1 if variant == "beta" else 1)
     wrong_mech = AlphaBeta(schema, ALPHA, beta, n=len(codes))
@@ -345,12 +345,13 @@ def _pieces(tiny, variant):
             start = int((codes < edges[i]).sum()) if variant != "alpha" else 0
             first, stop = edges[i] // seg_len, edges[i + 1] // seg_len
             if variant == "streams":  # range i draws segments (0, stop − first), shifted
-                noise = _core.beta_step(rand.derive("beta-step").key, schema.size, beta,
-                                        np.zeros((0, 1), np.uint64), segments=(0, stop - first))
+                noise = _core.sampling.beta_step(rand.derive("beta-step").key, schema.size, beta,
+                                                 np.zeros((0, 1), np.uint64),
+                                                 segments=(0, stop - first))
                 noise = noise + np.uint64(edges[i])
                 noise = noise[~np.isin(noise, rows) & (noise < np.uint64(schema.size))]
-                keep = _core.keep_records(rand.derive("alpha-step").key, rows,
-                                          np.array([ALPHA + beta]), ALPHA, start=start)
+                keep = _core.sampling.keep_records(rand.derive("alpha-step").key, rows,
+                                                   np.array([ALPHA + beta]), ALPHA, start=start)
                 piece = np.sort(np.concatenate([rows[keep].reshape(-1), noise.reshape(-1)]))
             else:
                 piece = wrong_mech.draw(rand, rows, start=start,
@@ -379,7 +380,7 @@ def _checks(tiny, views):
     positions at equal offsets in different ranges (independent ranges:
     p² + (1 − p)²) for records (α-step) and for other codes (β-step)."""
     schema, codes, _ = tiny
-    seg_len = _core.beta_step_layout(schema.size, BETA)[0]
+    seg_len = _core.sampling.beta_step_layout(schema.size, BETA)[0]
     edges = _edges(schema)
     hits = _inclusion(tiny, views)
     in_i = np.zeros(schema.size, dtype=bool)

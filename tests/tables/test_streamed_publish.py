@@ -69,7 +69,7 @@ def test_windows_split_records_at_segment_edges(tmp_path, monkeypatch):
     monkeypatch.setattr(publishing, "WINDOW_SEGMENTS", 1)
     schema = privpub.Schema([privpub.IntRange("x", 0, 999_999)])
     beta = 0.5
-    seg_len, segments = privpub._core.beta_step_layout(schema.size, beta)
+    seg_len, segments = privpub._core.sampling.beta_step_layout(schema.size, beta)
     edges = np.arange(1, segments) * seg_len
     data = np.unique(np.concatenate([edges - 1, edges])).astype(np.uint64)
     mech = AlphaBeta(schema, 0.49, beta)

@@ -330,17 +330,17 @@ def _dictionary_chunk(extra: bytes = b"") -> bytes:
 
 
 def test_a_plain_dictionary_page_reads():
-    end, values = _core.dictionary_page(_dictionary_chunk(), False, "BYTE_ARRAY")
+    end, values = _core.parquet.dictionary_page(_dictionary_chunk(), False, "BYTE_ARRAY")
     assert values == ["F", "M"] and end == len(_dictionary_chunk())
     for _, extra in _every_type():
-        assert _core.dictionary_page(_dictionary_chunk(extra), False, "BYTE_ARRAY")[1] == \
+        assert _core.parquet.dictionary_page(_dictionary_chunk(extra), False, "BYTE_ARRAY")[1] == \
             ["F", "M"]
 
 
 @pytest.mark.parametrize("name,extra", _hostile_fields(), ids=[n for n, _ in _hostile_fields()])
 def test_a_hostile_header_field_is_a_named_error_at_once(name, extra):
     with pytest.raises(PrivpubError, match="malformed Parquet column chunk: page header"):
-        _core.dictionary_page(_dictionary_chunk(extra), False, "BYTE_ARRAY")
+        _core.parquet.dictionary_page(_dictionary_chunk(extra), False, "BYTE_ARRAY")
 
 
 def test_a_footer_the_reader_refuses_is_named():
@@ -349,9 +349,9 @@ def test_a_footer_the_reader_refuses_is_named():
         footer = with_field(tail, extra)
         data = b"PAR1" + footer + len(footer).to_bytes(4, "little") + b"PAR1"
         with pytest.raises(PrivpubError, match="unreadable Parquet footer"):
-            _core.parquet_footer(data, len(data))
+            _core.parquet.footer(data, len(data))
     with pytest.raises(PrivpubError, match="does not end in PAR1"):
-        _core.parquet_footer(b"PAR1xxxx", 8)
+        _core.parquet.footer(b"PAR1xxxx", 8)
 
 
 # ---- the fuzz (slow) ----------------------------------------------------------------------------

@@ -26,8 +26,9 @@ from privpub import (
     IntRange,
     PublishedView,
     Schema,
+    _core,
 )
-from privpub.viewfile import pages, reader
+from privpub.viewfile import reader
 from privpub.viewfile.layout import SET_COLUMN
 from privpub.viewfile.pages import PageReader
 from privpub.viewfile.rows import MemoryView
@@ -155,12 +156,12 @@ def test_a_wrong_page_reader_is_never_trusted(tmp_path, monkeypatch):
     the rows come back right, and no false alarm is raised."""
     schema = _schema(np.random.default_rng(3))
     view, path = _written(schema, tmp_path, monkeypatch, 3)
-    original = pages._core.decode_data_pages
+    original = _core.parquet.decode_data_pages
 
     def off_by_one(data, snappy, nullable, remap, width, rows):
         return original(data, snappy, nullable, np.roll(remap, 1), width, rows)
 
-    monkeypatch.setattr(pages._core, "decode_data_pages", off_by_one)
+    monkeypatch.setattr(_core.parquet, "decode_data_pages", off_by_one)
     np.testing.assert_array_equal(PublishedView.read_parquet(path).codes, view.codes)
 
 

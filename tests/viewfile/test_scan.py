@@ -445,15 +445,14 @@ def test_a_wrong_page_reader_is_never_trusted(sorted_by_age, monkeypatch):
     """Digits from the page reader that do not match the digest are read again
     by pyarrow: the counts stay right (and no false alarm is raised)."""
     from privpub import _core
-    from privpub.viewfile import pages
 
     view, path = sorted_by_age
-    original = _core.decode_data_pages
+    original = _core.parquet.decode_data_pages
 
     def off_by_one(data, snappy, nullable, remap, width, rows):
         return original(data, snappy, nullable, np.roll(remap, 1), width, rows)
 
-    monkeypatch.setattr(pages._core, "decode_data_pages", off_by_one)
+    monkeypatch.setattr(_core.parquet, "decode_data_pages", off_by_one)
     queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150')"]
     assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
         [view.count(q) for q in queries]
@@ -461,7 +460,7 @@ def test_a_wrong_page_reader_is_never_trusted(sorted_by_age, monkeypatch):
 
 @pytest.mark.parametrize("schema", [NARROW, WIDE], ids=["narrow", "wide"])
 def test_the_group_scan_counts_as_numpy_does(schema, tmp_path, monkeypatch):
-    """``_core.scan_groups`` (decode, digest, range and count in one Rust call)
+    """``_core.parquet.scan_groups`` (decode, digest, range and count in one Rust call)
     against a brute-force numpy count over pyarrow's digits of every group, on
     random conditions; and the pruned counts take that path (no group falls
     back to :func:`scan.read_group` when every condition has a truth table)."""
@@ -495,7 +494,7 @@ def test_a_wrong_group_scan_is_never_trusted(sorted_by_age, monkeypatch):
     from privpub import _core
 
     view, path = sorted_by_age
-    original = _core.scan_groups
+    original = _core.parquet.scan_groups
     groups_seen = []
 
     def rolled(groups, tables):
@@ -504,7 +503,7 @@ def test_a_wrong_group_scan_is_never_trusted(sorted_by_age, monkeypatch):
                  for rows, chunks, counts in groups]
         return original(wrong, tables)
 
-    monkeypatch.setattr(scan._core, "scan_groups", rolled)
+    monkeypatch.setattr(_core.parquet, "scan_groups", rolled)
     queries = ["sex = 'F' AND age < 40", "city IN ('city001', 'city150')"]
     assert [e.n_view for e in PublishedView.open(path).estimate_many(queries)] == \
         [view.count(q) for q in queries]

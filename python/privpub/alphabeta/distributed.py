@@ -65,7 +65,7 @@ def publish_dask(mech: AlphaBeta, data: Any, rand: RandomSource, duplicates: str
                              "range's draws depend on every range before it; publish with a "
                              "source on one machine")
     m = mech.schema.size
-    seg_len, segments = _core.beta_step_layout(m, mech.beta)
+    seg_len, segments = _core.sampling.beta_step_layout(m, mech.beta)
     align = seg_len if segments else 1
     ranged = ranged_records(mech.schema, data, mech.n, duplicates, npartitions, align=align,
                             rate=mech.beta)

@@ -2,12 +2,13 @@
 
 - α-step: record i of the sorted records is kept with element ``start`` + i
   of the "alpha-step" stream: the first copy of a tuple with probability
-  α + β(t), each further copy with α (``_core.keep_records``);
+  α + β(t), each further copy with α (``_core.sampling.keep_records``);
 - β-step: every code of the domain not in I is inserted with probability
   β(t), drawn exactly in expected O(β_max·m + n) time, never O(m), in fixed
   segments of code space, segment s from its own stream
-  (``_core.beta_step``); with a source distribution, candidates come at the
-  largest rate β_max and are thinned to β(t) (``_core.thin_product``).
+  (``_core.sampling.beta_step``); with a source distribution, candidates come
+  at the largest rate β_max and are thinned to β(t)
+  (``_core.sampling.thin_product``).
 
 A slice of the sorted records and the segments of its code range give the
 slice of the whole view in that range (a Dask task's share, byte for byte:
@@ -48,8 +49,8 @@ class Draw:
         self.window, self.progress = window, progress
         first = mech.alpha + mech.beta * (np.ones(1) if mech.source is None
                                           else mech.source.weight_of(records))
-        keep = _core.keep_records(rand.derive("alpha-step").key, records, first, mech.alpha,
-                                  start=start)
+        keep = _core.sampling.keep_records(rand.derive("alpha-step").key, records, first,
+                                           mech.alpha, start=start)
         self.kept = np.ascontiguousarray(records[keep])
         self.distinct = distinct_sorted(records)
 
@@ -62,7 +63,7 @@ class Draw:
     def chunks(self) -> Iterator[np.ndarray]:
         """The view's sorted (rows, limbs) codes, one array per window."""
         mech, m = self.mech, self.mech.schema.size
-        seg_len, count = _core.beta_step_layout(m, mech.beta_max)
+        seg_len, count = _core.sampling.beta_step_layout(m, mech.beta_max)
         begin, end = (0, count) if self.segments is None else self.segments
         window = max(end - begin, 1) if self.window is None else self.window
         key = self.rand.derive("beta-step").key
@@ -73,14 +74,15 @@ class Draw:
             kept = self.kept[code_range(self.kept, lo, hi)]
             excluded = self.distinct[code_range(self.distinct, lo, hi)]
             if mech.source is None:  # the kernel writes the kept records in as it draws
-                rows = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop),
-                                       kept=kept)
+                rows = _core.sampling.beta_step(key, m, mech.beta_max, excluded,
+                                                segments=(first, stop), kept=kept)
             else:  # candidates are thinned first: the records join after
-                noise = _core.beta_step(key, m, mech.beta_max, excluded, segments=(first, stop))
-                accept = _core.thin_product(thinning, noise, list(mech.schema.radices),
-                                            mech.source.ratios(), start=candidates)
+                noise = _core.sampling.beta_step(key, m, mech.beta_max, excluded,
+                                                 segments=(first, stop))
+                accept = _core.sampling.thin_product(thinning, noise, list(mech.schema.radices),
+                                                     mech.source.ratios(), start=candidates)
                 candidates += len(noise)
-                rows = _core.merge_sorted(kept, np.ascontiguousarray(noise[accept]))
+                rows = _core.sampling.merge_sorted(kept, np.ascontiguousarray(noise[accept]))
             if self.progress is not None:
                 self.progress(stop - begin, end - begin)
             yield rows

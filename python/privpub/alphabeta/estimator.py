@@ -15,7 +15,7 @@ The laws (c the true count, n_D = Q(D), n the records published):
 - **conservative: records** (:class:`RecordsLaw`): under
   ``duplicates="records"``. The first copy of a tuple is kept with keep =
   α+β and every further copy with α = keep − background (background = β;
-  tables/records.py, ``_core.keep_records``), so with q the number of distinct
+  tables/records.py, ``_core.sampling.keep_records``), so with q the number of distinct
   tuples among the query's c records n_V ~ Bin(q, keep) + Bin(c − q, keep −
   background) + Bin(total − q, background) (total = n_D): two unknowns. The
   mean, (keep − background)·c + background·total, does not depend on q; q

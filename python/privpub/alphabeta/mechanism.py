@@ -373,7 +373,7 @@ class AlphaBeta:
         The α-step keeps record i with stream element ``start`` + i of the
         "alpha-step" key; the β-step draws the "beta-step" key's ``segments``
         (a, b) (all by default), i.e. the codes in [a·L, b·L) for
-        L = ``_core.beta_step_layout(m, β)[0]``, leaving out the records' own
+        L = ``_core.sampling.beta_step_layout(m, β)[0]``, leaving out the records' own
         codes. A slice of the globally sorted records holding every record in
         [a·L, b·L), with ``start`` its first record's position, thus gives the
         slice of the whole view in that range: a Dask task's share, byte for

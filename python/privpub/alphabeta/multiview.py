@@ -392,18 +392,19 @@ class MultiViewPublisher:
         for label, rows, p_bg in (("in-previous", records[in_prev], p_prev),
                                   ("outside", records[~in_prev], p_fresh)):
             rows = np.ascontiguousarray(rows)
-            keep = _core.keep_records(source.derive(f"alpha-step/{label}").key, rows,
-                                      np.array([first]), first - p_bg)
+            keep = _core.sampling.keep_records(source.derive(f"alpha-step/{label}").key, rows,
+                                               np.array([first]), first - p_bg)
             parts.append(rows[keep])
         previous_noise = np.ascontiguousarray(union[~isin_sorted(union, distinct)])
-        keep = _core.keep_records(source.derive("previous-noise").key, previous_noise,
-                                  np.array([p_prev]), p_prev)
+        keep = _core.sampling.keep_records(source.derive("previous-noise").key, previous_noise,
+                                           np.array([p_prev]), p_prev)
         parts.append(previous_noise[keep])
-        parts.append(_core.beta_step(source.derive("beta-step").key, schema.size, p_fresh,
-                                     union_sorted(distinct, union)))
+        parts.append(_core.sampling.beta_step(source.derive("beta-step").key, schema.size,
+                                              p_fresh, union_sorted(distinct, union)))
         view = parts[0]
         for part in parts[1:]:
-            view = _core.merge_sorted(np.ascontiguousarray(view), np.ascontiguousarray(part))
+            view = _core.sampling.merge_sorted(np.ascontiguousarray(view),
+                                               np.ascontiguousarray(part))
         facts |= {"distinct_tuples": len(distinct), "revealed_in_view": repeated_rows(view)}
         released = self.mech.with_records(len(records), facts)
         step = MultiViewStep(released, i, self.max_views, len(union),

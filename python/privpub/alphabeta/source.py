@@ -81,9 +81,9 @@ class SourceDistribution:
         radices = list(self.schema.radices)
         zeros = [0] * len(radices)
         if self.schema.is_wide:
-            digits = _core.decode_wide(np.ascontiguousarray(rows), zeros, radices)
+            digits = _core.codes.decode_wide(np.ascontiguousarray(rows), zeros, radices)
         else:
-            digits = _core.decode_u64(np.ascontiguousarray(rows.reshape(-1)), zeros, radices)
+            digits = _core.codes.decode_u64(np.ascontiguousarray(rows.reshape(-1)), zeros, radices)
         out = np.ones(len(rows))
         for w, d in zip(self.weights, digits, strict=True):
             out *= w[d]

@@ -3,7 +3,7 @@
 - :func:`exhaustive_reconstruct` — Theorem 2 (exponential adversary): ask
   all 2^n subsets, output the first candidate whose sums are all within E
   of the answers; it is within Hamming distance 4E of d. Bit-parallel in
-  Rust (``_core.weed``), n ≤ :data:`EXHAUSTIVE_MAX_BITS`.
+  Rust (``_core.attacks.weed``), n ≤ :data:`EXHAUSTIVE_MAX_BITS`.
 - :func:`lp_reconstruct` — Theorem 3 (polynomial adversary): t = n (ln n)²
   random subsets, the linear program |Σ_{i∈q_j} c_i − ã_j| ≤ E, 0 ≤ c ≤ 1
   solved by a first-order method (:func:`band_fit`) with HiGHS behind it,
@@ -107,8 +107,8 @@ def exhaustive_reconstruct(db: SubsetSumDatabase, bound: float) -> DecodedBits:
     answers = db.query(queries)
     # The slack absorbs the rounding of answers computed in floating point (a + E − a
     # need not equal E exactly); it is far below the distance 1 between subset sums.
-    found = _core.weed(n, masks, np.ascontiguousarray(answers, dtype=np.float64),
-                       E + 1e-9 * (1 + E))
+    found = _core.attacks.weed(n, masks, np.ascontiguousarray(answers, dtype=np.float64),
+                               E + 1e-9 * (1 + E))
     if found is None:
         raise ParameterError(f"no candidate survives the weeding: some answer is more than "
                              f"bound = {E} from every candidate's subset sum, so the "

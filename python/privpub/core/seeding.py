@@ -3,7 +3,7 @@
 A call's ``seed`` is resolved once into a :class:`RandomSource`: a 32-byte
 key and a flag saying whether it came from the user. The Rust core keys
 ChaCha20 with it and splits work into fixed logical blocks, block ``b``
-using stream ``b`` (``privpub._core.BLOCK`` items per block), so a seeded
+using stream ``b`` (``privpub._core.sampling.BLOCK`` items per block), so a seeded
 result is identical for any thread count or chunking. The β-step, whose
 cost is mostly random bits, keys ChaCha12 (``rand``'s ``StdRng`` core, still
 a CSPRNG) per segment instead.
@@ -72,7 +72,7 @@ class RandomSource:
             # The stream has 2^64 elements (the core refuses too; this names n and start).
             raise ParameterError(f"start + n must be at most 2^64 (the stream's length), "
                                  f"got start={start}, n={n}")
-        return _core.uniform(self.key, int(n), int(start))
+        return _core.sampling.uniform(self.key, int(n), int(start))
 
     @property
     def policy(self) -> str:

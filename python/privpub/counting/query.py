@@ -413,9 +413,9 @@ class Condition:
         # The digits of the condition's attributes as one mixed-radix index into
         # the table: the tuple-code encoder over just those attributes (Rust).
         k = len(self.attributes)
-        flat = _core.encode_u64([np.ascontiguousarray(digits[a]) for a in self.attributes],
-                                [0] * k, [None] * k,
-                                [self.schema[a].size for a in self.attributes])
+        flat = _core.codes.encode_u64([np.ascontiguousarray(digits[a]) for a in self.attributes],
+                                      [0] * k, [None] * k,
+                                      [self.schema[a].size for a in self.attributes])
         return table[flat]
 
     def count_digits(self, digits: Mapping[str, np.ndarray], rows: int) -> int:
@@ -424,8 +424,9 @@ class Condition:
         table = self.truth_table()
         if table is None or not self.attributes:
             return int(self.mask_digits(digits, rows).sum())
-        return _core.count_in_table([np.ascontiguousarray(digits[a]) for a in self.attributes],
-                                    [self.schema[a].size for a in self.attributes], table)
+        return _core.counting.count_in_table(
+            [np.ascontiguousarray(digits[a]) for a in self.attributes],
+            [self.schema[a].size for a in self.attributes], table)
 
     def count_codes(self, codes: np.ndarray) -> int:
         """Q(V) for the tuples with these codes."""

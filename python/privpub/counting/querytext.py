@@ -122,8 +122,8 @@ def parse_where(text: str, tables: Collection[str] = ()) -> exp.Expression | Non
     if not text.strip(SPACES):
         raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
     try:
-        tree, table, alias = _core.parse_query(text, MAX_DEPTH, MAX_TERMS, MAX_VALUES)
-    except _core.QueryTextError as err:
+        tree, table, alias = _core.query.parse_query(text, MAX_DEPTH, MAX_TERMS, MAX_VALUES)
+    except _core.query.QueryTextError as err:
         raise _refusal(err.args, text) from None
     if table is not None and table in tables:
         raise _refusal(("select", f"FROM {table} names an auxiliary table (registered for "
@@ -155,8 +155,8 @@ class Subquery:
 def subquery(text: str) -> Subquery:
     """The text of an IN subquery (``Expr.isin("select …")``), read as a query is."""
     try:
-        found = _core.parse_subquery(text, MAX_DEPTH, MAX_TERMS, MAX_VALUES)
-    except _core.QueryTextError as err:
+        found = _core.query.parse_subquery(text, MAX_DEPTH, MAX_TERMS, MAX_VALUES)
+    except _core.query.QueryTextError as err:
         raise _refusal(err.args, text) from None
     return _subquery(found)
 

@@ -121,7 +121,7 @@ def render(value: Any) -> str:
 def int_sql(ints: np.ndarray) -> str:
     """int64 values as an SQL list body, "1, 2, 3" (Rust: a 10^5-value list is
     rendered in well under a millisecond; Python's repr of a list took 8 ms)."""
-    return _core.int_list_text(np.ascontiguousarray(ints, dtype=np.int64))
+    return _core.query.int_list_text(np.ascontiguousarray(ints, dtype=np.int64))
 
 
 def number(text: str) -> int | float:

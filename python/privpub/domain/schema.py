@@ -89,7 +89,7 @@ class Schema:
         #: m = |D|, exact.
         self.size: int = math.prod(self.radices)
         #: 64-bit words per code: 1 when m ≤ 2^64.
-        self.limbs: int = _core.limbs_for(list(self.radices))
+        self.limbs: int = _core.codes.limbs_for(list(self.radices))
         if isinstance(derived, str) or not all(isinstance(d, str) for d in derived):
             raise SchemaError(f"derived must be a list of attribute names, got {derived!r}")
         unknown = [d for d in derived if d not in seen]
@@ -291,8 +291,8 @@ class Schema:
         remaps = [c.remap for c in columns]
         try:
             if self.is_wide:
-                return _core.encode_wide(raws, offsets, remaps, radices, self.limbs)
-            return _core.encode_u64(raws, offsets, remaps, radices)
+                return _core.codes.encode_wide(raws, offsets, remaps, radices, self.limbs)
+            return _core.codes.encode_u64(raws, offsets, remaps, radices)
         except DomainError as exc:
             j, row = exc.attribute_index, exc.row
             attr, column = self.attributes[j], columns[j]
@@ -327,8 +327,8 @@ class Schema:
         radices = list(self.radices)
         try:
             if self.is_wide:
-                return _core.decode_wide(codes, offsets, radices)
-            return _core.decode_u64(codes, offsets, radices)
+                return _core.codes.decode_wide(codes, offsets, radices)
+            return _core.codes.decode_u64(codes, offsets, radices)
         except CodeError as exc:
             if exc.row is None:
                 raise

@@ -256,8 +256,8 @@ class FRAPP:
         """The perturbed (n, limbs) ``records`` (sorted, as published), in their
         order: record i draws as position ``start`` + i of the whole sorted list,
         so a Dask range of it draws its share of the single-machine result."""
-        return _core.frapp_perturb(source.derive("frapp").key, records, self.schema.size,
-                                   self.gamma_frapp, start=start)
+        return _core.sampling.frapp_perturb(source.derive("frapp").key, records, self.schema.size,
+                                            self.gamma_frapp, start=start)
 
     def with_records(self, n: int, records: Mapping[str, Any]) -> FRAPP:
         """This mechanism as stated for the ``n`` records published (a release's)."""

@@ -341,7 +341,7 @@ class Eliminator:
         W = T_xz ∘ (T_xy · diag(u_y) · T_yz) for the rotation whose W is
         memoised or cheapest. W has the pattern of one factor: it is the
         memoised product times the third elementwise, or the product masked
-        by the third as it is summed (Rust, ``graph_masked_product``: no
+        by the third as it is summed (Rust, ``_core.graph.masked_product``: no
         product formed), and memoised, so that the triangles the merged
         patterns leave (the same three factors, other unaries) are two
         matrix–vector steps each."""
@@ -350,7 +350,7 @@ class Eliminator:
                 all(key == ("R",) for key in pairs.values()):
             # tr(A³) of a symmetric loopless R: 3! × its triangles, by the clique path.
             if ("triangles",) not in self.memo:
-                self.memo[("triangles",)] = int(_core.graph_cliques(self.relation, 3))
+                self.memo[("triangles",)] = int(_core.graph.cliques(self.relation, 3))
             return self.memo[("triangles",)]  # type: ignore[return-value]
         rotations = []
         for x, y, z in ((xs[0], xs[1], xs[2]), (xs[1], xs[2], xs[0]), (xs[2], xs[0], xs[1])):
@@ -380,7 +380,7 @@ class Eliminator:
         self.charge(int(np.dot(m1.cols.astype(np.float64), m2.rows.astype(np.float64))))
         top = int(m1.rows.max(initial=0)) * m1.top * m2.top
         _check(top)  # so the kernel's entries stay below 2^63
-        values = _core.graph_masked_product(_arrays(m1), _arrays(m2), _arrays(pattern))
+        values = _core.graph.masked_product(_arrays(m1), _arrays(m2), _arrays(pattern))
         # The mask's own index arrays (explicit zeros kept): an elementwise
         # product with the mask, or anything of its pattern, is one of values.
         p = pattern.csr
@@ -409,7 +409,7 @@ class Eliminator:
 
 
 def _arrays(mat: Mat) -> tuple:
-    """A matrix as ``graph_masked_trace`` takes it: int64 CSR arrays, columns."""
+    """A matrix as ``_core.graph.masked_product`` takes it: int64 CSR arrays, columns."""
     c = mat.csr
     return (np.asarray(c.indptr, dtype=np.int64), np.asarray(c.indices, dtype=np.int64),
             np.asarray(c.data, dtype=np.int64), c.shape[1])

@@ -110,11 +110,11 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
     path = special_path(graph, query) if method == "auto" else None
     if path == "cliques":
         k = len(query.variables)
-        return int(_core.graph_cliques(graph.relation, k))
+        return int(_core.graph.cliques(graph.relation, k))
     if path == "four_cycles":
-        return int(_core.graph_four_cycles(graph.relation))
+        return int(_core.graph.four_cycles(graph.relation))
     if path == "two_paths":
-        return int(_core.graph_two_paths(graph.relation))
+        return int(_core.graph.two_paths(graph.relation))
     if method == "elimination":
         value = injective_count(graph, query)
         if value is None:
@@ -130,7 +130,7 @@ def count(graph: Graph, query: CQ | str, *, method: str = "auto",
             return value
     args = (graph.relation, *args)
     if progress is False:
-        return factor * int(_core.graph_count(*args, (0, graph.m)))
+        return factor * int(_core.graph.count(*args, (0, graph.m)))
     return factor * _count_in_parts(args, graph.m, bool(query.head), progress)
 
 
@@ -152,7 +152,7 @@ def _count_in_parts(args: tuple, m: int, has_head: bool,
     parts = []
     try:
         for lo, hi in itertools.pairwise(bounds):
-            parts.append(int(_core.graph_count(*args, (lo, hi))))
+            parts.append(int(_core.graph.count(*args, (lo, hi))))
             if bar is not None:
                 bar.update(hi - lo)
             elif callable(progress):

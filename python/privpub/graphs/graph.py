@@ -313,7 +313,7 @@ class Graph:
         index = {v: i for i, v in enumerate(nodes)}
         edges = np.array([(index[u], index[v]) for u, v in g.edges], dtype=np.int64)
         edges = edges.reshape(-1, 2)
-        csr, merged = _core.graph_build(edges[:, 0].copy(), edges[:, 1].copy(), m,
+        csr, merged = _core.graph.build(edges[:, 0].copy(), edges[:, 1].copy(), m,
                                         not nx.is_directed(g))
         labels = np.empty(len(nodes), dtype=object)
         labels[:] = nodes
@@ -330,7 +330,7 @@ class Graph:
                                  f"{duplicates!r}")
         s, d, labels = _dense_ids(src, dst)
         m, m_derived = _domain_size(m, len(labels))
-        csr, repeated = _core.graph_build(s, d, m, not directed)
+        csr, repeated = _core.graph.build(s, d, m, not directed)
         if repeated and duplicates == "error":
             row = _first_repeat(s, d, directed)
             pair = tuple(_show(np.asarray(x)[row]) for x in (src, dst))
@@ -355,7 +355,7 @@ class Graph:
 
     @property
     def relation(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(m, *csr): the one argument the graph kernels of ``_core`` take."""
+        """(m, *csr): the one argument the graph kernels of ``_core.graph`` take."""
         return (self.m, *self._csr)
 
     def out_degrees(self) -> np.ndarray:

@@ -187,7 +187,7 @@ def symmetry_breaking(graph: Graph, query: CQ,
 
 
 def join_arguments(graph: Graph, query: CQ) -> tuple[tuple, int]:
-    """The arguments of ``_core.graph_count`` after the relation (variables,
+    """The arguments of ``_core.graph.count`` after the relation (variables,
     head variables, subgoals, disequalities, order constraints; terms as
     codes: variable index, or −(node + 1) for a constant) and the factor to
     multiply its count by (the number of automorphisms broken)."""

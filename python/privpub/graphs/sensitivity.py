@@ -194,7 +194,7 @@ def local_sensitivity(graph: Graph, query: CQ | str) -> LocalSensitivity:
         raise QueryError(f"{query.name} has {len(xs)} variables: over m = {graph.m:,} nodes "
                          f"its local-sensitivity sums (up to g·m^(k−2) = {len(goals)}·"
                          f"{graph.m}^{len(xs) - 2}) may overflow the kernel's 128-bit counts")
-    added, add_at, removed, remove_at = _core.graph_local_sensitivity(
+    added, add_at, removed, remove_at = _core.graph.local_sensitivity(
         graph.relation, len(xs), goals)
     return LocalSensitivity(max(int(added), int(removed)), int(added), int(removed),
                             _label(graph, add_at), _label(graph, remove_at))

@@ -111,7 +111,7 @@ def pair_frontier(graph: Graph) -> np.ndarray:
     """best[a] = the largest b_ij over node pairs i ≠ j with a_ij = a common
     neighbours (−1 where no pair has a_ij = a), up to the largest a_ij."""
     g = _undirected(graph)
-    return np.asarray(_core.graph_triangle_pairs(g.relation))
+    return np.asarray(_core.graph.triangle_pairs(g.relation))
 
 
 def local_sensitivity_at(frontier: np.ndarray, m: int, s: np.ndarray | int) -> np.ndarray:

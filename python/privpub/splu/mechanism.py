@@ -292,8 +292,8 @@ class SPLUGen:
         for s, groups in part.groups.items():
             values = np.ascontiguousarray(sensitive[s], dtype=np.uint32)
             members = np.ascontiguousarray(groups.members.reshape(-1), dtype=np.uint32)
-            drawn = _core.decoy_draw(source.derive(f"splu:{s}").key, members, values,
-                                     self.group_size)
+            drawn = _core.splu.decoy_draw(source.derive(f"splu:{s}").key, members, values,
+                                          self.group_size)
             published[s] = sensitive[s].copy()
             published[s][members] = drawn.astype(published[s].dtype)
         return published, keep, part

@@ -59,8 +59,8 @@ def decoy_groups(digits: np.ndarray, n_values: int, group_size: int) -> DecoyGro
     """The partition of records (positions in ``digits``) into decoy groups (Rust)."""
     if len(digits) >= 2**32:
         raise ParameterError(f"{len(digits):,} records; SPLU-Gen handles fewer than 2^32")
-    members, residue = _core.decoy_groups(np.ascontiguousarray(digits, dtype=np.uint32),
-                                          int(n_values), int(group_size))
+    members, residue = _core.splu.decoy_groups(np.ascontiguousarray(digits, dtype=np.uint32),
+                                               int(n_values), int(group_size))
     return DecoyGroups(members.reshape(-1, group_size), residue)
 
 

@@ -79,6 +79,6 @@ def sum_down(hist: np.ndarray, cover: Sequence[str], subsets: Sequence[Sequence[
     """The histogram over each of ``subsets`` (first attribute slowest) of a
     histogram over ``cover`` (a superset of each, first attribute slowest):
     exact integer sums, in Rust, one pass over ``hist`` per subset."""
-    return _core.sum_down(np.ascontiguousarray(hist, dtype=np.int64),
-                          [sizes[a] for a in cover],
-                          [[list(cover).index(a) for a in subset] for subset in subsets])
+    return _core.counting.sum_down(np.ascontiguousarray(hist, dtype=np.int64),
+                                   [sizes[a] for a in cover],
+                                   [[list(cover).index(a) for a in subset] for subset in subsets])

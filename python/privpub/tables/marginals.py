@@ -141,14 +141,13 @@ def _histograms(schema: Schema, subsets: list[list[str]],
             small = np.empty((len(used), len(batch[used[0]])), dtype=np.uint16)
             for j, n in enumerate(used):  # cast as copied: one pass per column
                 small[j] = batch[n]
-            _core.count_subsets(small, radices, index, totals)
+            _core.counting.count_subsets(small, radices, index, totals)
             continue
         for attrs, total in zip(index, totals, strict=True):
-            total += np.bincount(_core.encode_u64([np.ascontiguousarray(batch[used[j]])
-                                                   for j in attrs], [0] * len(attrs),
-                                                  [None] * len(attrs),
-                                                  [radices[j] for j in attrs]).astype(np.int64),
-                                 minlength=len(total))
+            codes = _core.codes.encode_u64([np.ascontiguousarray(batch[used[j]]) for j in attrs],
+                                           [0] * len(attrs), [None] * len(attrs),
+                                           [radices[j] for j in attrs])
+            total += np.bincount(codes.astype(np.int64), minlength=len(total))
     return totals
 
 

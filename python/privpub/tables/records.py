@@ -200,7 +200,8 @@ def isin_sorted(rows: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
 
 def union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Sorted distinct union of two sorted (n, limbs) arrays."""
-    return distinct_sorted(_core.merge_sorted(np.ascontiguousarray(a), np.ascontiguousarray(b)))
+    return distinct_sorted(_core.sampling.merge_sorted(np.ascontiguousarray(a),
+                                                       np.ascontiguousarray(b)))
 
 
 def rows_as_keys(digits: list[np.ndarray]) -> np.ndarray:

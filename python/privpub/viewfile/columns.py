@@ -83,10 +83,10 @@ def digits_of(schema: Schema, table: pa.Table | pd.DataFrame,
     found = [_as_digits(c, a) for c, a in zip(columns, attrs, strict=True)]
     mapped = [j for j, d in enumerate(found) if d is None]
     try:
-        digits = _core.to_digits([np.ascontiguousarray(columns[j].raw) for j in mapped],
-                                 [columns[j].offset for j in mapped],
-                                 [columns[j].remap for j in mapped],
-                                 [attrs[j].size for j in mapped])
+        digits = _core.codes.to_digits([np.ascontiguousarray(columns[j].raw) for j in mapped],
+                                       [columns[j].offset for j in mapped],
+                                       [columns[j].remap for j in mapped],
+                                       [attrs[j].size for j in mapped])
     except DomainError as exc:
         j = mapped[exc.attribute_index]
         raise ArtifactError(f"column {attrs[j].name!r}: "
@@ -143,9 +143,9 @@ def codes_of(schema: Schema, batch: Digits) -> np.ndarray:
     digits = [np.ascontiguousarray(batch[n]) for n in schema.names]
     k = len(digits)
     if schema.is_wide:
-        return _core.encode_wide(digits, [0] * k, [None] * k, list(schema.radices),
-                                 schema.limbs)
-    return _core.encode_u64(digits, [0] * k, [None] * k, list(schema.radices))
+        return _core.codes.encode_wide(digits, [0] * k, [None] * k, list(schema.radices),
+                                       schema.limbs)
+    return _core.codes.encode_u64(digits, [0] * k, [None] * k, list(schema.radices))
 
 
 def arrow_batch(schema: Schema, digits: Digits, in_domain: bool = False) -> pa.RecordBatch:

@@ -110,7 +110,7 @@ class Reductions:
     over a group whose ages all exceed 60 reads ``race`` alone. (One is kept
     when the condition is constant over the box: a decided group is never
     sent, but could be.) The reduced tables are the ``tables`` argument of
-    ``_core.scan_groups``, each made once."""
+    ``_core.parquet.scan_groups``, each made once."""
 
     def __init__(self, schema: Schema, conditions: Sequence[Any]):
         self.schema, self.conditions = schema, conditions

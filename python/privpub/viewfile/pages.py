@@ -11,8 +11,8 @@ the data pages. This module orchestrates (:class:`PageReader`, one per view,
 with the footers it has read: :class:`FooterCache`): it reads the bytes, maps
 a dictionary to domain indices once
 (:func:`~privpub.viewfile.columns.file_digits`: the same checks as any read)
-and hands the data pages to ``_core.decode_data_pages`` (or, from
-:meth:`PageReader.chunk`, to ``_core.scan_groups``, which also digests and
+and hands the data pages to ``_core.parquet.decode_data_pages`` (or, from
+:meth:`PageReader.chunk`, to ``_core.parquet.scan_groups``, which also digests and
 counts).
 
 Anything else (another page type, encoding, codec or physical type, nulls,
@@ -137,13 +137,13 @@ class PageReader:
         if found is None:
             return None
         try:
-            return _core.decode_data_pages(*found, self.layout(fd)[group][0])
+            return _core.parquet.decode_data_pages(*found, self.layout(fd)[group][0])
         except (PrivpubError, ValueError):
             return None
 
     def chunk(self, fd: int, group: int, column: int, name: str, where: str,
               remaps: dict | None = None) -> tuple | None:
-        """Row group ``group``'s column ``column`` as ``_core.decode_data_pages``
+        """Row group ``group``'s column ``column`` as ``_core.parquet.decode_data_pages``
         takes it (data pages, snappy, nullable, remap, width: the rows aside), its
         dictionary page read and mapped to domain indices here; None when it is
         not a chunk this reader decodes (module docstring). ``remaps``, kept by
@@ -157,7 +157,7 @@ class PageReader:
         start, length, snappy, physical, nullable = groups[group][1][column]
         try:
             data = os.pread(fd, length, start)  # (within the file: the reader checked)
-            end, values = _core.dictionary_page(data, snappy, physical)
+            end, values = _core.parquet.dictionary_page(data, snappy, physical)
             key = (name, physical, snappy, data[:end])
             remap = (remaps if remaps is not None else {}).get(key)
             if remap is None:
@@ -175,9 +175,9 @@ class PageReader:
 def _read_layout(fd: int, size: int) -> list | None:
     try:
         take = min(size, _TAIL)
-        need, groups = _core.parquet_footer(os.pread(fd, take, size - take), size)
+        need, groups = _core.parquet.footer(os.pread(fd, take, size - take), size)
         if need is not None:  # (at most the file: the reader checked)
-            need, groups = _core.parquet_footer(os.pread(fd, need, size - need), size)
+            need, groups = _core.parquet.footer(os.pread(fd, need, size - need), size)
     except (PrivpubError, OSError):
         return None
     return None if need is not None else groups

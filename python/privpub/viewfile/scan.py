@@ -13,7 +13,7 @@ group is skipped; true on every tuple, its row count is added unread; otherwise 
 columns the condition still depends on inside that box
 (:class:`~privpub.viewfile.decide.Reductions`) are read
 and counted: the groups of a count in batches, each batch in one Rust call
-(``_core.scan_groups``: every chunk decoded by the view's page reader,
+(``_core.parquet.scan_groups``: every chunk decoded by the view's page reader,
 :mod:`privpub.viewfile.pages`, its
 SHA-256 and range computed, the group counted under each condition's truth table; groups
 and columns on rayon's pool, the GIL released), each column's digest and range then
@@ -136,7 +136,7 @@ def _names(schema: Schema, conditions: Sequence[Any], undecided: Sequence[int]) 
 def _scan_groups(pages: PageReader, tasks: Sequence[tuple[Part, int, list[int]]],
                  reduced: Reductions, footers: Mapping[str, pq.FileMetaData],
                  remaps: dict) -> list[list[tuple[int, int]] | None]:
-    """Each task's counts from one ``_core.scan_groups`` call (every group's
+    """Each task's counts from one ``_core.parquet.scan_groups`` call (every group's
     columns decoded, digested and counted in Rust, on both cores, the GIL
     released), each group's digests and ranges checked against its stats
     here; None for a group that call cannot count or whose digest differs
@@ -152,7 +152,7 @@ def _scan_groups(pages: PageReader, tasks: Sequence[tuple[Part, int, list[int]]]
         for fd in fds.values():
             os.close(fd)
     sent = [r[1:] for r in requests if r is not None]
-    found = iter(_core.scan_groups(sent, reduced.tables) if sent else [])
+    found = iter(_core.parquet.scan_groups(sent, reduced.tables) if sent else [])
     results: list[list[tuple[int, int]] | None] = []
     for (part, g, undecided), request in zip(tasks, requests, strict=True):
         got = next(found) if request is not None else None
@@ -164,7 +164,7 @@ def _scan_groups(pages: PageReader, tasks: Sequence[tuple[Part, int, list[int]]]
 def _request(pages: PageReader, part: Part, g: int, undecided: Sequence[int],
              reduced: Reductions, meta: pq.FileMetaData | None,
              fds: dict[str, int], remaps: dict) -> tuple | None:
-    """A group as ``_core.scan_groups`` takes it, after the names of the
+    """A group as ``_core.parquet.scan_groups`` takes it, after the names of the
     columns it reads; or None when it cannot."""
     if meta is None or any(reduced.full[i] is None for i in undecided):
         return None

@@ -1,8 +1,15 @@
-//! Bindings for the reconstruction attacks (attacks.rs).
+//! `privpub._core.attacks`: the reconstruction attacks (attacks.rs).
 
 use crate::attacks;
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
+
+/// This file's functions as the submodule `privpub._core.attacks`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add_function(wrap_pyfunction!(weed, &m)?)?;
+    Ok(())
+}
 
 /// Theorem 2's weeding: the first candidate mask whose subset sums are all
 /// within `bound` of `answers`, or None.

@@ -1,13 +1,25 @@
-//! Bindings for tuple codes (encode.rs) and the counting scan of a view
-//! file's row groups (groupscan.rs).
+//! `privpub._core.codes`: tuple codes and domain digits (encode.rs: mixed-radix
+//! codes of columns and back; columns.rs: each column's domain indices).
 
 use crate::error::{buffer, KernelError};
-use crate::{columns, encode, groupscan};
+use crate::{columns, encode};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
+
+/// This file's functions as the submodule `privpub._core.codes`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add_function(wrap_pyfunction!(encode_u64, &m)?)?;
+    m.add_function(wrap_pyfunction!(encode_wide, &m)?)?;
+    m.add_function(wrap_pyfunction!(decode_u64, &m)?)?;
+    m.add_function(wrap_pyfunction!(decode_wide, &m)?)?;
+    m.add_function(wrap_pyfunction!(limbs_for, &m)?)?;
+    m.add_function(wrap_pyfunction!(to_digits, &m)?)?;
+    Ok(())
+}
 
 /// A numpy integer column of any width, borrowed without a copy.
 #[derive(FromPyObject)]
@@ -23,7 +35,7 @@ pub(crate) enum IntArray<'py> {
 }
 
 impl IntArray<'_> {
-    fn values(&self) -> PyResult<encode::Values<'_>> {
+    pub(crate) fn values(&self) -> PyResult<encode::Values<'_>> {
         use encode::Values as V;
         Ok(match self {
             IntArray::I8(a) => V::I8(a.as_slice()?),
@@ -172,101 +184,4 @@ pub(crate) fn to_digits<'py>(
     let cols = columns(&cols, &offsets, &remaps)?;
     let out = py.detach(|| columns::to_digits(&cols, &radices))?;
     Ok(out.into_iter().map(|c| digit_array(py, c)).collect())
-}
-
-/// How many rows' digits index a true cell of `table` (Π radices cells).
-#[pyfunction]
-pub(crate) fn count_in_table(
-    py: Python<'_>,
-    cols: Vec<IntArray<'_>>,
-    radices: Vec<u64>,
-    table: PyReadonlyArray1<'_, bool>,
-) -> PyResult<u64> {
-    let values = cols
-        .iter()
-        .map(|c| c.values())
-        .collect::<PyResult<Vec<_>>>()?;
-    let table = table.as_slice()?;
-    Ok(py.detach(|| columns::count_in_table(&values, &radices, table))?)
-}
-
-/// One column chunk as `scan_groups` takes it: (data pages, snappy, nullable,
-/// remap, width), as `decode_data_pages` takes them.
-type ChunkArgs<'py> = (
-    PyReadonlyArray1<'py, u8>,
-    bool,
-    bool,
-    PyReadonlyArray1<'py, i64>,
-    u32,
-);
-
-/// A group as `scan_groups` takes it: (rows, its chunks, its counts as
-/// (table, positions of the table's attributes among its chunks)).
-type GroupArgs<'py> = (usize, Vec<ChunkArgs<'py>>, Vec<(usize, Vec<usize>)>);
-
-/// A group's result: each requested count, and each chunk's (SHA-256 as hex,
-/// least and greatest index, None for an empty column).
-type GroupResult = (Vec<u64>, Vec<(String, Option<(i64, i64)>)>);
-
-/// Row groups decoded, digested and counted in one call (`groupscan`): each
-/// group is (rows, its chunks, its counts as (table, positions of the table's
-/// attributes among its chunks)); each table (radices, truth table). A group
-/// whose chunks cannot be decoded or counted gives None (the caller reads it
-/// another way).
-#[pyfunction]
-pub(crate) fn scan_groups<'py>(
-    py: Python<'py>,
-    groups: Vec<GroupArgs<'py>>,
-    tables: Vec<(Vec<u64>, PyReadonlyArray1<'py, bool>)>,
-) -> PyResult<Vec<Option<GroupResult>>> {
-    let tables = tables
-        .iter()
-        .map(|(radices, table)| {
-            Ok(groupscan::Table {
-                radices: radices.clone(),
-                table: table.as_slice()?,
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let groups = groups
-        .iter()
-        .map(|(rows, chunks, counts)| {
-            let chunks = chunks
-                .iter()
-                .map(|(data, snappy, nullable, remap, width)| {
-                    Ok(groupscan::Chunk {
-                        data: data.as_slice()?,
-                        snappy: *snappy,
-                        nullable: *nullable,
-                        remap: remap.as_slice()?,
-                        width: *width,
-                    })
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            Ok(groupscan::Group {
-                rows: *rows,
-                chunks,
-                counts: counts.clone(),
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let found = py.detach(|| groupscan::scan_groups(&groups, &tables));
-    Ok(found
-        .into_iter()
-        .map(|r| {
-            r.ok().map(|s| {
-                let columns = s
-                    .columns
-                    .into_iter()
-                    .map(|c| {
-                        (
-                            c.sha256.iter().map(|b| format!("{b:02x}")).collect(),
-                            c.range,
-                        )
-                    })
-                    .collect();
-                (s.counts, columns)
-            })
-        })
-        .collect())
 }

@@ -1,11 +1,22 @@
-//! Bindings for counting (marginals.rs).
+//! `privpub._core.counting`: counts over domain digits (marginals.rs:
+//! histograms over attribute subsets; columns.rs: rows in a truth table).
 
-use crate::marginals;
+use super::codes::IntArray;
+use crate::{columns, marginals};
 use numpy::{
     IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1,
     PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
+
+/// This file's functions as the submodule `privpub._core.counting`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add_function(wrap_pyfunction!(count_subsets, &m)?)?;
+    m.add_function(wrap_pyfunction!(sum_down, &m)?)?;
+    m.add_function(wrap_pyfunction!(count_in_table, &m)?)?;
+    Ok(())
+}
 
 /// Histograms of (k, n) u16 digits over attribute subsets, added into each
 /// subset's int64 totals (parallel over subsets).
@@ -37,4 +48,20 @@ pub(crate) fn sum_down<'py>(
     let hist = hist.as_slice()?;
     let out = py.detach(|| marginals::sum_down(hist, &radices, &keeps))?;
     Ok(out.into_iter().map(|c| c.into_pyarray(py)).collect())
+}
+
+/// How many rows' digits index a true cell of `table` (Π radices cells).
+#[pyfunction]
+pub(crate) fn count_in_table(
+    py: Python<'_>,
+    cols: Vec<IntArray<'_>>,
+    radices: Vec<u64>,
+    table: PyReadonlyArray1<'_, bool>,
+) -> PyResult<u64> {
+    let values = cols
+        .iter()
+        .map(|c| c.values())
+        .collect::<PyResult<Vec<_>>>()?;
+    let table = table.as_slice()?;
+    Ok(py.detach(|| columns::count_in_table(&values, &radices, table))?)
 }

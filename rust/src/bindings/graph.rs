@@ -1,4 +1,4 @@
-//! Bindings for the graph kernels (graph/): build a CSR relation, count
+//! `privpub._core.graph`: the graph kernels (graph/): build a CSR relation, count
 //! CQ(≠) queries over it. Python holds the four CSR arrays; each call checks
 //! them once (`Csr::from_parts`) before any lookup.
 
@@ -8,6 +8,20 @@ use crate::graph::masked::{self, Sparse};
 use crate::graph::{csr, join, patterns, sensitivity, smooth, Csr};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
+
+/// This file's functions as the submodule `privpub._core.graph`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add_function(wrap_pyfunction!(build, &m)?)?;
+    m.add_function(wrap_pyfunction!(count, &m)?)?;
+    m.add_function(wrap_pyfunction!(cliques, &m)?)?;
+    m.add_function(wrap_pyfunction!(masked_product, &m)?)?;
+    m.add_function(wrap_pyfunction!(two_paths, &m)?)?;
+    m.add_function(wrap_pyfunction!(four_cycles, &m)?)?;
+    m.add_function(wrap_pyfunction!(triangle_pairs, &m)?)?;
+    m.add_function(wrap_pyfunction!(local_sensitivity, &m)?)?;
+    Ok(())
+}
 
 type CsrArrays<'py> = (
     Bound<'py, PyArray1<u64>>,
@@ -20,7 +34,7 @@ type CsrArrays<'py> = (
 /// nodes [0, m): (out_offsets, out_targets, in_offsets, in_sources), and the
 /// number of repeated tuples merged.
 #[pyfunction]
-pub(crate) fn graph_build<'py>(
+pub(crate) fn build<'py>(
     py: Python<'py>,
     src: PyReadonlyArray1<'py, i64>,
     dst: PyReadonlyArray1<'py, i64>,
@@ -91,7 +105,7 @@ fn terms(pairs: Vec<(i64, i64)>) -> PyResult<Vec<(Term, Term)>> {
 #[pyfunction]
 // The arguments are the Python call's: one per part of the query.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn graph_count(
+pub(crate) fn count(
     py: Python<'_>,
     relation: Relation<'_>,
     n_vars: usize,
@@ -114,7 +128,7 @@ pub(crate) fn graph_count(
 
 /// k! × the number of k-cliques of a symmetric relation.
 #[pyfunction]
-pub(crate) fn graph_cliques(py: Python<'_>, relation: Relation<'_>, k: usize) -> PyResult<u128> {
+pub(crate) fn cliques(py: Python<'_>, relation: Relation<'_>, k: usize) -> PyResult<u128> {
     let g = relation.csr(py)?;
     Ok(py.detach(|| patterns::cliques_symmetric(&g, k))?)
 }
@@ -139,7 +153,7 @@ fn sparse<'a>(a: &'a SparseArrays<'_>) -> PyResult<Sparse<'a>> {
 /// (left · right)(x, z) at each stored entry of `mask`, in its order
 /// (`masked::masked_product`).
 #[pyfunction]
-pub(crate) fn graph_masked_product<'py>(
+pub(crate) fn masked_product<'py>(
     py: Python<'py>,
     left: SparseArrays<'_>,
     right: SparseArrays<'_>,
@@ -152,14 +166,14 @@ pub(crate) fn graph_masked_product<'py>(
 
 /// Assignments of x → y → z with x, y, z pairwise distinct.
 #[pyfunction]
-pub(crate) fn graph_two_paths(py: Python<'_>, relation: Relation<'_>) -> PyResult<u128> {
+pub(crate) fn two_paths(py: Python<'_>, relation: Relation<'_>) -> PyResult<u128> {
     let g = relation.csr(py)?;
     Ok(py.detach(|| patterns::two_paths(&g)))
 }
 
 /// Assignments of the directed 4-cycle with pairwise distinct variables.
 #[pyfunction]
-pub(crate) fn graph_four_cycles(py: Python<'_>, relation: Relation<'_>) -> PyResult<u128> {
+pub(crate) fn four_cycles(py: Python<'_>, relation: Relation<'_>) -> PyResult<u128> {
     let g = relation.csr(py)?;
     Ok(py.detach(|| patterns::four_cycles(&g)))
 }
@@ -167,7 +181,7 @@ pub(crate) fn graph_four_cycles(py: Python<'_>, relation: Relation<'_>) -> PyRes
 /// For each a = 0..max a_ij, the largest b_ij over node pairs with a_ij = a
 /// common neighbours (−1: no such pair) of a symmetric relation.
 #[pyfunction]
-pub(crate) fn graph_triangle_pairs<'py>(
+pub(crate) fn triangle_pairs<'py>(
     py: Python<'py>,
     relation: Relation<'_>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
@@ -184,7 +198,7 @@ type LocalChanges = (u128, (i64, i64), u128, (i64, i64));
 /// absent tuple, its tuple or (-1, -1), largest loss from removing a present
 /// tuple, its tuple or (-1, -1)).
 #[pyfunction]
-pub(crate) fn graph_local_sensitivity(
+pub(crate) fn local_sensitivity(
     py: Python<'_>,
     relation: Relation<'_>,
     n_vars: usize,

@@ -1,6 +1,9 @@
 //! Thin PyO3 bindings: each converts numpy arrays to slices, releases the GIL
 //! for its kernel, and lets `?` raise a `KernelError` as the matching
 //! `privpub.core.errors` class (`From<KernelError> for PyErr`, below).
+//!
+//! Each file here is one submodule of `privpub._core`, of the same name
+//! (`codes.rs` is `privpub._core.codes`), registered by its own `register`.
 
 pub mod attacks;
 pub mod codes;
@@ -15,6 +18,39 @@ use crate::error::KernelError;
 use crate::rng;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+
+/// Every file's submodule, added to the extension module `parent`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    attacks::register(parent)?;
+    codes::register(parent)?;
+    counting::register(parent)?;
+    graph::register(parent)?;
+    parquet::register(parent)?;
+    query::register(parent)?;
+    sampling::register(parent)?;
+    splu::register(parent)?;
+    Ok(())
+}
+
+/// The submodule of `parent` named for the binding file whose module path is
+/// `path` (its last part), importable by name: PyO3 only sets it as an
+/// attribute of its parent, and the import system looks in `sys.modules`
+/// (PyO3 issue #759, whose documented answer this is), so
+/// `from privpub._core.codes import encode_u64` needs the entry made here.
+pub(crate) fn submodule<'py>(
+    parent: &Bound<'py, PyModule>,
+    path: &str,
+) -> PyResult<Bound<'py, PyModule>> {
+    let py = parent.py();
+    let name = path.rsplit("::").next().unwrap_or(path);
+    let full = format!("{}.{name}", parent.name()?);
+    let module = PyModule::new(py, &full)?;
+    parent.add(name, &module)?;
+    py.import("sys")?
+        .getattr("modules")?
+        .set_item(&full, &module)?;
+    Ok(module)
+}
 
 // The Python classes, imported once (on first use) and kept: no lookup by
 // name per raise.

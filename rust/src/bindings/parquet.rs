@@ -1,16 +1,29 @@
-//! Bindings for the Parquet page reader (pages.rs): a footer's chunk layout,
-//! a chunk's dictionary page, its data pages.
+//! `privpub._core.parquet`: the Parquet page reader (pages.rs, hybrid.rs: a
+//! footer's chunk layout, a chunk's dictionary page, its data pages) and the
+//! scan of a view file's row groups (groupscan.rs: decoded, digested and
+//! counted in one call).
 
 use super::codes::digit_array;
+use crate::groupscan;
 use crate::pages::{self, Dictionary, Footer, Physical};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 
-/// A column chunk as `parquet_footer` gives it: (start, length, Snappy,
+/// This file's functions as the submodule `privpub._core.parquet`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add_function(wrap_pyfunction!(footer, &m)?)?;
+    m.add_function(wrap_pyfunction!(dictionary_page, &m)?)?;
+    m.add_function(wrap_pyfunction!(decode_data_pages, &m)?)?;
+    m.add_function(wrap_pyfunction!(scan_groups, &m)?)?;
+    Ok(())
+}
+
+/// A column chunk as `footer` gives it: (start, length, Snappy,
 /// physical type name, nullable).
 type Chunk = (u64, u64, bool, &'static str, bool);
 
-/// `parquet_footer`'s answer: (bytes needed, per row group (rows, its chunks)).
+/// `footer`'s answer: (bytes needed, per row group (rows, its chunks)).
 type FooterAnswer = (Option<usize>, Vec<(u64, Vec<Option<Chunk>>)>);
 
 /// A file's footer from its last bytes `tail` (the file holds `file_size`):
@@ -18,11 +31,7 @@ type FooterAnswer = (Option<usize>, Vec<(u64, Vec<Option<Chunk>>)>);
 /// reader does not decode it)), or (bytes needed from the end, []) when
 /// `tail` is shorter than the footer. PrivpubError when it cannot be read.
 #[pyfunction]
-pub(crate) fn parquet_footer(
-    py: Python<'_>,
-    tail: &[u8],
-    file_size: u64,
-) -> PyResult<FooterAnswer> {
+pub(crate) fn footer(py: Python<'_>, tail: &[u8], file_size: u64) -> PyResult<FooterAnswer> {
     Ok(match py.detach(|| pages::footer(tail, file_size))? {
         Footer::NeedMore(n) => (Some(n), Vec::new()),
         Footer::Groups(groups) => (
@@ -79,4 +88,85 @@ pub(crate) fn decode_data_pages<'py>(
     let (data, remap) = (data.as_slice()?, remap.as_slice()?);
     let out = py.detach(|| pages::decode_data_pages(data, snappy, nullable, remap, width, rows))?;
     Ok(digit_array(py, out))
+}
+
+/// One column chunk as `scan_groups` takes it: (data pages, snappy, nullable,
+/// remap, width), as `decode_data_pages` takes them.
+type ChunkArgs<'py> = (
+    PyReadonlyArray1<'py, u8>,
+    bool,
+    bool,
+    PyReadonlyArray1<'py, i64>,
+    u32,
+);
+
+/// A group as `scan_groups` takes it: (rows, its chunks, its counts as
+/// (table, positions of the table's attributes among its chunks)).
+type GroupArgs<'py> = (usize, Vec<ChunkArgs<'py>>, Vec<(usize, Vec<usize>)>);
+
+/// A group's result: each requested count, and each chunk's (SHA-256 as hex,
+/// least and greatest index, None for an empty column).
+type GroupResult = (Vec<u64>, Vec<(String, Option<(i64, i64)>)>);
+
+/// Row groups decoded, digested and counted in one call (`groupscan`): each
+/// group is (rows, its chunks, its counts as (table, positions of the table's
+/// attributes among its chunks)); each table (radices, truth table). A group
+/// whose chunks cannot be decoded or counted gives None (the caller reads it
+/// another way).
+#[pyfunction]
+pub(crate) fn scan_groups<'py>(
+    py: Python<'py>,
+    groups: Vec<GroupArgs<'py>>,
+    tables: Vec<(Vec<u64>, PyReadonlyArray1<'py, bool>)>,
+) -> PyResult<Vec<Option<GroupResult>>> {
+    let tables = tables
+        .iter()
+        .map(|(radices, table)| {
+            Ok(groupscan::Table {
+                radices: radices.clone(),
+                table: table.as_slice()?,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let groups = groups
+        .iter()
+        .map(|(rows, chunks, counts)| {
+            let chunks = chunks
+                .iter()
+                .map(|(data, snappy, nullable, remap, width)| {
+                    Ok(groupscan::Chunk {
+                        data: data.as_slice()?,
+                        snappy: *snappy,
+                        nullable: *nullable,
+                        remap: remap.as_slice()?,
+                        width: *width,
+                    })
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(groupscan::Group {
+                rows: *rows,
+                chunks,
+                counts: counts.clone(),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let found = py.detach(|| groupscan::scan_groups(&groups, &tables));
+    Ok(found
+        .into_iter()
+        .map(|r| {
+            r.ok().map(|s| {
+                let columns = s
+                    .columns
+                    .into_iter()
+                    .map(|c| {
+                        (
+                            c.sha256.iter().map(|b| format!("{b:02x}")).collect(),
+                            c.range,
+                        )
+                    })
+                    .collect();
+                (s.counts, columns)
+            })
+        })
+        .collect())
 }

@@ -1,6 +1,6 @@
-//! Bindings for query text (querytext.rs): the parsed tree as nested tuples
-//! (tags, names, literals as Python values, integer lists as int64 arrays),
-//! refusals as `QueryTextError(kind, …)` for Python to word.
+//! `privpub._core.query`: query text (querytext.rs): the parsed tree as nested
+//! tuples (tags, names, literals as Python values, integer lists as int64
+//! arrays), refusals as `QueryTextError(kind, …)` for Python to word.
 
 use crate::querytext::{self, Limits, Literal, Node, Subquery, TextError, Values};
 use numpy::{IntoPyArray, PyReadonlyArray1};
@@ -9,11 +9,22 @@ use pyo3::types::{PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 pyo3::create_exception!(
-    _core,
+    privpub._core.query,
     QueryTextError,
     pyo3::exceptions::PyValueError,
     "Query text refused: args are (kind, details…), worded by privpub.counting.querytext."
 );
+
+/// This file's functions as the submodule `privpub._core.query`, with
+/// `QueryTextError`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add("QueryTextError", m.py().get_type::<QueryTextError>())?;
+    m.add_function(wrap_pyfunction!(parse_query, &m)?)?;
+    m.add_function(wrap_pyfunction!(parse_subquery, &m)?)?;
+    m.add_function(wrap_pyfunction!(int_list_text, &m)?)?;
+    Ok(())
+}
 
 fn refusal(py: Python<'_>, err: TextError) -> PyErr {
     let args: PyResult<Bound<'_, PyTuple>> = match err {

@@ -1,4 +1,6 @@
-//! Bindings for the randomised kernels (rng.rs, sample.rs, frapp.rs).
+//! `privpub._core.sampling`: the randomised kernels (rng.rs: the uniform
+//! stream of a key; sample.rs: αβ's α-step, β-step, thinning and merge;
+//! frapp.rs: FRAPP's perturbation).
 
 use super::key_from;
 use crate::error::{buffer, KernelError};
@@ -9,6 +11,21 @@ use numpy::{
 };
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+
+/// This file's functions as the submodule `privpub._core.sampling`, with
+/// `BLOCK` (items per logical random block).
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add("BLOCK", rng::BLOCK)?;
+    m.add_function(wrap_pyfunction!(uniform, &m)?)?;
+    m.add_function(wrap_pyfunction!(keep_records, &m)?)?;
+    m.add_function(wrap_pyfunction!(thin_product, &m)?)?;
+    m.add_function(wrap_pyfunction!(beta_step_layout, &m)?)?;
+    m.add_function(wrap_pyfunction!(beta_step, &m)?)?;
+    m.add_function(wrap_pyfunction!(merge_sorted, &m)?)?;
+    m.add_function(wrap_pyfunction!(frapp_perturb, &m)?)?;
+    Ok(())
+}
 
 /// Elements [start, start + n) of the uniform [0, 1) stream of a 32-byte key.
 #[pyfunction]

@@ -1,4 +1,4 @@
-//! Bindings for SPLU-Gen's kernels (splu.rs).
+//! `privpub._core.splu`: SPLU-Gen's kernels (splu.rs).
 
 use super::key_from;
 use crate::splu;
@@ -8,6 +8,14 @@ use pyo3::types::PyBytes;
 
 /// Two arrays of record ids.
 type IdPair<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
+
+/// This file's functions as the submodule `privpub._core.splu`.
+pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let m = super::submodule(parent, module_path!())?;
+    m.add_function(wrap_pyfunction!(decoy_groups, &m)?)?;
+    m.add_function(wrap_pyfunction!(decoy_draw, &m)?)?;
+    Ok(())
+}
 
 /// Decoy groups of records by sensitive value: (members, residue) record ids.
 #[pyfunction]
