@@ -53,6 +53,7 @@ from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.domain.schema import Schema
+from privpub.tables.batchcount import count_many
 from privpub.tables.marginals import (
     MarginalEstimates,
     check_subsets,
@@ -285,9 +286,10 @@ class PublishedView(Release):
             raise ParameterError(f"mechanism {self.mechanism!r} declares no estimator "
                                  "(CountEstimator or ReleaseEstimator): its releases cannot "
                                  "be estimated")
-        # Q(V) of the whole batch in one pass (by row group on a file: viewfile.scan).
+        # Q(V) of the whole batch in one pass (tables.batchcount).
         reading = [c for c in conditions if c.attributes]
-        n_view = dict(zip(map(id, reading), self.rows.count_many(reading) if reading else [],
+        n_view = dict(zip(map(id, reading),
+                          count_many(self.schema, self.rows, reading) if reading else [],
                           strict=True))
         stated = stated_bound(mech)
         return Estimates.of([self._estimate(cond, stated, n_view.get(id(cond)))

@@ -1,0 +1,88 @@
+"""Q(V) of a batch by histograms (tables.batchcount, issue 36) equals the count
+over the rows, condition by condition: in memory and on file, with missing
+values, an ordered band column, a column of more than 128 values, and
+conditions past the truth-table limit (zip with city) mixed in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
+from privpub.counting.query import Condition
+from privpub.tables import batchcount
+
+pytestmark = pytest.mark.filterwarnings("ignore::privpub.PrivacyWarning",
+                                        "ignore::privpub.UsefulnessWarning")
+
+BANDS = ["<20", "20-39", "40-59", "60+"]
+CITIES = [f"c{i:03d}" for i in range(300)]
+SCHEMA = Schema([Categorical("band", BANDS, ordered=True), IntRange("age", 0, 99),
+                 Categorical("city", CITIES), Categorical("sex", ["F", "M", "?"], missing="?"),
+                 IntRange("zip", 0, 9_999)])
+
+
+def _frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"band": rng.choice(BANDS, n), "age": rng.integers(0, 100, n),
+                         "city": rng.choice(CITIES, n),
+                         "sex": rng.choice(["F", "M", "?"], n, p=[0.45, 0.45, 0.1]),
+                         "zip": rng.integers(0, 10_000, n)})
+
+
+def _conditions(rng: np.random.Generator, count: int) -> list[str]:
+    atoms = [lambda: f"band >= '{rng.choice(BANDS)}'",
+             lambda: f"age {rng.choice(['<', '>=', '=', '<>'])} {rng.integers(0, 100)}",
+             lambda: f"city IN ('{rng.choice(CITIES)}', '{rng.choice(CITIES)}')",
+             lambda: f"city NOT IN ('{rng.choice(CITIES)}')",
+             lambda: "sex IS NULL" if rng.random() < 0.3 else f"sex = '{rng.choice(['F', 'M'])}'",
+             lambda: f"age BETWEEN {rng.integers(0, 50)} AND {rng.integers(50, 100)}",
+             lambda: f"zip < {rng.integers(0, 10_000)}"]
+    texts = []
+    for _ in range(count):
+        chosen = rng.choice(len(atoms), rng.integers(1, 4), replace=False)
+        joiner = " AND " if rng.random() < 0.7 else " OR "
+        text = joiner.join(atoms[i]() for i in chosen)
+        texts.append(f"NOT ({text})" if rng.random() < 0.15 else text)
+    return texts
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory):
+    view = AlphaBeta(SCHEMA, 0.7, 1e-6).publish(_frame(3_000, 1), seed=2,
+                                                 duplicates="records")
+    path = tmp_path_factory.mktemp("batch") / "view.parquet"
+    view.to_parquet(path)
+    return view, PublishedView.open(path)
+
+
+@pytest.mark.parametrize("where", ["memory", "file"])
+def test_batch_counts_equal_counts_over_the_rows(views, where):
+    view = views[0] if where == "memory" else views[1]
+    rng = np.random.default_rng(7)
+    batch = [Condition(SCHEMA, t) for t in _conditions(rng, 400)]
+    # Conditions on zip and city have no truth table (past its limit): counted over the rows.
+    assert 0 < sum(c.truth_table() is None for c in batch) < len(batch) / 2
+    expected = [view.rows.count(c) for c in batch]
+    assert batchcount.count_many(SCHEMA, view.rows, batch) == expected
+    assert [e.details["n_view"] for e in view.estimate_many(batch)] == expected
+
+
+def test_the_batch_is_one_pass_over_the_rows(views, monkeypatch):
+    """The histograms, not a pass per condition, count a batch in memory."""
+    view = views[0]
+    passes = []
+    original = type(view.rows).counting_batches
+
+    def counted(self, attributes):
+        passes.append(tuple(attributes))
+        return original(self, attributes)
+
+    monkeypatch.setattr(type(view.rows), "counting_batches", counted)
+    conditions = [Condition(SCHEMA, t) for t in _conditions(np.random.default_rng(3), 200)]
+    tabled = [c for c in conditions if c.truth_table() is not None]
+    batchcount.count_many(SCHEMA, view.rows, tabled)
+    assert len(passes) == 1
+    batchcount.count_many(SCHEMA, view.rows, conditions)  # and one for those without tables
+    assert len(passes) == 3
