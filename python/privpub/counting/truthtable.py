@@ -32,6 +32,7 @@ length are evaluated without recursion.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -72,7 +73,7 @@ def grid_table(schema: Schema, attributes: Sequence[str],
         return np.ones(math.prod(shape), dtype=bool)
     axes = {}
     for j, name in enumerate(attributes):
-        values = _axis(schema[name], np.arange(schema[name].size))
+        values = _domain_axis(schema[name])
         if values is None:
             return None
         axes[name] = values.reshape([-1 if i == j else 1 for i in range(len(shape))])
@@ -118,10 +119,22 @@ def _axis(attr: Any, digits: np.ndarray) -> np.ndarray | None:
     return values if values.dtype.kind in "fbO" else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _domain_axis(attr: Any) -> np.ndarray | None:
+    """:func:`_axis` over an attribute's whole domain, made once per attribute
+    (read-only): every truth table over the attribute starts from it, and
+    decoding a domain's values costs more than most tables."""
+    values = _axis(attr, np.arange(attr.size))
+    if values is not None:
+        values.setflags(write=False)
+    return values
+
+
 def _widest_of(schema: Schema, attributes: Sequence[str]) -> int:
     return max((_widest(schema[a]) for a in attributes), default=0)
 
 
+@functools.lru_cache(maxsize=1024)
 def _widest(attr: Any) -> int:
     """The largest integer magnitude among an attribute's query values (its
     whole domain; 0 when it holds no integers numpy can hold)."""
