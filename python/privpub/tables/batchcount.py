@@ -12,8 +12,10 @@ sets, summed down exactly), and each condition then costs its table's cells,
 not the view's rows.
 
 A small batch on a file keeps the row-group scan, which skips the groups a
-condition cannot match (:mod:`privpub.viewfile.scan`); conditions without a
-truth table (a projection past its limit) are counted over the rows.
+condition cannot match (:mod:`privpub.viewfile.scan`); a condition on the
+leading attributes of sorted codes in memory is counted by binary search
+(:meth:`~privpub.viewfile.rows.MemoryView.prefix_counts`); conditions without
+a truth table (a projection past its limit) are counted over the rows.
 """
 
 from __future__ import annotations
@@ -34,14 +36,19 @@ FILE_BATCH = 8
 
 def count_many(schema: Schema, rows: TableView, conditions: Sequence[Any]) -> list[int]:
     """Q(V) of each condition (each reads at least one attribute), exactly."""
-    tabled = [i for i, c in enumerate(conditions) if c.truth_table() is not None]
+    found: list[int | None] = [None] * len(conditions)
+    if isinstance(rows, MemoryView):  # the leading attributes of sorted codes: searched
+        for i, n in rows.prefix_counts(conditions).items():
+            found[i] = n
+    tabled = [i for i, c in enumerate(conditions)
+              if found[i] is None and c.truth_table() is not None]
     by_tables = len(tabled) > 1 and (isinstance(rows, MemoryView) or len(tabled) >= FILE_BATCH)
     if not by_tables:
-        return rows.count_many(conditions)
-    found: list[int | None] = [None] * len(conditions)
+        tabled = []
     subsets = list(dict.fromkeys(conditions[i].attributes for i in tabled))
     histograms = dict(zip(subsets, covered_histograms(
-        schema, [list(s) for s in subsets], rows.counting_batches), strict=True))
+        schema, [list(s) for s in subsets], rows.counting_batches), strict=True)) \
+        if subsets else {}
     for i in tabled:
         condition = conditions[i]
         # Both are over the condition's attributes in schema order, first slowest.
