@@ -409,20 +409,21 @@ def test_the_family_check_sees_each_kind_of_mention(tmp_path):
 
 # ---- no shared floor reads a family's parameters by key ------------------------------------
 
-#: Parameter keys whose meaning is a family's: the floors ask the capability the family
-#: declares instead (StatesErrorBound for the bound and its ε, PublishesRecords for how
-#: repeated tuples were published: privpub.core.capabilities).
-FAMILY_KEYS = ("records", "failure_probability", "error_bound")
+# Every key of a release's parameters is its family's (what "d", "n" or "records" mean
+# is the family's to say): the floors ask the capabilities of privpub.core.capabilities
+# instead (StatesErrorBound for the bound and its ε, PublishesRecords for how repeated
+# tuples were published, StatesPrivacyRequest for d, γ, the calibration and the records
+# given), so no key is read outside the families.
 #: Where the parameters are a family's own business: the families and the papers'
 #: experiments, which publish with them.
 READS_OWN_PARAMETERS = (*FAMILIES, "experiments")
 
 
 def parameter_key_reads(path: Path, module: str) -> list[str]:
-    """Where ``path`` reads one of :data:`FAMILY_KEYS` from a release's or a mechanism's
-    parameters: ``X.parameters[key]``, ``X.parameters.get(key)``, ``X.parameters()[key]``,
-    and the same through a name bound to them (``p = release.parameters; p[key]``) or
-    called ``parameters``. A plan's row (``row["error_bound"]``) is not parameters."""
+    """Where ``path`` reads a key from a release's or a mechanism's parameters:
+    ``X.parameters[key]``, ``X.parameters.get(key)``, ``X.parameters()[key]``, and the
+    same through a name bound to them (``p = release.parameters; p[key]``) or called
+    ``parameters``. A plan's row (``row["error_bound"]``) is not parameters."""
     tree = ast.parse(path.read_text())
 
     def is_parameters(node: ast.AST) -> bool:
@@ -443,16 +444,15 @@ def parameter_key_reads(path: Path, module: str) -> list[str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in ("get", "pop", "setdefault") and node.args:
             source, key = node.func.value, node.args[0]
-        if source is not None and is_parameters(source) and isinstance(key, ast.Constant) \
-                and key.value in FAMILY_KEYS:
+        if source is not None and is_parameters(source) and isinstance(key, ast.Constant):
             found.append((node.lineno, f"{module}:{node.lineno}: reads parameters[{key.value!r}]"))
     return [text for _, text in sorted(found)]
 
 
 def test_no_shared_floor_reads_a_family_parameter_by_key():
     """Tables, counting, attacks, report, planning, the CLI (and core, domain, datasets)
-    ask a mechanism's declared capabilities for its bound, its ε and its record facts;
-    only the families and the experiments read those parameters by name."""
+    ask a mechanism's declared capabilities for its bound, its ε, its record facts and
+    its privacy request; only the families and the experiments read parameters by key."""
     found = [hit for module, path in sorted(MODULES.items())
              if module.split(".")[1:2] and module.split(".")[1] not in READS_OWN_PARAMETERS
              for hit in parameter_key_reads(path, module)]
@@ -460,7 +460,8 @@ def test_no_shared_floor_reads_a_family_parameter_by_key():
 
 
 def test_the_key_check_sees_each_kind_of_read(tmp_path):
-    """Power: each planted read is reported; a plan row's key and another key are not."""
+    """Power: each planted read is reported (the request's keys as the bound's); a plan
+    row's key and the parameters as a whole are not."""
     card = ROOT / "report" / "card.py"
     assert parameter_key_reads(card, "privpub.report.card") == []
     copy = tmp_path / "card.py"
@@ -470,12 +471,14 @@ def test_the_key_check_sees_each_kind_of_read(tmp_path):
                '    facts = p.get("records") or {}',
                '    mech = release.mechanism_object().parameters()["error_bound"]',
                '    row = {}; row["error_bound"]',
-               '    d = release.parameters.get("d")']
+               '    d = release.parameters.get("d")',
+               '    shown = dict(release.parameters)',
+               '    k = p["gamma"], p.get("n"), p.get("calibration")']
     copy.write_text(card.read_text() + "\n\ndef _late(release):\n" + "\n".join(planted) + "\n")
     start = len(card.read_text().splitlines()) + 4
     lines = [int(f.split(": ", 1)[0].rsplit(":", 1)[1]) - start
              for f in parameter_key_reads(copy, "privpub.report.card")]
-    assert lines == [0, 1, 3, 4]
+    assert lines == [0, 1, 3, 4, 6, 8, 8, 8]
 
 
 # ---- every doc a comment or a text cites is in the repo --------------------------------------

@@ -184,3 +184,7 @@ def test_a_release_of_data_without_repeats_has_its_alternatives():
     assert view.parameters["records"]["duplicates"] == "none"
     page = view.report(df, n_queries=3).html
     assert "privpub.plan over γ" in page and "Not planned" not in page
+    # The grid is at this release's k = d·m/n and marks its own request (its γ and
+    # calibration), read from what the mechanism declares (StatesPrivacyRequest).
+    assert "k = 2 (this release's)" in page
+    assert "αβ (exclusive) — <strong>this release</strong>" in page

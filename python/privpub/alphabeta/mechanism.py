@@ -51,7 +51,7 @@ from privpub.alphabeta.meanings import ALPHABETA_PARAMETERS
 from privpub.alphabeta.publishing import MAX_NOISE_ROWS
 from privpub.alphabeta.source import SourceDistribution, largest_weight
 from privpub.core import validate
-from privpub.core.capabilities import StatedBound
+from privpub.core.capabilities import PrivacyRequest, StatedBound
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Guarantee, Resolution
 from privpub.core.inputs import TableLike
@@ -277,6 +277,12 @@ class AlphaBeta:
         """How repeated tuples were published
         (:class:`~privpub.core.capabilities.PublishesRecords`)."""
         return self.records
+
+    def privacy_request(self) -> PrivacyRequest:
+        """d, γ, the calibration and the records given
+        (:class:`~privpub.core.capabilities.StatesPrivacyRequest`)."""
+        given = (self.records or {}).get("records_given", self.n)
+        return PrivacyRequest(self.d, self.gamma, self.calibration, given)
 
     def parameters(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "beta": self.beta, "n": self.n, "d": self.d,

@@ -34,7 +34,7 @@ from privpub.attacks.subsets import (
     query_count,
 )
 from privpub.core import validate
-from privpub.core.capabilities import RefusesPresenceAudit
+from privpub.core.capabilities import RefusesPresenceAudit, privacy_request
 from privpub.core.errors import ParameterError
 from privpub.core.optional import progress_bar
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
@@ -246,9 +246,8 @@ def audit_presence(release: PublishedView | Sequence[PublishedView], records, *,
         if isinstance(refusing, RefusesPresenceAudit):
             raise ParameterError(refusing.presence_refusal)
     check_decoder(decoder)
-    params = release.parameters
-    d = params.get("d")
-    gamma = params.get("gamma")
+    request = privacy_request(release.mechanism_object())
+    d, gamma = request.d, request.gamma
     if prior is None:
         if d is None:
             raise ParameterError(f"the {release.mechanism} release states no prior bound d; "

@@ -33,6 +33,9 @@ A mechanism's capabilities:
   it was given.
 - :class:`DescribesParameters`: each parameter's letter in the paper and meaning, for
   the card.
+- :class:`StatesPrivacyRequest`: the (d, γ)-privacy request its parameters meet
+  (:class:`PrivacyRequest`), which the presence audit tests and the card's
+  alternatives plan around.
 
 The floors read a family's parameters through these, never by key
 (``release.parameters["error_bound"]``: ``tests/test_layout.py`` refuses that too).
@@ -175,6 +178,29 @@ class DescribesParameters(Protocol):
     parameter_meanings: Mapping[str, tuple[str, str]]
 
 
+@dataclass(frozen=True)
+class PrivacyRequest:
+    """The (d, γ)-privacy request a release's parameters meet: the prior bound ``d`` and
+    the posterior bound ``gamma`` (each None when the release states none), the
+    ``calibration`` that chose the parameters (None when they were given as they are),
+    and ``records``, the records given to the mechanism, which d = k·records/m counts
+    (None when not known)."""
+
+    d: float | None
+    gamma: float | None
+    calibration: str | None
+    records: int | None
+
+
+@runtime_checkable
+class StatesPrivacyRequest(Protocol):
+    """Publishes for a (d, γ)-privacy request."""
+
+    def privacy_request(self) -> PrivacyRequest:
+        """The request its parameters meet (:class:`PrivacyRequest`)."""
+        ...
+
+
 @runtime_checkable
 class AnswersOwnQuery(Protocol):
     """A release that answers its own query (a graph answer), not conditions."""
@@ -206,6 +232,14 @@ def record_facts_of(mechanism: Any) -> Mapping[str, Any]:
     :class:`PublishesRecords` and has recorded them)."""
     facts = mechanism.record_facts() if isinstance(mechanism, PublishesRecords) else None
     return facts or {}
+
+
+def privacy_request(mechanism: Any) -> PrivacyRequest:
+    """The (d, γ)-privacy request ``mechanism`` states (every field None unless it
+    declares :class:`StatesPrivacyRequest`)."""
+    if isinstance(mechanism, StatesPrivacyRequest):
+        return mechanism.privacy_request()
+    return PrivacyRequest(None, None, None, None)
 
 
 def parameter_meanings(mechanism: Any) -> Mapping[str, tuple[str, str]]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from privpub import _core
 from privpub.core import validate
-from privpub.core.capabilities import StatedBound
+from privpub.core.capabilities import PrivacyRequest, StatedBound
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import PRIVACY_PARAMETERS, Guarantee, Resolution, warn_if_weak
 from privpub.core.inputs import TableLike
@@ -178,6 +178,12 @@ class FRAPP:
         """How repeated tuples were published
         (:class:`~privpub.core.capabilities.PublishesRecords`)."""
         return self.records
+
+    def privacy_request(self) -> PrivacyRequest:
+        """d, γ and the records given; γ_frapp is solved from them, by no named
+        calibration (:class:`~privpub.core.capabilities.StatesPrivacyRequest`)."""
+        given = (self.records or {}).get("records_given", self.n)
+        return PrivacyRequest(self.d, self.gamma, None, given)
 
     def parameters(self) -> dict[str, Any]:
         return {"gamma_frapp": self.gamma_frapp, "n": self.n, "d": self.d, "gamma": self.gamma,

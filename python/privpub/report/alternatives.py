@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from privpub.core.capabilities import hidden_attributes, record_facts_of, stated_bound
+from privpub.core.capabilities import (
+    hidden_attributes,
+    privacy_request,
+    record_facts_of,
+    stated_bound,
+)
 from privpub.core.planners import planner, planners
 from privpub.planning import plan
 from privpub.report import html, plots
@@ -22,14 +27,16 @@ PAPER_K = 10
 
 def records_of(release: Any) -> int:
     """The records the release was made from (before set semantics merged
-    repeats): what plan counts n as, and so what its k is relative to."""
-    given = record_facts_of(release.mechanism_object()).get("records_given")
-    return given or release.parameters.get("n") or len(release)
+    repeats): what plan counts n as, and so what its k is relative to; the rows
+    published where the mechanism states neither."""
+    mechanism = release.mechanism_object()
+    return (record_facts_of(mechanism).get("records_given")
+            or privacy_request(mechanism).records or len(release))
 
 
 def release_k(release: Any) -> float | None:
     """k = d·m/n of the release's request, n as plan counts it (:func:`records_of`)."""
-    d = release.parameters.get("d")
+    d = privacy_request(release.mechanism_object()).d
     return None if d is None else d * release.schema.size / records_of(release)
 
 
@@ -101,8 +108,8 @@ def splu_table(rows: list[dict[str, Any]]) -> str:
 def section(release: Any, data: Any) -> str:
     k = release_k(release)
     grid_k = PAPER_K if k is None else k
-    p = release.parameters
     mechanism = release.mechanism_object()
+    request = privacy_request(mechanism)
     declared = stated_bound(mechanism)
     # The (k, γ)-grid families always. The others (SPLU-Gen) need the value frequencies
     # (the data) and protect named attributes: planned for the attributes this release
@@ -122,10 +129,10 @@ def section(release: Any, data: Any) -> str:
     table_rows = [r for r in found.rows if planner(r["mechanism"]).privacy_grid]
     mine = None
     point = None
-    if k is not None and p.get("gamma") is not None:
-        mine = (release.mechanism, p.get("calibration"), p["gamma"])
+    if k is not None and request.gamma is not None:
+        mine = (release.mechanism, request.calibration, request.gamma)
         if declared is not None and declared.bound is not None:
-            point = (p["gamma"], declared.bound)
+            point = (request.gamma, declared.bound)
     feasible = sum(r["feasible"] for r in table_rows)
     gammas = ", ".join(f"{g:g}" for g in sorted({r["gamma"] for r in table_rows}))
     intro = (f"<p>privpub.plan over γ ∈ {{{gammas}}} at "
