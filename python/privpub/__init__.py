@@ -59,7 +59,8 @@ from privpub.planning import Plan, expected_view_size, plan
 from privpub.splu import SPLUGen
 from privpub.tables.artifact import Artifact
 from privpub.tables.opening import open_release as open  # noqa: A001 (privpub.open)
-from privpub.tables.published import Counts, PublishedView
+from privpub.tables.published import PublishedView
+from privpub.tables.viewcounts import Counts
 from privpub.viewfile.fileview import FileView
 from privpub.viewfile.rows import MemoryView, TableView
 

@@ -35,7 +35,7 @@ from privpub.alphabeta.estimator import HoeffdingLaw, RecordsLaw, SplitLaw
 from privpub.core.capabilities import CountIntervalLaw
 from privpub.tables import confidence
 from privpub.tables.confidence import KeepLaw, sum_tails
-from privpub.tables.published import Counts
+from privpub.tables.viewcounts import Counts
 
 LEVEL = 0.95
 RUNS = 2000

@@ -15,7 +15,7 @@ import pytest
 
 import privpub
 from privpub import Condition
-from privpub.tables.published import Counts
+from privpub.tables.viewcounts import Counts
 
 SCHEMA = privpub.Schema([privpub.IntRange("a", 0, 3), privpub.IntRange("b", 0, 7)])  # m = 32
 DISTINCT = np.array([0, 5, 9, 17, 30, 31, 12, 22], dtype=np.uint64)

@@ -72,7 +72,7 @@ from privpub.tables.confidence import (
 
 if TYPE_CHECKING:
     from privpub.alphabeta.mechanism import AlphaBeta
-    from privpub.tables.published import Counts
+    from privpub.tables.viewcounts import Counts
 
 #: Method names, as Estimate.interval_method reports them (beside the floor's "exact").
 CONSERVATIVE_RECORDS = "conservative: records"

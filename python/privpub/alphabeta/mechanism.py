@@ -64,7 +64,8 @@ from privpub.tables.records import check_record_facts, counted
 if TYPE_CHECKING:
     from privpub.tables.confidence import CountLaw
     from privpub.tables.distributed import DaskRelease
-    from privpub.tables.published import Counts, PublishedView
+    from privpub.tables.published import PublishedView
+    from privpub.tables.viewcounts import Counts
 
 #: Domains must be smaller than this: codes and m itself are u128 in the kernels.
 MAX_DOMAIN = 2**128

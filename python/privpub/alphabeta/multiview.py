@@ -62,7 +62,7 @@ from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.domain.schema import Schema
 from privpub.tables.confidence import CountLaw
-from privpub.tables.published import Counts, PublishedView
+from privpub.tables.published import PublishedView
 from privpub.tables.records import (
     as_schema_codes,
     counted,
@@ -72,6 +72,7 @@ from privpub.tables.records import (
     repeated_rows,
     union_sorted,
 )
+from privpub.tables.viewcounts import Counts
 
 
 @register_mechanism

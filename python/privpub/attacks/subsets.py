@@ -14,8 +14,9 @@ from privpub.attacks.decoders import default_queries, lp_fit, lstsq_fit
 from privpub.core import validate
 from privpub.core.capabilities import CountEstimator
 from privpub.core.errors import ParameterError
-from privpub.tables.published import Counts, PublishedView
+from privpub.tables.published import PublishedView
 from privpub.tables.records import KeyCounts, rows_as_keys
+from privpub.tables.viewcounts import Counts
 
 #: The decoders an audit may use.
 DECODERS = ("lstsq", "lp")

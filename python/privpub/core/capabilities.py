@@ -14,7 +14,7 @@ A mechanism's capabilities:
 
 - :class:`CountEstimator`: its releases are estimated from counts
   (``PublishedView`` calls ``estimate(counts)`` and ``interval_law(counts)``
-  with a :class:`~privpub.tables.published.Counts`); the audits ask it too.
+  with a :class:`~privpub.tables.viewcounts.Counts`); the audits ask it too.
   The law it hands over is a :class:`CountIntervalLaw`: the floor reads its
   ``method`` and asks its ``interval(level)``, and knows nothing else of it.
 - :class:`ReleaseEstimator`: its releases are not estimated from Q(V) alone;

@@ -24,7 +24,7 @@ from privpub.tables.confidence import KeepLaw
 
 if TYPE_CHECKING:
     from privpub.frapp.mechanism import FRAPP
-    from privpub.tables.published import Counts
+    from privpub.tables.viewcounts import Counts
 
 
 def estimate(mech: FRAPP, c: Counts) -> tuple[Any, Any]:

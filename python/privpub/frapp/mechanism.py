@@ -58,7 +58,7 @@ from privpub.tables.records import (
 
 if TYPE_CHECKING:
     from privpub.tables.confidence import KeepLaw
-    from privpub.tables.published import Counts
+    from privpub.tables.viewcounts import Counts
 
 
 @register_mechanism

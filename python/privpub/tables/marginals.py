@@ -5,14 +5,15 @@ of them (:mod:`privpub.tables.cover`), one Rust pass over the rows in
 parallel, summed down exactly; the estimates of all cells are flat arrays
 (:class:`MarginalEstimates`), labelled per subset on request
 (:func:`labelled_frames`). The estimator itself is the mechanism's
-(:meth:`~privpub.tables.published.PublishedView.estimate_marginals_arrays`
+(:func:`marginal_estimates`, behind
+:meth:`~privpub.tables.published.PublishedView.estimate_marginals_arrays`,
 hands it the counts).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
@@ -25,7 +26,9 @@ from privpub.core.errors import ParameterError
 from privpub.core.estimate import LEVEL, check_level
 from privpub.domain.schema import Schema
 from privpub.tables.cover import budgeted_cover, sum_down
+from privpub.tables.viewcounts import Counts, batches_within, context_set, memo
 from privpub.viewfile.columns import Digits, pandas_column
+from privpub.viewfile.rows import MemoryView, TableView
 
 #: Most value combinations estimate_marginals handles in one call.
 MARGINAL_CELLS = 1 << 24
@@ -161,3 +164,43 @@ def product_sums(schema: Schema, attributes: Sequence[str],
         grid = np.multiply.outer(grid, weights[j]).reshape(-1)
     others = [j for j in range(len(schema)) if j not in chosen]
     return grid * math.prod(float(weights[j].sum()) for j in others)
+
+
+def marginal_estimates(rows: TableView, context: Mapping[str, np.ndarray], mech: Any,
+                       counted: str, subsets: Sequence[Sequence[str]]) -> MarginalEstimates:
+    """Every equality query over each attribute subset of a view (its ``rows`` and
+    ``context`` sets), estimated by its mechanism ``mech`` (a CountEstimator), as flat
+    arrays; ``counted`` is what the estimates count
+    (:meth:`~privpub.tables.published.PublishedView.estimate_marginals_arrays`)."""
+    schema = rows.schema
+    subsets = check_subsets(schema, subsets)
+    n_view = view_histograms(rows, subsets)
+    offsets = np.cumsum([0] + [len(h) for h in n_view])
+    n_domain = [schema.size // len(h) for h in n_view]
+
+    @memo
+    def in_context(name: str) -> tuple[np.ndarray, np.ndarray]:
+        within = context_set(context, name)
+        inside = view_histograms(rows, subsets, within=within)
+        known = covered_histograms(schema, subsets,
+                                   lambda used: MemoryView(schema, within).batches())
+        return np.concatenate(inside), np.concatenate(known)
+
+    counts = Counts(np.concatenate(n_view),
+                    np.repeat(np.array(n_domain, dtype=float), np.diff(offsets)),
+                    memo(lambda w: np.concatenate([product_sums(schema, a, w)
+                                                   for a in subsets])),
+                    in_context)
+    value, variance = mech.estimate(counts)
+    law = mech.interval_law(counts)
+    return MarginalEstimates(subsets, offsets, counts.n_view, n_domain,
+                             np.asarray(value, dtype=float),
+                             np.sqrt(np.maximum(variance, 0.0)), counted,
+                             law.method, law)
+
+
+def view_histograms(rows: TableView, subsets: list[list[str]],
+                    within: np.ndarray | None = None) -> list[np.ndarray]:
+    """Each subset's histogram over a view's ``rows`` (within a code set)."""
+    return covered_histograms(rows.schema, subsets,
+                              lambda used: batches_within(rows, used, within))
