@@ -71,8 +71,9 @@ def test_each_view_owns_its_footers(tmp_path):
     path = _file(tmp_path / "v.parquet", 40, 1)
     first, second = PublishedView.open(path), PublishedView.open(path)
     assert first.rows.pages.footers is not second.rows.pages.footers
+    assert len(first.rows.pages.footers) == len(second.rows.pages.footers) == 1  # the open's
     assert first.estimate("sex = 'F'").n_view == 20
-    assert len(first.rows.pages.footers) > 0 and len(second.rows.pages.footers) == 0
+    assert len(first.rows.pages.footers) > 1 and len(second.rows.pages.footers) == 1
     assert not [name for name, value in vars(pages).items()
                 if isinstance(value, (dict, list, FooterCache)) and not name.startswith("__")]
     assert pq.read_metadata(path).num_rows == 40
@@ -88,3 +89,22 @@ def test_a_view_pickles_with_an_empty_cache(tmp_path):
     assert len(opened.rows.pages.footers) > 0 and len(copy.pages.footers) == 0
     assert copy.count_many([opened.condition("sex = 'F'")]) == [20]
     assert len(copy.pages.footers) > 0
+
+
+def test_a_fresh_open_reads_each_footer_once(tmp_path, monkeypatch):
+    """The footer the open read to check the part file is the one the first count
+    uses: pyarrow reads no footer again (the page reader's own layout is its own)."""
+    path = _file(tmp_path / "v.parquet", 40, 3)
+    reads = []
+    read_metadata = pq.read_metadata
+    monkeypatch.setattr(pq, "read_metadata", lambda *a, **k: reads.append(a) or
+                        read_metadata(*a, **k))
+    opened = PublishedView.open(path)
+    assert opened.estimate("sex = 'F'").n_view == 20
+    assert opened.estimate_many(["city = 'a'", "sex = 'M'"]).n_view.tolist() == [20, 20]
+    assert reads == []
+    # Power: a view whose open kept nothing reads the footer at its first count.
+    opened = PublishedView.open(path)
+    opened.rows.pages.footers = FooterCache()
+    assert opened.estimate("sex = 'F'").n_view == 20
+    assert len(reads) == 1

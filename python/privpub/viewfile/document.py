@@ -60,6 +60,7 @@ from privpub.domain.schema import Schema
 from privpub.viewfile.digest import DIGEST_ALGORITHM, PartDigest
 from privpub.viewfile.groupstats import stored_groups
 from privpub.viewfile.layout import SET_COLUMN, metadata_file
+from privpub.viewfile.pages import PageReader
 
 KIND = "published_view"
 #: Layout of a view file's metadata (3: rows as dictionary-encoded columns with an
@@ -161,13 +162,15 @@ def _parsed(where: str, document: str, raw: bytes | None) -> ViewDocument:
 
 
 def check_part(file: str, where: str, schema: Schema, with_sets: bool,
-               rows: int) -> list[int]:
+               rows: int, pages: PageReader | None = None) -> list[int]:
     """A part file's columns are the schema's (and the set column iff there are
     context sets), and its row groups hold ``rows``: counted from the row groups
     themselves, which must also agree with the footer's total. Returns the
-    row groups' row counts."""
+    row groups' row counts. The footer read is kept by ``pages`` (the view's page
+    reader), so the view's first count does not read it again."""
     try:
-        with pq.ParquetFile(file) as parquet:
+        with open(file, "rb") as handle, pq.ParquetFile(handle) as parquet:
+            info = os.fstat(handle.fileno())  # the identity of the file whose footer this is
             names, meta = parquet.schema_arrow.names, parquet.metadata
             sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
             groups = sum(sizes)
@@ -194,6 +197,8 @@ def check_part(file: str, where: str, schema: Schema, with_sets: bool,
     if groups != rows:
         raise ArtifactError(f"{where} holds {groups:,} rows in its row groups but its "
                             f"metadata says {rows:,}")
+    if pages is not None:
+        pages.keep_metadata(info, meta)
     return sizes
 
 

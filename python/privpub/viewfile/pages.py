@@ -121,6 +121,12 @@ class PageReader:
         except (OSError, pa.ArrowException):
             return None
 
+    def keep_metadata(self, info: os.stat_result, meta: pq.FileMetaData) -> None:
+        """Keep ``meta``, pyarrow's footer of the file whose ``os.fstat`` is ``info``,
+        read by the caller (the open's check of the part files:
+        :func:`~privpub.viewfile.document.check_part`), for :meth:`metadata`."""
+        self.footers.get(("arrow", *identity(info)), lambda: meta)
+
     def layout(self, fd: int) -> list | None:
         """Per row group of the file open as ``fd`` (rows, per column its chunk
         layout or None), or None when the page reader cannot read its footer."""

@@ -82,7 +82,7 @@ def open_view(path: str | os.PathLike, trust: Any = None) -> OpenedView:
     rows = PrunedFileView(schema, where, stored.rows, parts, "" if context_sizes else None)
     for index, file in enumerate(rows.files):
         sizes = check_part(file, rows.where(index), schema, bool(context_sizes),
-                           parts[index].rows + sum(context_sizes.values()))
+                           parts[index].rows + sum(context_sizes.values()), rows.pages)
         # Row-group statistics count only for the row groups they describe (a
         # file rewritten with other groups is counted by full passes).
         rows.expected[index] = usable_groups(parts[index], sizes)
