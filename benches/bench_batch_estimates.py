@@ -12,8 +12,8 @@ batch a DuckDB user might write instead, ``count(*) FILTER (WHERE <text>)``
 aggregates 250 per SELECT, took 439 s against 30 s one by one on this machine
 (2026-11-27, loaded), so one by one is the baseline; it also checks the
 counts. DuckDB computes Q(V) only; privpub also computes Q(D) and an estimate
-and exact interval per text. Texts are 1-3 atoms (=, <>, <, >=) over random attributes with values drawn
-from Adult's rows, distinct, from a fixed seed.
+and exact interval per text. Texts are 1-3 atoms (=, <>, <, >=) over random
+attributes with values drawn from Adult's rows, distinct, from a fixed seed.
 """
 
 import random

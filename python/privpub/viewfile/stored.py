@@ -9,8 +9,11 @@ row groups must hold the stored row count, and the rows, when read in full,
 must match the stored digest (:class:`~privpub.viewfile.digest.Digest`: per part
 file and column, SHA-256 of the domain indices in file order). That refuses
 a file whose values were edited, reordered, dropped, added or mixed up with
-another file's; it is not a signature (someone who rewrites rows and digest
-consistently writes a new release), and docs/design.md says what it proves.
+another file's. The digest alone is not a signature (someone who rewrites rows
+and digest consistently writes a new release); a signed release's document,
+digests included, is signed by its publisher (``sign=`` on writing,
+``trust=`` on reading: :mod:`privpub.core.signing`), and docs/design.md says
+what each proves.
 """
 
 from __future__ import annotations
