@@ -1,4 +1,4 @@
-"""``privpub._core.query``: query text (rust/src/bindings/query.rs over querytext.rs):
+"""``privpub._core.query``: query text (rust/src/bindings/query.rs over querytext/):
 the parsed tree as nested tuples, refusals as ``QueryTextError(kind, …)`` for
 Python to word."""
 

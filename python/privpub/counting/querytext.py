@@ -2,7 +2,7 @@
 
 Text is a WHERE condition (optionally after ``WHERE``) or ``SELECT count(*)
 FROM <name> [WHERE …]``. Both are read in Rust by the ``sqlparser`` crate in
-its DuckDB dialect (``rust/src/querytext.rs``: tokens, tree, limits, the
+its DuckDB dialect (``rust/src/querytext/``: tokens, tree, limits, the
 SELECT form's clauses refused by name), which hands back a small tree of
 tuples; :func:`parse_where` builds from it the sqlglot nodes the counting
 engine works on (sqlglot stays the tree and the SQL generator for DuckDB; it

@@ -1,4 +1,4 @@
-//! `privpub._core.query`: query text (querytext.rs): the parsed tree as nested
+//! `privpub._core.query`: query text (querytext/): the parsed tree as nested
 //! tuples (tags, names, literals as Python values, integer lists as int64
 //! arrays), refusals as `QueryTextError(kind, …)` for Python to word.
 

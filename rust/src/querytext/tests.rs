@@ -1,0 +1,143 @@
+//! The parser's unit tests.
+
+use super::*;
+
+const LIMITS: Limits = Limits {
+    depth: 24,
+    terms: 20_000,
+    values: 1_000_000,
+};
+
+fn condition(text: &str) -> Result<Node, TextError> {
+    parse(text, LIMITS).map(|p| p.condition.unwrap())
+}
+
+#[test]
+fn reads_a_comparison() {
+    let node = condition("age > 50").unwrap();
+    assert_eq!(
+        node,
+        Node::Binary(
+            ">",
+            Box::new(Node::Column(vec![("age".into(), false)])),
+            Box::new(Node::Number("50".into()))
+        )
+    );
+}
+
+#[test]
+fn folds_literal_lists_as_the_parser_reads_them() {
+    for (text, expected) in [
+        ("a IN (1, -2, + 3)", Values::Ints(vec![1, -2, 3])),
+        ("a IN (1, -2, + 3,)", Values::Ints(vec![1, -2, 3])),
+        ("a IN (-9223372036854775808)", Values::Ints(vec![i64::MIN])),
+        (
+            "a IN (9223372036854775808, 'x', TRUE, 1.5)",
+            Values::Mixed(vec![
+                Literal::Big("9223372036854775808".into()),
+                Literal::Str("x".into()),
+                Literal::Bool(true),
+                Literal::Float(1.5),
+            ]),
+        ),
+    ] {
+        match condition(text).unwrap() {
+            Node::List { values, .. } => assert_eq!(values, expected, "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    match condition("a IN ()").unwrap() {
+        Node::List { values, .. } => assert_eq!(values, Values::Ints(vec![])),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_list_with_an_expression_stays_a_tree() {
+    assert!(matches!(condition("a IN (1, a)").unwrap(), Node::In { .. }));
+}
+
+#[test]
+fn refusals_name_the_problem() {
+    assert_eq!(
+        condition("a IN (1, ٣)").unwrap_err(),
+        TextError::Character {
+            at: 9,
+            problem: None
+        }
+    );
+    assert_eq!(
+        condition("a IN (1,\u{a0}2)").unwrap_err(),
+        TextError::Character {
+            at: 8,
+            problem: None
+        }
+    );
+    assert!(matches!(
+        condition("any = 1").unwrap_err(),
+        TextError::Reserved { at: 0, len: 3, .. }
+    ));
+    assert_eq!(
+        condition("a > 0 limit 1").unwrap_err(),
+        TextError::Clause("LIMIT".into())
+    );
+    assert!(matches!(
+        condition("a = 1 & b = 2").unwrap_err(),
+        TextError::Bitwise { token: '&', .. }
+    ));
+    assert_eq!(
+        condition("age >").unwrap_err(),
+        TextError::Syntax("'>' is missing an operand".into())
+    );
+    let deep = format!("{}a > 0{}", "(".repeat(200), ")".repeat(200));
+    assert!(matches!(
+        condition(&deep).unwrap_err(),
+        TextError::Depth { past: true, .. }
+    ));
+}
+
+#[test]
+fn values_are_counted_in_every_list() {
+    let small = Limits {
+        values: 3,
+        ..LIMITS
+    };
+    for text in ["a IN (1, 2) OR a IN (3, 4)", "a IN (1, 2) OR a IN (3, 4,)"] {
+        assert_eq!(
+            parse(text, small).unwrap_err(),
+            TextError::Values(4),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_count_form() {
+    let parsed = parse("select count(*) from I as t where t.a > 0", LIMITS).unwrap();
+    assert_eq!(parsed.table.as_deref(), Some("I"));
+    assert_eq!(parsed.alias.as_deref(), Some("t"));
+    assert_eq!(
+        parse("select count(a) from I", LIMITS).unwrap_err(),
+        TextError::Select("count(a) is not count(*): privpub counts rows, not values".into())
+    );
+}
+
+#[test]
+fn long_chains_are_walked_in_loops() {
+    let text = vec!["a = 1"; 20_000].join(" OR ");
+    match condition(&text).unwrap() {
+        Node::Or(terms) => assert_eq!(terms.len(), 20_000),
+        other => panic!("{other:?}"),
+    }
+    let text = format!(
+        "a IN (SELECT x FROM T WHERE {})",
+        vec!["x = 1"; 20_000].join(" OR ")
+    );
+    assert!(condition(&text).is_ok());
+}
+
+#[test]
+fn renders_as_python_does() {
+    assert_eq!(render(&[1, -2, i64::MIN]), "1, -2, -9223372036854775808");
+    assert_eq!(render(&[]), "");
+}
