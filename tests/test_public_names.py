@@ -26,7 +26,8 @@ ROOTS = ("privpub", "privpub.alphabeta", "privpub.frapp", "privpub.graphs", "pri
 #: Every public parameter name and its one meaning.
 NAMES = {
     # privacy and utility parameters (the papers' letters in brackets)
-    "epsilon": "privacy loss ε (graph mechanisms, Laplace baselines)",
+    "epsilon": "privacy loss ε (graph mechanisms, Laplace baselines; αβ and FRAPP "
+               "calibrated to a pure-DP ε)",
     "delta": "δ of (ε, δ)-differential privacy (graph mechanisms)",
     "gamma": "posterior bound γ in (0, 1] of (d, γ)-privacy",
     "gammas": "a grid of posterior bounds γ",
@@ -38,6 +39,8 @@ NAMES = {
     "alpha": "αβ's retention probability α",
     "beta": "αβ's insertion probability β",
     "beta_max": "αβ's largest insertion probability β(t)",
+    "beta_min": "αβ's least insertion probability β(t)",
+    "low_share": "αβ's least insertion probability β(t) over its largest",
     "gamma_frapp": "FRAPP's retention probability γ_frapp",
     "r": "Theorem 4.3's r = βm/(α²n)",
     "calibration": "which (α, β) calibration of αβ",
@@ -289,7 +292,8 @@ NAMES = {
 
 #: Names whose meaning is a paper's letter: the modules where that meaning holds.
 SCOPES = {
-    "epsilon": ("privpub.graphs", "privpub.splu.baselines"),
+    "epsilon": ("privpub.graphs", "privpub.splu.baselines", "privpub.alphabeta",
+                "privpub.frapp", "privpub.core.guarantee"),
     "delta": ("privpub.graphs",),
     "gamma": ("privpub.alphabeta", "privpub.frapp", "privpub.graphs", "privpub.planning",
               "privpub.attacks.presence"),

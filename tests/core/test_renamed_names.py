@@ -84,11 +84,7 @@ def test_a_file_storing_both_names_is_refused(adult, tmp_path):
 
 @pytest.mark.parametrize("call, old, new", [
     (lambda s: SPLUGen(gamma=5, sensitive="occupation", schema=s), "gamma", "group_size"),
-    (lambda s: privpub.AlphaBeta.for_privacy(s, n=100, gamma=0.2, k=10, epsilon=0.1),
-     "epsilon", "failure_probability"),
     (lambda s: privpub.AlphaBeta(s, 0.4, 0.001, epsilon=0.1), "epsilon", "failure_probability"),
-    (lambda s: privpub.FRAPP.for_privacy(s, n=100, gamma=0.2, k=10, epsilon=0.1),
-     "epsilon", "failure_probability"),
     (lambda s: privacy_guarantee(10, 0.3, alpha=3), "alpha", "small_sum_bound"),
     (lambda s: privacy_guarantee(10, eps=0.3, small_sum_bound=3), "eps", "relative_error"),
     (lambda s: privpub.plan(s, n=100, splu_gammas=[2]), "splu_gammas", "group_sizes"),

@@ -33,6 +33,8 @@ import privpub.graphs.intervals as intervals_module
 import privpub.graphs.mechanism as mechanism_module
 import privpub.graphs.sensitivity as sensitivity_module
 from privpub.core.errors import ArtifactError, ParameterError
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY as DP
+from privpub.core.guarantee import INDISTINGUISHABILITY as IND
 from privpub.experiments import relationship
 from privpub.graphs import (
     CQ,
@@ -52,8 +54,6 @@ from privpub.graphs import (
     triangle,
     two_path,
 )
-from privpub.graphs.claims import DIFFERENTIAL_PRIVACY as DP
-from privpub.graphs.claims import INDISTINGUISHABILITY as IND
 from privpub.graphs.sensitivity import query_range
 from privpub.graphs.smooth import DP_ADD_REMOVE, DP_REPLACE
 

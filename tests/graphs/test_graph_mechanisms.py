@@ -11,6 +11,8 @@ import pytest
 from scipy import stats
 
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY as DP
+from privpub.core.guarantee import INDISTINGUISHABILITY as IND
 from privpub.core.seeding import resolve_seed
 from privpub.graphs import (
     CQ,
@@ -23,8 +25,6 @@ from privpub.graphs import (
     triangle,
     two_path,
 )
-from privpub.graphs.claims import DIFFERENTIAL_PRIVACY as DP
-from privpub.graphs.claims import INDISTINGUISHABILITY as IND
 from privpub.graphs.noise import Bits, laplace_bound, laplace_tail
 
 ALPHA = 1e-6

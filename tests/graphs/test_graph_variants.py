@@ -13,6 +13,8 @@ from scipy import stats
 from test_graph_mechanisms import ALPHA, EDGE, chi2_pvalue
 
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY as DP
+from privpub.core.guarantee import INDISTINGUISHABILITY as IND
 from privpub.core.seeding import resolve_seed
 from privpub.graphs import (
     Graph,
@@ -26,8 +28,6 @@ from privpub.graphs import (
     triangle,
     two_path,
 )
-from privpub.graphs.claims import DIFFERENTIAL_PRIVACY as DP
-from privpub.graphs.claims import INDISTINGUISHABILITY as IND
 from privpub.graphs.noise import Bits
 
 

@@ -536,3 +536,14 @@ def test_a_fresh_process_reopens_a_splu_release(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(path)], check=True,
                          capture_output=True, text=True).stdout
     assert out.split() == ["splu", "300", "True"]
+
+
+def test_splu_states_why_no_epsilon_exists():
+    """SPLU-Gen publishes non-sensitive attributes unchanged: no pure-DP ε."""
+    from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY
+
+    g = SPLUGen(4, "s").guarantee()
+    for name in (INDISTINGUISHABILITY, DIFFERENTIAL_PRIVACY):
+        assert not g[name].holds and "No ε" in g[name].statement
+    assert "deterministic" in g[INDISTINGUISHABILITY].statement
+    assert g.epsilon == math.inf

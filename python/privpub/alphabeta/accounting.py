@@ -93,6 +93,86 @@ def exclusive_worst_posterior(alpha: float, beta: float, d: float) -> float:
     return num / (num + other) if num + other > 0 else 1.0
 
 
+# ---- pure differential privacy (the appendix's ε-indistinguishability) ---------------------
+
+
+def alphabeta_epsilon(alpha: float, beta_min: float, beta_max: float | None = None) -> float:
+    """The exact ε of the αβ algorithm under replacement of one tuple
+    (ε-indistinguishability, App. A Def. A.1: instances of equal size that
+    differ in one tuple); ``math.inf`` when none is finite (β = 0 or α + β = 1).
+
+    Each tuple t enters V independently, with probability α + β(t) if t ∈ I
+    and β(t) if not, so Pr[V | I] is a product over tuples and replacing
+    s ∈ I by u ∉ I changes only the factors of s and u. Their ratio
+    Pr[V | I]/Pr[V | I'] is (α+β(s))/β(s) or (1−α−β(s))/(1−β(s)) for s (in V
+    or not) times (1−β(u))/(1−α−β(u)) or β(u)/(α+β(u)) for u; the largest is
+    V holding s and not u:
+
+        e^ε = (α+β(s))/β(s) · (1−β(u))/(1−α−β(u)),
+
+    each factor ≥ 1, the first largest at the least β(t) (``beta_min``), the
+    second at the largest (``beta_max``, default ``beta_min``: a uniform β-step).
+    """
+    beta_max = beta_min if beta_max is None else beta_max
+    a, lo = _check_alpha_beta(alpha, beta_min)
+    hi = _check_alpha_beta(alpha, beta_max)[1]
+    if lo == 0 or a + hi >= 1:
+        return math.inf
+    return math.log((a + lo) / lo) + math.log((1 - hi) / (1 - a - hi))
+
+
+def alphabeta_epsilon_unbounded(alpha: float, beta_min: float,
+                                beta_max: float | None = None) -> float:
+    """What adding or removing one tuple alone would cost, were n not published:
+    one factor of :func:`alphabeta_epsilon`, ln max((α+β)/β, (1−β)/(1−α−β))
+    (the least β(t) in the first, the largest in the second)."""
+    beta_max = beta_min if beta_max is None else beta_max
+    a, lo = _check_alpha_beta(alpha, beta_min)
+    hi = _check_alpha_beta(alpha, beta_max)[1]
+    if lo == 0 or a + hi >= 1:
+        return math.inf
+    return max(math.log((a + lo) / lo), math.log((1 - hi) / (1 - a - hi)))
+
+
+def calibration_epsilon(d: float, gamma: float, calibration: str,
+                        low_share: float = 1.0) -> float:
+    """ε (:func:`alphabeta_epsilon`) of :func:`calibrate`'s (α, β) at (d, γ);
+    ``low_share`` is β(t)'s least over its largest (a source's least weight over
+    its largest, 1 for a uniform β-step). For ``"exclusive"`` it is
+    ln(γ(1−d)/(d(1−γ))) = ln(1/c) exactly, whatever α + β: its β makes the
+    d-exclusive adversary's worst likelihood ratio, which is e^ε, equal 1/c."""
+    alpha, beta = calibrate(d, gamma, calibration)
+    return alphabeta_epsilon(alpha, beta * low_share, beta)
+
+
+def prior_for_epsilon(epsilon: float, gamma: float, calibration: str,
+                      low_share: float = 1.0) -> float:
+    """The prior bound d at which :func:`calibrate` (at γ) gives privacy loss ε:
+    bisection on d ∈ (0, γ), along which ε falls (a larger d asks a larger β); a
+    ParameterError naming ``epsilon`` when no d gives it (the least ε the
+    calibration reaches at this γ, near d = γ, is above it)."""
+    lo, hi = 0.0, gamma
+    for _ in range(400):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        try:
+            above = calibration_epsilon(mid, gamma, calibration, low_share) > epsilon
+        except ParameterError:  # infeasible: d too close to γ
+            above = False
+        lo, hi = (mid, hi) if above else (lo, mid)
+    for d in (hi, lo):
+        try:
+            found = calibration_epsilon(d, gamma, calibration, low_share)
+        except ParameterError:
+            continue
+        if d > 0 and math.isclose(found, epsilon, rel_tol=1e-9, abs_tol=1e-12):
+            return d
+    raise ParameterError(f"epsilon = {epsilon} cannot be met by the {calibration!r} "
+                         f"calibration at γ = {gamma}: its least ε there, near d = γ, is "
+                         f"above it; raise epsilon or gamma")
+
+
 def prior_ratio_bound(d: float, gamma: float) -> float:
     """c = d(1−γ)/(γ(1−d)): a posterior pL/(pL + 1 − p) with likelihood ratio L
     stays ≤ γ at every prior p ≤ d exactly when L ≤ 1/c."""

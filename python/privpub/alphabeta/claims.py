@@ -13,6 +13,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from privpub.alphabeta.accounting import (
+    alphabeta_epsilon,
+    alphabeta_epsilon_unbounded,
     alphabeta_leakage,
     alphabeta_posterior,
     exclusive_worst_posterior,
@@ -23,8 +25,14 @@ from privpub.alphabeta.accounting import (
     theorem_4_3_r,
 )
 from privpub.alphabeta.source import largest_weight
-from privpub.core.guarantee import Claim, Guarantee, usefulness_claim
-from privpub.tables.records import counted
+from privpub.core.guarantee import (
+    INDISTINGUISHABILITY,
+    Claim,
+    Guarantee,
+    stated_size_claim,
+    usefulness_claim,
+)
+from privpub.tables.records import counted, replacement_neighbours
 
 if TYPE_CHECKING:
     from privpub.alphabeta.mechanism import AlphaBeta
@@ -56,6 +64,7 @@ def guarantee(mech: AlphaBeta) -> Guarantee:
             "below assume a public domain. Declare the domains (Schema, --schema) to "
             "avoid this.",
             "Sec. 2 (D is public)"))
+    claims.extend(_epsilon_claims(mech))
     if mech.d is not None and mech.gamma is not None:
         claims.extend(_privacy_claims(mech, a, b, min(mech.d * w, 0.999999), mech.gamma))
     else:
@@ -64,6 +73,72 @@ def guarantee(mech: AlphaBeta) -> Guarantee:
         claims.append(_usefulness_claim(mech))
     calibrated = "" if mech.calibration is None else f", calibration {mech.calibration!r}"
     return Guarantee(f"αβ (α = {a:.6g}, β = {b:.6g}, m = {m:,}{calibrated})", tuple(claims))
+
+
+def _epsilon_claims(mech: AlphaBeta) -> list[Claim]:
+    """ε under replacement, exact (:func:`~privpub.alphabeta.accounting.alphabeta_epsilon`),
+    and under addition or removal (none: n is stated)."""
+    a = mech.alpha
+    low = mech.beta * (1.0 if mech.source is None else mech.source.min_weight)
+    high = mech.beta_max
+    eps = alphabeta_epsilon(a, low, high)
+    if mech.source is None:
+        worst = (f"e^ε = (α+β)/β · (1−β)/(1−α−β) = {_exp(a + low, low)} · "
+                 f"{_exp(1 - high, 1 - a - high)}")
+    else:
+        worst = (f"with the source, s the least likely tuple (β(s) = {low:.6g}) and u the most "
+                 f"likely (β(u) = {high:.6g}): e^ε = (α+β(s))/β(s) · (1−β(u))/(1−α−β(u)) = "
+                 f"{_exp(a + low, low)} · {_exp(1 - high, 1 - a - high)}")
+    derivation = (
+        "Each tuple enters V independently, with probability α + β if it is in I and β if "
+        "not, so Pr[V | I] is a product over tuples and replacing s ∈ I by u ∉ I changes "
+        "only their two factors; the ratio Pr[V | I]/Pr[V | I'] is largest for a view that "
+        f"holds s and not u: {worst}. Every other view gives less.")
+    unbounded = alphabeta_epsilon_unbounded(a, low, high)
+    return [epsilon_claim(mech, eps, derivation, "App. A (Def. A.1); Algorithm 1"),
+            stated_size_claim(
+                counted(mech.records),
+                "Were n not stated, one tuple added or removed would change one factor only: "
+                f"ε = ln max((α+β)/β, (1−β)/(1−α−β)) = {unbounded:.6g}.")]
+
+
+def _exp(num: float, den: float) -> str:
+    """A likelihood-ratio factor as e^x (x its log), or ∞."""
+    return "∞" if den <= 0 else f"e^{math.log(num / den):.6g}"
+
+
+def epsilon_claim(mech: AlphaBeta, eps: float, derivation: str, source: str) -> Claim:
+    """The replacement claim of an αβ release (one view, or a sequence's views so
+    far): ε with ``derivation``, holding for the neighbours the release's
+    statements leave indistinct, and not under duplicates='records' with
+    repeated tuples, nor for a derived domain, nor when ε is infinite."""
+    records = mech.records or {}
+    repeated = records.get("repeated_tuples", 0)
+    shown = "∞" if math.isinf(eps) else f"{eps:.6g}"
+    who = replacement_neighbours(records, mech.n)
+    text = (f"ε = {shown} for {who}: every output is at most e^ε times as likely on one as on "
+            f"the other, whatever the adversary knows. {derivation}")
+    holds = not math.isinf(eps)
+    if math.isinf(eps):
+        text += (" With β = 0 or α + β = 1 no ε is finite: a view shows or hides a tuple of I "
+                 "with certainty.")
+    if repeated:
+        holds = False
+        text = (f"No ε holds at the level of records: {repeated:,} tuples have several records "
+                f"and were published with duplicates='records', and a tuple shown c times in V "
+                f"has at least c records (noise tuples are distinct), so tables such as "
+                f"{{a, a, b}} and {{a, b, b}}, one record apart with the same n, distinct tuples "
+                f"and repeated tuples, give views one of them cannot produce. For a record that "
+                f"is the only copy of its tuple, replaced by a tuple not in the table, ε = "
+                f"{shown}. {derivation} Publish with duplicates='set' for ε at the level of "
+                "distinct tuples.")
+    if mech.schema.derived:
+        holds = False
+        text += (f" The domains of {', '.join(mech.schema.derived)} were derived from the "
+                 "data (see 'public domain'): a neighbour with a value not in them is "
+                 "published with another domain, so the ε holds only for a declared domain.")
+    return Claim(INDISTINGUISHABILITY, holds, text, source,
+                 epsilon=None if math.isinf(eps) or repeated else eps)
 
 
 def _privacy_claims(mech: AlphaBeta, a: float, b: float, d: float, g: float) -> list[Claim]:

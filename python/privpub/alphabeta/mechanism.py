@@ -48,6 +48,7 @@ from privpub.alphabeta import claims, estimator, publishing
 from privpub.alphabeta.accounting import CALIBRATIONS, alphabeta_error_bound, calibrate
 from privpub.alphabeta.draw import Draw
 from privpub.alphabeta.meanings import ALPHABETA_PARAMETERS
+from privpub.alphabeta.priors import prior_bound, prior_for_privacy_loss
 from privpub.alphabeta.publishing import MAX_NOISE_ROWS
 from privpub.alphabeta.source import SourceDistribution, largest_weight
 from privpub.core import validate
@@ -192,16 +193,25 @@ class AlphaBeta:
         return self.beta * largest_weight(self.source)
 
     @classmethod
-    @renamed_keywords(epsilon="failure_probability")
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
                     d: float | None = None, failure_probability: float = 0.05,
                     source: SourceDistribution | Mapping[str, Any] | None = None,
                     calibration: str = "exclusive",
-                    allow_prior_below_base_rate: bool = False) -> AlphaBeta:
+                    allow_prior_below_base_rate: bool = False, *,
+                    epsilon: float | None = None) -> AlphaBeta:
         """α and β for (d, γ)-privacy, chosen for a named adversary.
 
         Give the adversary's prior bound either as ``k`` (d = k·n/m, k ≥ 1) or
-        as ``d`` (≥ n/m). ``calibration`` (see
+        as ``d`` (≥ n/m), or give a privacy loss ``epsilon`` instead: the d at
+        which the calibration below has exactly that ε under replacement of one
+        tuple (:func:`~privpub.alphabeta.accounting.prior_for_epsilon`), stated
+        as the mechanism's ``d`` with ``gamma`` (so ``for_privacy(d=mech.d,
+        gamma=mech.gamma)`` gives the same α and β). For ``"exclusive"``,
+        ε = ln(γ(1−d)/(d(1−γ))): the d-exclusive adversary's worst likelihood
+        ratio is e^ε, and γ only says where the (d, γ) statement is made unless
+        α + β ≤ 1 − d/γ binds. Giving ``epsilon`` with ``k`` or ``d`` checks that
+        they agree. (``failure_probability`` was once called ``epsilon``; the
+        name now means only a privacy loss.) ``calibration`` (see
         :func:`~privpub.alphabeta.accounting.calibrate`):
 
         - ``"exclusive"`` (default): least estimator variance meeting
@@ -226,10 +236,14 @@ class AlphaBeta:
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
         failure_probability = validate.probability("failure_probability", failure_probability,
                                                    open_low=True, open_high=True)
-        d = prior_bound(schema, n, k, d)
         if source is not None and not isinstance(source, SourceDistribution):
             source = SourceDistribution(schema, source)
         w_max = largest_weight(source)
+        if epsilon is not None:
+            d = prior_for_privacy_loss(schema, n, gamma, k, d, epsilon, calibration, source,
+                                       allow_prior_below_base_rate)
+        else:
+            d = prior_bound(schema, n, k, d)
         if d * w_max >= gamma:
             raise ParameterError(f"infeasible: d = {d * w_max:.6g} (most likely tuple) ≥ "
                                  f"γ = {gamma}; a posterior bound below the prior bound "
@@ -396,23 +410,3 @@ class AlphaBeta:
                          calibration=self.calibration,
                          allow_prior_below_base_rate=self.allow_prior_below_base_rate,
                          records=records)
-
-
-def prior_bound(schema: Schema, n: int, k: float | None, d: float | None) -> float:
-    """The adversary's prior bound d from exactly one of ``k`` (d = k·n/m) or ``d``,
-    checked to lie in (0, 1) (``for_privacy``'s and the multi-view publisher's)."""
-    if (k is None) == (d is None):
-        raise ParameterError("give exactly one of k (d = k·n/m) or d")
-    m = schema.size
-    if k is not None:
-        k = validate.real("k", k)
-        if k <= 0:
-            raise ParameterError(f"k must be positive, got {k}")
-        d = k * n / m
-    else:
-        d = validate.real("d", d)
-    if not 0 < d < 1:
-        raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
-                             f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
-                             f"{m / n:.6g})")
-    return d

@@ -50,13 +50,26 @@ from privpub import _core
 from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.estimator import SplitLaw, count_top, records_law
 from privpub.alphabeta.meanings import MULTIVIEW_PARAMETERS
-from privpub.alphabeta.mechanism import AlphaBeta, prior_bound
+from privpub.alphabeta.mechanism import AlphaBeta
+from privpub.alphabeta.priors import prior_bound
 from privpub.alphabeta.sequence import VIEW_CALIBRATIONS, calibrate_views, view_probabilities
-from privpub.alphabeta.sequence_claims import history_claim, region_claim, sequence_claims
+from privpub.alphabeta.sequence_claims import (
+    epsilon_claims,
+    history_claim,
+    region_claim,
+    sequence_claims,
+)
 from privpub.core import validate
 from privpub.core.capabilities import StatedBound
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import Guarantee, Resolution, usefulness_claim, warn_if_weak
+from privpub.core.guarantee import (
+    DIFFERENTIAL_PRIVACY,
+    INDISTINGUISHABILITY,
+    Guarantee,
+    Resolution,
+    usefulness_claim,
+    warn_if_weak,
+)
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
@@ -159,8 +172,10 @@ class MultiViewStep:
         single = self.mech.guarantee()
         a, b, v, i = self.mech.alpha, self.mech.beta, self.max_views, self.view_index
         replaced = ("(d, γ)-privacy", "no positive leakage, d-exclusive adversaries",
-                    "(d, γ)-privacy region", "(ρ, ε)-usefulness")
+                    "(d, γ)-privacy region", "(ρ, ε)-usefulness", INDISTINGUISHABILITY,
+                    DIFFERENTIAL_PRIVACY)
         claims = [c for c in single.claims if c.name not in replaced]
+        claims.extend(epsilon_claims(self.mech, v, i, self.histories or ()))
         if self.mech.d is not None and self.mech.gamma is not None:
             d, g = min(self.mech.d, 0.999999), self.mech.gamma
             claims.extend(sequence_claims(a, b, d, g, v, i))

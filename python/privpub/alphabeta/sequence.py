@@ -82,7 +82,7 @@ from privpub.core.errors import ParameterError
 
 __all__ = ["VIEW_CALIBRATIONS", "SequenceLeakage", "calibrate_views", "is_sequence_private",
            "largest_private_d_views", "likelihood_extremes", "pattern_classes",
-           "sequence_leakage", "view_probabilities"]
+           "sequence_epsilon", "sequence_leakage", "view_probabilities"]
 
 
 def view_probabilities(alpha: float, beta: float, max_views: int, index: int
@@ -146,6 +146,25 @@ def likelihood_extremes(alpha: float, beta: float, max_views: int,
         low = min(low, first * later_min ** later)
         prefix *= (1 - s) / (1 - p_f) if present else 1.0
     return max(high, prefix), min(low, prefix)
+
+
+def sequence_epsilon(alpha: float, beta: float, max_views: int,
+                     history: Sequence[bool]) -> tuple[float, float]:
+    """The exact ε of the ``len(history)`` views published, under replacement of a
+    tuple with membership ``history`` by another with the same history, and the
+    ε one added or removed tuple alone would cost: ``(ln(L_max/L_min),
+    max(ln L_max, −ln L_min))`` (``math.inf`` when not finite).
+
+    Every tuple's inclusions depend only on its own membership and its own
+    earlier inclusions, so Pr[V_1..V_j | I] is a product over tuples and
+    replacing s by u, both with history h, changes only their two factors:
+    the ratio is L_h(x_s)/L_h(x_u) for their inclusion patterns, at most
+    L_max/L_min (:func:`likelihood_extremes`), reached with s showing the most
+    telling pattern and u the least."""
+    high, low = likelihood_extremes(alpha, beta, max_views, history)
+    if math.isinf(high) or low <= 0:
+        return math.inf, math.inf
+    return math.log(high) - math.log(low), max(math.log(high), -math.log(low))
 
 
 def sequence_leakage(alpha: float, beta: float, d: float, max_views: int,

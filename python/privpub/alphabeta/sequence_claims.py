@@ -6,16 +6,62 @@ when none was requested."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from privpub.alphabeta.claims import REGION_GAMMAS
+from privpub.alphabeta.claims import REGION_GAMMAS, epsilon_claim
 from privpub.alphabeta.sequence import (
     largest_private_d_views,
+    sequence_epsilon,
     sequence_leakage,
     view_probabilities,
 )
-from privpub.core.guarantee import Claim
+from privpub.core.guarantee import Claim, stated_size_claim
+from privpub.tables.records import counted
 
-__all__ = ["history_claim", "region_claim", "sequence_claims"]
+if TYPE_CHECKING:
+    from privpub.alphabeta.mechanism import AlphaBeta
+
+__all__ = ["epsilon_claims", "history_claim", "region_claim", "sequence_claims"]
+
+
+def _bits(mask: int, published: int) -> tuple[bool, ...]:
+    """A history mask as membership bits, version 1 first."""
+    return tuple(bool(mask >> i & 1) for i in range(published))
+
+
+def epsilon_claims(mech: AlphaBeta, max_views: int, published: int,
+                   histories: Sequence[tuple[int, int]]) -> list[Claim]:
+    """The pure-DP claims of view ``published`` of at most ``max_views``: ε of the
+    views so far under replacement by a tuple of the same membership history
+    (the largest over the data's ``histories``, (mask, count) pairs; I unchanged
+    without them), with ε of all planned views for I unchanged; and none under
+    addition or removal (:func:`~privpub.alphabeta.sequence.sequence_epsilon`)."""
+    a, b = mech.alpha, mech.beta
+    pairs = [(_bits(mask, published), count) for mask, count in histories] or \
+        [((True,) * published, mech.n or 0)]
+    found = [(sequence_epsilon(a, b, max_views, bits), bits, count) for bits, count in pairs]
+    (eps, unbounded), _, _ = max(found, key=lambda row: row[0][0])
+    planned = sequence_epsilon(a, b, max_views, (True,) * max_views)[0]
+    shown = "; ".join(f"history {''.join('1' if x else '0' for x in bits)} ({count:,} tuples): "
+                      f"ε = {e:.6g}" for (e, _), bits, count in found[:6])
+    more = f"; and {len(found) - 6} more histories" if len(found) > 6 else ""
+    derivation = (
+        f"Views 1–{published} of at most {max_views} (Algorithm 7). Each tuple's inclusions "
+        "depend only on its own membership and its own earlier inclusions (α + β in I_i, "
+        "p' = (α+β)e^(−1/v) in V' − I_i, p_i outside), so Pr[V_1..V_j | I] is a product over "
+        "tuples and replacing s by u with the same membership history h changes only their "
+        "factors: the ratio is L_h(x_s)/L_h(x_u), L_h the likelihood ratio of a tuple's "
+        "inclusion pattern (privpub.alphabeta.sequence), at most L_max/L_min (for I unchanged: "
+        "s shown in every view, u in none). The release states how many tuples have each "
+        "history, so a tuple replaced by one of another history is told apart with "
+        f"certainty; over the histories of this data: {shown}{more}. All {max_views} planned "
+        f"views together, I unchanged: ε = {planned:.6g}.")
+    return [epsilon_claim(mech, eps, derivation, "App. A (Def. A.1); Sec. 4.4.1 (Algorithm 7), "
+                                                 "privpub.alphabeta.sequence"),
+            stated_size_claim(
+                counted(mech.records),
+                "Were n not stated, one tuple added or removed would change one factor only: "
+                f"ε = max(ln L_max, −ln L_min) = {unbounded:.6g} over the views so far.")]
 
 
 def _worst_pattern(alpha: float, beta: float, max_views: int, published: int) -> str:
@@ -88,7 +134,7 @@ def history_claim(alpha: float, beta: float, d: float, gamma: float, max_views: 
     published = max((mask.bit_length() for mask, _ in histories), default=0)
     rows = []
     for mask, count in histories:
-        bits = tuple(bool(mask >> i & 1) for i in range(published))
+        bits = _bits(mask, published)
         if _static_or_left(bits):
             continue  # covered by the sequence claims (privpub.alphabeta.sequence: leavers)
         leak = sequence_leakage(alpha, beta, d, max_views, published=published, history=bits)

@@ -17,6 +17,13 @@ from typing import Any
 
 from privpub.core.errors import UsefulnessWarning
 
+#: The names of the two pure differential-privacy claims, the same in every family:
+#: neighbours of the same size, one tuple (or record) replaced by another (the
+#: αβ paper's ε-indistinguishability, Def. A.1; the relationship paper's Def. 2.7),
+#: and neighbours one tuple apart (Dwork, McSherry, Nissim, Smith 2006).
+INDISTINGUISHABILITY = "ε-indistinguishability (replace one tuple)"
+DIFFERENTIAL_PRIVACY = "ε-differential privacy (add or remove one tuple)"
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -28,6 +35,9 @@ class Claim:
     statement: str
     source: str
     weak: bool = False
+    #: The privacy loss a pure differential-privacy claim computes (None: none is
+    #: finite, or the claim is of another kind); ``holds`` says whether it is met.
+    epsilon: float | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,15 @@ class Guarantee:
             if claim.name == name:
                 return claim
         raise KeyError(f"no claim {name!r}; claims: {[c.name for c in self.claims]}")
+
+    @property
+    def epsilon(self) -> float:
+        """The ε of the replacement claim (:data:`INDISTINGUISHABILITY`) when it
+        holds; ``math.inf`` when it does not or none is stated."""
+        for claim in self.claims:
+            if claim.name == INDISTINGUISHABILITY and claim.holds and claim.epsilon is not None:
+                return claim.epsilon
+        return math.inf
 
     def __str__(self) -> str:
         lines = [f"Guarantee of {self.mechanism}:"]
@@ -174,6 +193,18 @@ class Resolution:
                 "resolve them: a smaller k or a larger γ, or another mechanism or αβ "
                 "calibration (privpub.plan(table) and `privpub plan --input FILE` give "
                 f"each one's bound); {self._domain_advice()}.")
+
+
+def stated_size_claim(unit: str, unstated: str) -> Claim:
+    """The add/remove claim of a table release, which never holds: every
+    release states n, the number of ``unit`` it was published from, exactly.
+    ``unstated`` says what the mechanism alone would give were n not stated."""
+    return Claim(
+        DIFFERENTIAL_PRIVACY, False,
+        f"the release states n, the number of {unit} published, exactly, so two tables one "
+        f"{unit.removesuffix('s')} apart (one added or removed) are told apart with "
+        f"certainty: no ε is finite under addition or removal. {unstated}",
+        "Dwork, McSherry, Nissim, Smith 2006 (unbounded neighbours)")
 
 
 def usefulness_claim(statement: str, source: str, resolution: Resolution) -> Claim:

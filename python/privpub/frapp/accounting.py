@@ -29,6 +29,29 @@ def frapp_amplification(gamma_frapp: float, m: int) -> float:
     return probability("gamma_frapp", gamma_frapp, open_high=True) * (m - 1) / (1 - gamma_frapp)
 
 
+def frapp_epsilon(gamma_frapp: float, m: int) -> float:
+    """FRAPP's exact ε under replacement of one record: ln(γ_f/o) = ln R
+    (:func:`~privpub.frapp.accounting.frapp_amplification`), for every n
+    (derivation in :func:`privpub.frapp.claims._epsilon_claims`)."""
+    return math.log(frapp_amplification(gamma_frapp, m))
+
+
+def frapp_gamma_for_epsilon(epsilon: float, m: int) -> float:
+    """The γ_frapp whose :func:`frapp_epsilon` is ε: γ_f/o = e^ε, γ_f = e^ε/(e^ε + m − 1)."""
+    return 1 / (1 + (m - 1) * math.exp(-epsilon))
+
+
+def frapp_prior_for(gamma_frapp: float, gamma: float, m: int, n: int) -> float | None:
+    """The d at which :func:`frapp_gamma_for_privacy` (at γ) gives ``gamma_frapp``:
+    its posterior bound is met with equality, L₁ = 1/c, so c = 1/L₁ and
+    d = γc/(1 − γ + γc); None when L₁ ≤ 1 (no d < γ gives it)."""
+    ratio = frapp_copies_ratio(gamma_frapp, m, n, 1)
+    if ratio <= 1:
+        return None
+    c = 1 / ratio
+    return gamma * c / (1 - gamma + gamma * c)
+
+
 def frapp_copies_ratio(gamma_frapp: float, m: int, n: int, copies: int) -> float:
     """Likelihood ratio Pr[t shows ``copies`` times in V | t ∈ I] / Pr[… | t ∉ I]
     for FRAPP on n records, against a d-independent adversary whose prior on

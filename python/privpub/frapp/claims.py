@@ -11,13 +11,21 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from privpub.core.guarantee import Claim, Guarantee, usefulness_claim
+from privpub.core.guarantee import (
+    INDISTINGUISHABILITY,
+    Claim,
+    Guarantee,
+    stated_size_claim,
+    usefulness_claim,
+)
 from privpub.frapp.accounting import (
     frapp_copies_ratio,
+    frapp_epsilon,
     frapp_exclusive_ratio,
     posterior_from_ratio,
     rho_frapp,
 )
+from privpub.tables.records import counted, replacement_neighbours
 
 if TYPE_CHECKING:
     from privpub.frapp.mechanism import FRAPP
@@ -33,11 +41,50 @@ def guarantee(mech: FRAPP) -> Guarantee:
             f"the domains of {', '.join(mech.schema.derived)} were derived from the data, "
             "so publishing the domain reveals them; the claims below assume a public domain.",
             "Sec. 2 (D is public)"))
+    claims.extend(_epsilon_claims(mech))
     if mech.d is not None and mech.gamma is not None and mech.n is not None:
         claims.extend(_privacy_claims(mech))
     if mech.n is not None:
         claims.append(_usefulness_claim(mech))
     return Guarantee(f"FRAPP (γ_frapp = {mech.gamma_frapp:.6g}, m = {m:,})", tuple(claims))
+
+
+def _epsilon_claims(mech: FRAPP) -> list[Claim]:
+    """ε under replacement of one record, exact for the published multiset, and
+    none under addition or removal.
+
+    Derivation: a record x becomes y with P(y|x) = γ_f if y = x, else
+    o = (1 − γ_f)/(m − 1), independently. For tables R + x and R + x' (one
+    record replaced) and a published multiset Y, Pr[Y | R + x] =
+    Σ_y P(y|x)·Pr[Y − y | R] over the distinct values y of Y, so the ratio
+    of the two is at most max_y P(y|x)/P(y|x') = γ_f/o. It is reached at the
+    view whose n rows are all x: Pr = γ_f·Π_{r ∈ R} P(x|r) against
+    o·Π_{r ∈ R} P(x|r). So ε = ln(γ_f/o), the per-record randomiser's own,
+    whatever n (publishing the rows sorted, as a multiset, lowers no worst case).
+    """
+    m, g = mech.schema.size, mech.gamma_frapp
+    eps = frapp_epsilon(g, m)
+    records = mech.records or {}
+    text = (f"ε = ln(γ_f/o) = ln(γ_f(m−1)/(1−γ_f)) = {eps:.6g} for "
+            f"{replacement_neighbours(records, mech.n)}: every output is at most e^ε times as "
+            "likely on one as on the other, whatever the adversary knows. Each record is "
+            "perturbed on its own (kept with γ_f, else each other tuple with o), so for tables "
+            "R + x and R + x' the probability of a published multiset Y is Σ_y P(y|x)·Pr[Y − y "
+            "| R] over the values y of Y, at most γ_f/o times its value for x'; a view whose "
+            "rows are all x reaches it. Publishing the rows as a multiset lowers no worst case.")
+    if records.get("duplicates") == "records":
+        text += (" Records are perturbed independently, so repeated tuples do not weaken this "
+                 "(unlike αβ).")
+    holds = not mech.schema.derived
+    if mech.schema.derived:
+        text += (f" The domains of {', '.join(mech.schema.derived)} were derived from the "
+                 "data (see 'public domain'): a neighbour with a value not in them is "
+                 "published with another domain, so the ε holds only for a declared domain.")
+    return [Claim(INDISTINGUISHABILITY, holds, text, "App. A (Def. A.1); Sec. 4.3",
+                  epsilon=eps),
+            stated_size_claim(counted(mech.records),
+                              "Were n not stated, the view's one row per record would state "
+                              "it: |V| = n.")]
 
 
 def _privacy_claims(mech: FRAPP) -> list[Claim]:

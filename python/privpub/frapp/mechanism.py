@@ -40,9 +40,12 @@ from privpub.domain.schema import Schema
 from privpub.frapp import claims, estimator
 from privpub.frapp.accounting import (
     frapp_copies_ratio,
+    frapp_epsilon,
     frapp_exclusive_ratio,
+    frapp_gamma_for_epsilon,
     frapp_gamma_for_privacy,
     frapp_off_diagonal,
+    frapp_prior_for,
     posterior_from_ratio,
 )
 from privpub.tables.distributed import DaskRelease, is_dask
@@ -131,10 +134,10 @@ class FRAPP:
         return mech
 
     @classmethod
-    @renamed_keywords(epsilon="failure_probability")
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
                     d: float | None = None, failure_probability: float = 0.05,
-                    allow_prior_below_base_rate: bool = False) -> FRAPP:
+                    allow_prior_below_base_rate: bool = False, *,
+                    epsilon: float | None = None) -> FRAPP:
         """γ_frapp meeting the same (d, γ) as αβ: the largest γ_frapp whose
         posterior for a tuple shown once in V is ≤ γ at prior d, for the paper's
         d-independent adversary (derivation in
@@ -142,19 +145,68 @@ class FRAPP:
         through ``k`` or directly as ``d``; ``n`` is the number of records
         the mechanism will publish. A d below the base rate n/m (k < 1) is
         refused unless ``allow_prior_below_base_rate=True``, as for αβ.
+
+        Or give a privacy loss ``epsilon`` instead of k/d: γ_frapp =
+        e^ε/(e^ε + m − 1), whose ε under replacement of one record is exactly ε
+        (:func:`~privpub.frapp.accounting.frapp_epsilon`), stated with the d that
+        calibrates to it at ``gamma`` (:func:`~privpub.frapp.accounting.frapp_prior_for`),
+        so ``for_privacy(d=mech.d, gamma=mech.gamma)`` gives the same γ_frapp.
+        Giving ``epsilon`` with ``k`` or ``d`` checks that they agree. (The
+        usefulness failure probability, once called ``epsilon``, is
+        ``failure_probability``.)
         """
-        if (k is None) == (d is None):
-            raise ParameterError("give exactly one of k (d = k·n/m) or d")
         n = validate.integer("n (records in I)", n, minimum=1)
+        gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
+        if epsilon is None and (k is None) == (d is None):
+            raise ParameterError("give exactly one of k (d = k·n/m) or d, or epsilon")
+        if k is not None and d is not None:
+            raise ParameterError("give k (d = k·n/m) or d, not both")
         k = validate.optional(validate.real, "k", k)
         d = validate.optional(validate.real, "d", d)
         d = k * n / schema.size if k is not None else d
+        if epsilon is not None:
+            return cls._for_epsilon(schema, n, gamma, d, epsilon, failure_probability,
+                                    allow_prior_below_base_rate)
         d = validate.probability("d", d, open_low=True, open_high=True)
-        gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
         validate.prior_at_least_base_rate(d, n, schema.size, allow_prior_below_base_rate)
         return cls(schema, frapp_gamma_for_privacy(d, gamma, schema.size, n), n=int(n),
                    d=d, gamma=gamma, failure_probability=failure_probability,
                    allow_prior_below_base_rate=allow_prior_below_base_rate)
+
+    @classmethod
+    def _for_epsilon(cls, schema: Schema, n: int, gamma: float, d: float | None,
+                     epsilon: Any, failure_probability: float, allow_below: bool) -> FRAPP:
+        """:meth:`for_privacy` from a privacy loss (``d`` given: checked against it)."""
+        m = schema.size
+        epsilon = validate.real("epsilon", epsilon)
+        if epsilon <= 0:
+            raise ParameterError(f"epsilon (the privacy loss) must be positive, got {epsilon}")
+        gamma_frapp = frapp_gamma_for_epsilon(epsilon, m)
+        if d is not None:
+            d = validate.probability("d", d, open_low=True, open_high=True)
+            stated = frapp_epsilon(frapp_gamma_for_privacy(d, gamma, m, n), m)
+            if not math.isclose(stated, epsilon, rel_tol=1e-6):
+                raise ParameterError(
+                    f"epsilon = {epsilon} disagrees with d = {d:.6g} (k = {d * m / n:.6g}) at "
+                    f"γ = {gamma}: the γ_frapp calibrated there has ε = {stated:.6g}. Give "
+                    "epsilon or k/d, not both (the usefulness failure probability, once "
+                    "called epsilon, is failure_probability)")
+        else:
+            d = frapp_prior_for(gamma_frapp, gamma, m, n)
+            if d is None:
+                raise ParameterError(
+                    f"epsilon = {epsilon} is too small for any (d, γ = {gamma}) statement: "
+                    f"γ_frapp = {gamma_frapp:.6g} leaves a view showing t once no more likely "
+                    "with t than without; raise epsilon")
+            if d * m < n and not allow_below:
+                raise ParameterError(
+                    f"epsilon = {epsilon} at γ = {gamma} gives d = {d:.6g}, below the base "
+                    f"rate n/m = {n / m:.6g} (k = {d * m / n:.4g} < 1). Lower epsilon, raise "
+                    "gamma, or pass allow_prior_below_base_rate=True")
+        validate.prior_at_least_base_rate(d, n, m, allow_below)
+        return cls(schema, gamma_frapp, n=int(n), d=d, gamma=gamma,
+                   failure_probability=failure_probability,
+                   allow_prior_below_base_rate=allow_below)
 
     @property
     def off_diagonal(self) -> float:

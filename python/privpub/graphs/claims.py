@@ -13,7 +13,7 @@ from typing import Any
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import Claim
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY, Claim
 from privpub.graphs.graph import Graph, check_graph
 
 #: What each graph mechanism's parameters mean, for the release card
@@ -64,9 +64,6 @@ PTLM = ("PTLM adversary (planar, Def. 2.11: knows |I|; total log-submodular, Def
         "tuple-independent and negatively correlated priors are and positively correlated "
         "ones are not)")
 
-INDISTINGUISHABILITY = "ε-indistinguishability (replace one tuple, Def. 2.7)"
-DIFFERENTIAL_PRIVACY = "ε-differential privacy (add or remove one tuple)"
-
 
 def undirected_edge_claim() -> Claim:
     """What Theorem 2.6 does not give for a friendship of an undirected graph."""
@@ -97,12 +94,14 @@ def neighbour_claims(eps: float, directed: bool, holds: bool, noise: str,
               f"{head}ε = {eps} for {unit}, against any adversary: for instances I, I' of the "
               "same size with I + t = I' + t' (one tuple replaced by another, the paper's "
               "neighbours), every output is at most e^ε times as likely on I as on I'. "
-              f"{noise}", "Dwork, McSherry, Nissim, Smith 2006; paper Def. 2.7, Sec. 2.4"),
+              f"{noise}", "Dwork, McSherry, Nissim, Smith 2006; paper Def. 2.7, Sec. 2.4",
+              epsilon=eps),
         Claim(DIFFERENTIAL_PRIVACY, holds,
               f"{head}the same ε = {eps} for {unit} when I' = I + t or I = I' + t: q is "
               "monotone, so the sensitivity bounding a replacement is the largest gain from "
               "adding one tuple, and it bounds an addition or a removal as well.",
-              "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4 (the two notions)"),
+              "Dwork, McSherry, Nissim, Smith 2006; paper Sec. 2.4 (the two notions)",
+              epsilon=eps),
     ]
 
 

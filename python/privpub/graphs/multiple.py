@@ -31,7 +31,7 @@ from typing import Any
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY, Claim, Guarantee
 from privpub.core.release import (
     DocumentRelease,
     Release,
@@ -41,9 +41,7 @@ from privpub.core.release import (
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.graphs.analysis import stability
 from privpub.graphs.claims import (
-    DIFFERENTIAL_PRIVACY,
     GRAPH_PARAMETERS,
-    INDISTINGUISHABILITY,
     PTLM,
     check_clamp,
     check_epsilon,

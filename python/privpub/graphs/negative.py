@@ -26,13 +26,11 @@ from typing import Any
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, QueryError
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY, Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.graphs.analysis import dense
 from privpub.graphs.claims import (
-    DIFFERENTIAL_PRIVACY,
     GRAPH_PARAMETERS,
-    INDISTINGUISHABILITY,
     PTLM,
     facts_of,
     undirected_edge_claim,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from privpub.core.guarantee import Claim
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY, Claim
 from privpub.splu.calculators import privacy_guarantee, utility_threshold_chebyshev
 
 __all__ = ["GUARANTEE_ALPHA", "GUARANTEE_EPS", "GUARANTEE_T_E", "domain_claims",
-           "residue_claims", "splu_claims"]
+           "epsilon_claims", "residue_claims", "splu_claims"]
 
 #: Relative error and small-count bound the guarantee states T_P for.
 GUARANTEE_EPS, GUARANTEE_ALPHA = 0.3, 3
@@ -72,6 +72,21 @@ def splu_claims(group_size: int, sensitive: Sequence[str]) -> list[Claim]:
             "(coverage measured in privpub.splu.reconstruction).",
             "Theorem 3 covers f_s only; Sec. 5"),
     ]
+
+
+def epsilon_claims() -> list[Claim]:
+    """Why no pure-DP ε exists for SPLU-Gen, under replacement or add/remove."""
+    why = ("the non-sensitive attributes are published unchanged and the decoy-group "
+           "partition is a deterministic function of the data, so two tables that differ in "
+           "one record give releases one of them cannot produce: the changed record's "
+           "non-sensitive values appear in one release only, and a sensitive value only one "
+           "table holds is published only from it (a record publishes a value of its own "
+           "group). Some output has probability 0 on one table and not on the other: no ε is "
+           "finite.")
+    return [Claim(INDISTINGUISHABILITY, False, f"No ε: {why}", "Sec. 3 (Steps 2–4)"),
+            Claim(DIFFERENTIAL_PRIVACY, False,
+                  f"No ε: {why} The release also states n, which addition or removal changes.",
+                  "Sec. 3 (Steps 2–4)")]
 
 
 def residue_claims(residue: int | None, records_given: int | None) -> list[Claim]:

@@ -43,7 +43,7 @@ from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.counting.query import Condition
 from privpub.domain.schema import Schema
-from privpub.splu.claims import domain_claims, residue_claims, splu_claims
+from privpub.splu.claims import domain_claims, epsilon_claims, residue_claims, splu_claims
 from privpub.splu.partition import DecoyGroups, check_eligible, decoy_groups
 from privpub.splu.predicates import split
 from privpub.tables.distributed import DaskRelease, is_dask
@@ -164,7 +164,8 @@ class SPLUGen:
     def guarantee(self) -> Guarantee:
         """The claims of :mod:`privpub.splu.claims` for these parameters."""
         derived = self.schema.derived if self.schema is not None else ()
-        claims = (domain_claims(derived) + splu_claims(self.group_size, self.sensitive)
+        claims = (domain_claims(derived) + epsilon_claims()
+                  + splu_claims(self.group_size, self.sensitive)
                   + residue_claims(self.residue, self.records_given))
         return Guarantee(f"SPLU-Gen (γ = {self.group_size}, sensitive: "
                          f"{', '.join(self.sensitive)})", tuple(claims))

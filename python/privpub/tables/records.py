@@ -50,6 +50,25 @@ def counted(records: Mapping[str, Any] | None) -> str:
     return "distinct tuples" if (records or {}).get("duplicates") == "set" else "records"
 
 
+def replacement_neighbours(records: Mapping[str, Any] | None, n: int | None) -> str:
+    """The neighbouring tables a replacement ε is stated for, from a release's
+    ``records`` facts: those the release's exact statements (n and the record
+    facts) leave indistinct, one tuple (or record) replaced by another."""
+    records = records or {}
+    mode = records.get("duplicates")
+    if mode == "set":
+        return (f"two tables whose distinct tuples (n = {n:,} each, published as a set) differ "
+                f"in one, s replaced by u, and whose records given ({records['records_given']:,}, "
+                "also stated) are as many")
+    if mode == "records":
+        return (f"two tables of n = {n:,} records that differ in one record, s replaced by u, and "
+                f"agree on the record facts the release states ({records['distinct_tuples']:,} "
+                f"distinct tuples, {records['repeated_tuples']:,} with several records)")
+    size = "the same n records" if n is None else f"n = {n:,} records"
+    return (f"two tables of {size}, no tuple repeated, that differ in one, s replaced by a "
+            "tuple u not in the table")
+
+
 def prepare_records(schema: Schema, data: TableLike | np.ndarray, n: int | None,
                     duplicates: str | None) -> tuple[np.ndarray, dict[str, Any]]:
     """The sorted records to publish and what the guarantee must know of them.
