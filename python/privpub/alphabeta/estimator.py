@@ -231,16 +231,27 @@ class SplitLaw:
         self.top = np.asarray(top)
 
     def interval(self, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-        level = check_level(level)
-        a, b = self.parts
-        half = 1 - (1 - level) / 2
-        lo_a, hi_a = a.interval(half)
-        lo_b, hi_b = b.interval(half)
-        # A part that cannot hold records (top 0) takes none of the error.
-        if np.any(a.top == 0) or np.any(b.top == 0):
-            full_a, full_b = a.interval(level), b.interval(level)
-            alone_b, alone_a = (a.top == 0).reshape(a.shape), (b.top == 0).reshape(b.shape)
-            lo_b, hi_b = np.where(alone_b, full_b[0], lo_b), np.where(alone_b, full_b[1], hi_b)
-            lo_a, hi_a = np.where(alone_a, full_a[0], lo_a), np.where(alone_a, full_a[1], hi_a)
+        (lo_a, hi_a, _), (lo_b, hi_b, _) = self._parts(check_level(level))
         top = np.minimum(self.top, MAX_COUNT).astype(np.int64)
         return np.minimum(lo_a + lo_b, top), np.minimum(hi_a + hi_b, top)
+
+    def inconsistent(self, level: float = LEVEL) -> np.ndarray:
+        """Where a part's tests reject every count at its level: that part's
+        interval is its whole range (:meth:`CountLaw.inconsistent`)."""
+        (_, _, empty_a), (_, _, empty_b) = self._parts(check_level(level))
+        return empty_a | empty_b
+
+    def _parts(self, level: float) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """Each part's (lo, hi, inconsistent) at the level it is given."""
+        a, b = self.parts
+        half = 1 - (1 - level) / 2
+        ends_a = (*a.interval(half), a.inconsistent(half))
+        ends_b = (*b.interval(half), b.inconsistent(half))
+        # A part that cannot hold records (top 0) takes none of the error.
+        if np.any(a.top == 0) or np.any(b.top == 0):
+            full_a = (*a.interval(level), a.inconsistent(level))
+            full_b = (*b.interval(level), b.inconsistent(level))
+            alone_b, alone_a = (a.top == 0).reshape(a.shape), (b.top == 0).reshape(b.shape)
+            ends_b = tuple(np.where(alone_b, f, h) for f, h in zip(full_b, ends_b, strict=True))
+            ends_a = tuple(np.where(alone_a, f, h) for f, h in zip(full_a, ends_a, strict=True))
+        return ends_a, ends_b

@@ -24,12 +24,14 @@ from privpub.core.estimate import LEVEL, check_level
 SIGNATURE_NOTE = ("unsigned: its digests show the file agrees with itself, not who published "
                   "it (a publisher signs with privpub publish --sign)")
 #: The columns of `privpub estimate --format table` (json and csv give every field).
-SHOWN = ("query", "value", "stderr", "lo", "hi", "level", "counts", "method", "interval_method")
+SHOWN = ("query", "value", "stderr", "lo", "hi", "level", "inconsistent", "counts", "method",
+         "interval_method")
 
 ESTIMATE_EXAMPLES = """examples:
   privpub estimate view.parquet "age > 50" "sex = 'Female' and salary = '>50K'"
   privpub estimate view.parquet "\\"marital-status\\" = 'Divorced'" --format json
   privpub estimate view.parquet "age > 50" --level 0.99
+  privpub estimate view.parquet "age > 50" --clamped      # into [0, n]: post-processing
   privpub estimate view.parquet "age > 50" --trust steward.pub   # only if steward signed it
   privpub estimate splu.parquet "sex = 'Male' AND occupation = 'Sales'" --format json
   privpub estimate dask-release/ "age > 50" --format csv --output estimates.csv
@@ -73,6 +75,11 @@ def add_parsers(sub: Any) -> None:
     add_csv_arguments(est)
     est.add_argument("--level", type=float, default=LEVEL, metavar="L",
                      help="confidence level of the interval columns lo, hi (default %(default)s)")
+    est.add_argument("--clamped", action="store_true",
+                     help="clamp each estimate and interval into the range its true count can "
+                          "take ([0, n] for a table view, the query's range for a graph "
+                          "answer): post-processing, no privacy cost; the method says so and "
+                          "is_clamped is true (estimate.clamped())")
     add_trust_argument(est)
     add_output_options(est, "the estimates")
     est.set_defaults(run=_estimate)
@@ -132,7 +139,8 @@ def _estimate(args: argparse.Namespace) -> int:
                                  f"got {spec!r}")
         tables[name] = read_table_arg(path, f"--table {name}", **csv_options(args))
     with notes_in_rows(UsefulnessWarning):
-        rows = _estimates(release, args.query, tables).to_records(level)
+        batch = _estimates(release, args.query, tables)
+        rows = (batch.clamped() if args.clamped else batch).to_records(level)
     if args.format == "table":
         emit_to(args, [{k: row[k] for k in SHOWN} for row in rows], "table")
         for i, row in enumerate(rows):

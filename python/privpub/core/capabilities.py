@@ -75,7 +75,10 @@ class CountEstimator(Protocol):
 @runtime_checkable
 class CountIntervalLaw(IntervalLaw, Protocol):
     """The law of a :class:`CountEstimator`'s count(s): what ``Estimate.interval``
-    and ``Estimate.interval_method`` are read from, for one query or a batch."""
+    and ``Estimate.interval_method`` are read from, for one query or a batch.
+    A law may also offer ``inconsistent(level)``: where no count is consistent
+    with what was observed at that level (the interval then claims nothing);
+    ``Estimate.inconsistent`` reads it when present (:mod:`privpub.core.ranges`)."""
 
     #: How its intervals are made, as ``Estimate.interval_method`` reports it
     #: (``"exact"``, ``"conservative: …"``, ``"point"``).

@@ -18,7 +18,15 @@ release, with what the release says about its error:
 - ``converged`` and ``iterations`` where the estimator iterates (else None);
   ``notes``: why the estimate needs care (empty when it does not);
 - ``assumption`` with ``model_interval(level)`` = value ± z·stderr where an
-  estimator's standard error rests on a model the release cannot check.
+  estimator's standard error rests on a model the release cannot check;
+- ``value_range``: the values the true count can take, where the release
+  states them ([0, n] for a table, [0, max] for a graph query);
+  :meth:`Estimate.clamped` maps the estimate into it (post-processing, no
+  privacy cost; ``is_clamped`` says it was);
+- ``inconsistent(level)``: whether the release's tests reject every count at
+  that level (the observed count lies in the far tail for all of them); the
+  interval then claims nothing (the whole range) and a note says so: it is
+  never shown as a point no count was consistent with.
 
 **Extension.** A family attaches its own facts in ``details`` (JSON-ready
 values: the αβ counts Q(V) and Q(D), a SPLU estimate's published state
@@ -36,7 +44,7 @@ import functools
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from statistics import NormalDist
 from typing import Any, Protocol
 
@@ -44,6 +52,7 @@ import numpy as np
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
+from privpub.core.ranges import ClampedLaw, clamp, inconsistent
 
 #: The interval level when none is asked for (the one default: every layer imports it).
 LEVEL = 0.95
@@ -99,6 +108,9 @@ class KnownLaw:
     def interval(self, level: float) -> tuple[Any, Any]:
         return self.known if level == self.level else self.law.interval(level)
 
+    def inconsistent(self, level: float) -> bool:
+        return inconsistent(self.law, level)
+
 
 def plain(value: Any) -> Any:
     """A value as JSON writes it: numpy scalars and arrays as Python values,
@@ -136,6 +148,10 @@ class Estimate:
     details: Mapping[str, Any] = field(default_factory=dict)
     #: The level of :attr:`lo`, :attr:`hi` and :meth:`to_dict`'s interval.
     level: float = LEVEL
+    #: (low, high): the values the true count can take, where the release states them.
+    value_range: tuple[float, float] | None = None
+    #: Whether ``value`` was clamped into :attr:`value_range` (:meth:`clamped`).
+    is_clamped: bool = False
 
     def __getattr__(self, name: str) -> Any:
         # The family's extension fields read as attributes (est.n_view).
@@ -154,6 +170,45 @@ class Estimate:
         if level not in cache:
             cache[level] = tuple(_scalar(end) for end in self.law.interval(level))
         return cache[level]
+
+    def inconsistent(self, level: float | None = None) -> bool:
+        """Whether every count is rejected at ``level`` (default :attr:`level`):
+        what was observed lies in the far tail of the mechanism's law for every
+        count the release allows. The interval is then the whole range, which
+        claims nothing (module docstring)."""
+        return inconsistent(self.law, self.level if level is None else check_level(level))
+
+    def inconsistency_note(self, level: float | None = None) -> str | None:
+        """The note an inconsistent estimate carries at ``level``, else None."""
+        level = self.level if level is None else check_level(level)
+        if not self.inconsistent(level):
+            return None
+        lo, hi = self.interval(level)
+        return (f"inconsistent at the {level:.0%} level: the release's tests reject every "
+                f"count from {lo:,} to {hi:,} (what was observed lies in the far tail of the "
+                f"mechanism's randomness for each of them, as happens to a few views), so "
+                f"the {level:.0%} interval claims nothing and is shown as the whole range "
+                f"[{lo:,}, {hi:,}], not as a point; a higher level gives an interval")
+
+    def clamped(self) -> Estimate:
+        """This estimate clamped into :attr:`value_range` ([0, n] for a table):
+        post-processing of the estimate and public facts, so no privacy cost.
+        The clamped value is never farther from the true count (which lies in
+        the range) than the estimate, so the error bound still holds; it is
+        biased toward the range (``details['unclamped_value']`` keeps the
+        unbiased one, and the stderr is the unclamped estimator's). The interval
+        is clamped too and covers at least as often."""
+        if self.value_range is None:
+            raise ParameterError("this estimate states no range for its true count "
+                                 "(value_range is None), so there is nothing to clamp into")
+        if self.is_clamped:
+            return self
+        low, high = self.value_range
+        return replace(
+            self, value=float(clamp(self.value, low, high)),
+            law=ClampedLaw(self.law, low, high), is_clamped=True,
+            method=f"{self.method}, clamped to [{low:,}, {high:,}] (post-processing)",
+            details={**self.details, "unclamped_value": self.value})
 
     @functools.cached_property
     def _intervals(self) -> dict[float, tuple[Any, Any]]:
@@ -178,13 +233,19 @@ class Estimate:
         return self.value - z * self.stderr, self.value + z * self.stderr
 
     def to_dict(self, level: float | None = None) -> dict[str, Any]:
-        """JSON-ready: the core fields, ``lo``/``hi`` at ``level`` (default
-        :attr:`level`), then ``details``."""
+        """JSON-ready: the core fields (:attr:`value_range` as ``range_lo``,
+        ``range_hi``), ``lo``/``hi`` at ``level`` (default :attr:`level`),
+        ``inconsistent`` there (its note added to ``notes``), then ``details``."""
         level = self.level if level is None else check_level(level)
         out = {f.name: plain(getattr(self, f.name)) for f in fields(self)
-               if f.name not in ("law", "details", "level")}
+               if f.name not in ("law", "details", "level", "value_range")}
+        # The range as two columns, as lo and hi are (CSV and frames stay flat).
+        out["range_lo"], out["range_hi"] = self.value_range or (None, None)
         out["level"] = level
         out["lo"], out["hi"] = (plain(x) for x in self.interval(level))
+        out["inconsistent"] = self.inconsistent(level)
+        note = self.inconsistency_note(level)
+        out["notes"] = out["notes"] + [note] if note else out["notes"]
         if self.assumption is not None:
             out["model_lo"], out["model_hi"] = (plain(x) for x in self.model_interval(level))
         return out | {k: plain(v) for k, v in self.details.items()}
@@ -196,14 +257,17 @@ class Estimate:
     def __str__(self) -> str:
         lo, hi = self.interval()
         what = f"{self.query} ≈ " if self.query else ""
+        shown = ("no count consistent" if self.inconsistent() else "interval")
         text = (f"{what}{self.value:,.1f} {self.counts} ± {self.stderr:,.1f} (stderr, "
-                f"{self.method}); {self.level:.0%} interval [{lo:,.0f}, {hi:,.0f}] "
+                f"{self.method}); {self.level:.0%} {shown} [{lo:,.0f}, {hi:,.0f}] "
                 f"({self.interval_method})")
         if self.bound is not None:
             text += f"; |error| ≤ {self.bound:,.1f} w.p. ≥ {self.bound_confidence:g}"
         if self.converged is False:
             text += f"; stopped at {self.iterations:,} iterations"
-        return text + "".join(f"\n  note: {n}" for n in self.notes)
+        note = self.inconsistency_note()
+        notes = self.notes + ((note,) if note else ())
+        return text + "".join(f"\n  note: {n}" for n in notes)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Estimate):
@@ -228,6 +292,9 @@ class ListLaw:
     def row(self, i: int) -> IntervalLaw:
         return self.laws[i]
 
+    def inconsistent(self, level: float) -> np.ndarray:
+        return np.array([inconsistent(law, level) for law in self.laws])
+
 
 def _optional(values: Sequence[Any]) -> np.ndarray | None:
     """A column of a field only some queries have (None where one has not)."""
@@ -242,7 +309,8 @@ def _at(column: np.ndarray | None, i: int, kind: type) -> Any:
 
 #: Fields of a batch that are one value for the whole batch, or one per query
 #: where the queries differ (a SPLU-Gen batch mixes exact counts and reconstructions).
-SHARED = ("counts", "method", "interval_method", "bound", "bound_confidence", "assumption")
+SHARED = ("counts", "method", "interval_method", "bound", "bound_confidence", "assumption",
+          "is_clamped")
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,6 +336,9 @@ class Estimates:
     notes: tuple[tuple[str, ...], ...] = ()
     assumption: str | None | tuple[str | None, ...] = None
     details: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    #: Each query's :attr:`Estimate.value_range` (empty: none states one).
+    value_ranges: tuple[tuple[float, float] | None, ...] = ()
+    is_clamped: bool | tuple[bool, ...] = False
 
     @classmethod
     def of(cls, estimates: Sequence[Estimate]) -> Estimates:
@@ -286,7 +357,8 @@ class Estimates:
                    converged=_optional([e.converged for e in estimates]),
                    iterations=_optional([e.iterations for e in estimates]),
                    notes=tuple(e.notes for e in estimates),
-                   details={k: [e.details.get(k) for e in estimates] for k in names}, **shared)
+                   details={k: [e.details.get(k) for e in estimates] for k in names},
+                   value_ranges=tuple(e.value_range for e in estimates), **shared)
 
     def __getattr__(self, name: str) -> Any:
         # A detail reads as a column: an array when every query has a number.
@@ -323,7 +395,18 @@ class Estimates:
             converged=_at(self.converged, i, bool), iterations=_at(self.iterations, i, int),
             notes=self.notes[i] if self.notes else (),
             details={k: _item(v[i]) for k, v in self.details.items() if v[i] is not None},
-            **shared)
+            value_range=self.value_ranges[i] if self.value_ranges else None, **shared)
+
+    def clamped(self) -> Estimates:
+        """Each query's :meth:`Estimate.clamped`, as a batch."""
+        return Estimates.of([e.clamped() for e in self])
+
+    def inconsistent(self, level: float = LEVEL) -> np.ndarray:
+        """Each query's :meth:`Estimate.inconsistent`, as a bool array."""
+        check = getattr(self.law, "inconsistent", None)
+        if check is None:
+            return np.zeros(len(self), dtype=bool)
+        return np.asarray(check(check_level(level)), dtype=bool).reshape(-1)
 
     def __iter__(self) -> Iterator[Estimate]:
         return (self[i] for i in range(len(self)))

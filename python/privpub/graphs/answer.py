@@ -13,10 +13,11 @@ from typing import Any
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
+from privpub.core.ranges import clamp
 from privpub.core.release import DocumentRelease, Release, register_release_document
 from privpub.graphs.estimates import answer_estimate
 from privpub.graphs.exact import true_answers
-from privpub.graphs.intervals import GraphInterval, NoiseLaw, QueryRange, clamp, interval
+from privpub.graphs.intervals import GraphInterval, NoiseLaw, QueryRange, interval
 
 
 @register_release_document
@@ -99,7 +100,7 @@ class GraphAnswer(DocumentRelease):
             raise QueryError(f"a graph answer answers its one query ({self.parameters['query']}"
                              f"); estimate() takes no condition, got {where!r}")
         return answer_estimate(self.value, self.noise, self.interval,
-                               str(self.parameters["query"]), self.is_clamped)
+                               str(self.parameters["query"]), self.is_clamped, self.range.high)
 
     def estimate_many(self, wheres: Sequence[None] = (None,)) -> Estimates:
         """:meth:`estimate` as a batch of one per ``None`` in ``wheres``."""
@@ -109,7 +110,7 @@ class GraphAnswer(DocumentRelease):
         """This answer clamped to the query's range [0, max]: post-processing of the
         released answer (public m and query only), so no privacy cost; its interval
         is clamped too and covers at least as often."""
-        return GraphAnswer(clamp(self.value, self.range), self.mechanism, self.parameters,
+        return GraphAnswer(clamp(self.value, 0, self.range.high), self.mechanism, self.parameters,
                            self.seed_policy, clamped=True,
                            library_version=self.library_version)
 

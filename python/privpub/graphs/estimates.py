@@ -13,8 +13,11 @@ true answer q(I) (:class:`~privpub.core.estimate.Estimate`).
 - ``interval(level)``: the answer's own interval
   (:func:`~privpub.graphs.intervals.interval`), ``interval_method``
   ``"exact"`` (or ``"conservative: scale bound"`` for the smooth mechanism);
+- ``value_range``: the query's range [0, max]; ``is_clamped`` whether the
+  answer was clamped into it (:meth:`GraphAnswer.clamped
+  <privpub.graphs.GraphAnswer.clamped>`);
 - ``details``: the answer as an exact integer (text: it may exceed 2^53), the
-  noise kind and scale, and whether the answer was clamped.
+  noise kind and scale.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ class AnswerLaw:
 
 
 def answer_estimate(value: int, law: NoiseLaw, interval_of: Callable[[float], GraphInterval],
-                    query: str, clamped: bool) -> Estimate:
+                    query: str, clamped: bool, high: int) -> Estimate:
     """The estimate of q(I) a released answer gives (module docstring)."""
     notes = []
     if law.uniform:
@@ -65,5 +68,5 @@ def answer_estimate(value: int, law: NoiseLaw, interval_of: Callable[[float], Gr
     return Estimate(float(value), noise_stderr(law), COUNTS, method,
                     "conservative: scale bound" if law.scale_is_bound else "exact",
                     AnswerLaw(interval_of), query=query, notes=tuple(notes),
-                    details={"answer": str(value), "noise": law.kind, "scale": law.scale,
-                             "clamped": clamped})
+                    details={"answer": str(value), "noise": law.kind, "scale": law.scale},
+                    value_range=(0, high), is_clamped=clamped)

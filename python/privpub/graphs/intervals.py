@@ -42,6 +42,7 @@ from fractions import Fraction
 from typing import Any
 
 from privpub.core.estimate import check_level
+from privpub.core.ranges import clamp
 from privpub.graphs.noise import (
     laplace_bound,
     laplace_tail,
@@ -146,11 +147,6 @@ class GraphInterval:
         return f"[{self.low:,}, {self.high:,}] ({self.level:.0%} interval)"
 
 
-def clamp(value: int, span: QueryRange) -> int:
-    """value clamped to [0, span.high]."""
-    return min(max(value, 0), span.high)
-
-
 def interval(value: int, law: NoiseLaw, span: QueryRange, level: float, *,
              clamped: bool) -> GraphInterval:
     """The interval for an answer ``value`` drawn with ``law`` (see the module notes)."""
@@ -163,7 +159,7 @@ def interval(value: int, law: NoiseLaw, span: QueryRange, level: float, *,
             f"[0, {span.high:,}] ({span.reason}), which always holds q(I)."))
     low, high = value - s, value + s
     if clamped:
-        low, high = max(low, 0), min(high, span.high)
+        low, high = clamp(low, 0, span.high), clamp(high, 0, span.high)
     cover = law.coverage(s)
     why = [f"[A − s, A + s] with s = {s:,} covers q(I) with probability at least "
            f"{cover:.6f} ≥ {level} for every graph: the answer is {law.describe()}, and s is "

@@ -32,6 +32,7 @@ from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
 from privpub.core.estimate import LEVEL, Estimate, Estimates
 from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY, Claim, Guarantee
+from privpub.core.ranges import clamp
 from privpub.core.release import (
     DocumentRelease,
     Release,
@@ -58,7 +59,6 @@ from privpub.graphs.intervals import (
     GraphInterval,
     NoiseLaw,
     QueryRange,
-    clamp,
     interval,
 )
 from privpub.graphs.noise import Bits, laplace_bound, scale_up
@@ -297,7 +297,7 @@ class GraphAnswers(DocumentRelease):
             self.values[index], law,
             lambda level: interval(self.values[index], law, span, level,
                                    clamped=self.is_clamped),
-            str(self.parameters["queries"][index]), self.is_clamped)
+            str(self.parameters["queries"][index]), self.is_clamped, span.high)
 
     def estimate_many(self, indices: Sequence[int] | None = None) -> Estimates:
         """:meth:`estimate` for each query position (default: every query)."""
@@ -306,7 +306,8 @@ class GraphAnswers(DocumentRelease):
 
     def clamped(self) -> GraphAnswers:
         """Each answer clamped to its query's range: post-processing, no privacy cost."""
-        return GraphAnswers([clamp(v, r) for v, r in zip(self.values, self.ranges, strict=True)],
+        return GraphAnswers([clamp(v, 0, r.high)
+                             for v, r in zip(self.values, self.ranges, strict=True)],
                             self.mechanism, self.parameters, self.seed_policy, clamped=True,
                             library_version=self.library_version)
 

@@ -26,6 +26,7 @@ from privpub.attacks.audit import attribute_value
 from privpub.core.capabilities import hidden_attributes, stated_bound
 from privpub.core.errors import PrivpubError
 from privpub.core.estimate import LEVEL
+from privpub.core.ranges import clamp
 from privpub.report import html, plots
 
 #: Most attributes in a sampled query.
@@ -170,9 +171,15 @@ def table_section(release: Any, data: Any, n_queries: int, seed: Any) -> str:
     table_rows = []
     covered = 0
     for i, row in enumerate(rows):
-        cells = [f"<code>{html.text(row['query'])}</code>", html.number(float(row["value"]), 6),
-                 html.number(float(row["stderr"]), 4),
-                 f"[{html.number(row['lo'])}, {html.number(row['hi'])}]"]
+        value, low, high = float(row["value"]), row["range_lo"], row["range_hi"]
+        shown = html.number(value, 6)
+        if low is not None and not low <= value <= high:  # estimate.clamped()'s value
+            shown += f" (clamped into [{low:,}, {high:,}]: {clamp(value, low, high):,})"
+        interval = f"[{html.number(row['lo'])}, {html.number(row['hi'])}]"
+        if row["inconsistent"]:
+            interval = f"no count consistent at this level: {interval}"
+        cells = [f"<code>{html.text(row['query'])}</code>", shown,
+                 html.number(float(row["stderr"]), 4), interval]
         if truth is not None:
             inside = row["lo"] <= truth[i] <= row["hi"]
             covered += inside

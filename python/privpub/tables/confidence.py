@@ -13,9 +13,14 @@ coverage is at least L for every true count: for the true c the first test
 rejects on an upper set of n_V of probability ≤ (1 − L)/2, the second on a
 lower set, so c is left out with probability ≤ 1 − L (Clopper–Pearson's
 argument; the tests are monotone in c, so the accepted counts are an
-interval and a bisection finds its ends). When no count is accepted on one
-side the interval is the end of [0, top] on that side (a superset of the
-accepted set, so coverage still holds).
+interval and a bisection finds its ends). When the tests reject every count
+(n_V in the far tail of the law at every c in [0, top], which happens to some
+views of a small count: about 1% of αβ views of a count of 13 whose noise
+dominates), the accepted set is empty: the interval is then all of [0, top],
+which claims nothing and keeps the coverage (any superset of the accepted set
+does), and :meth:`CountLaw.inconsistent` says so, so that the estimate carries
+a note ("inconsistent at this level"). It is never reported as a point no test
+accepted (before, [0, 0]).
 
 A law is a :class:`CountLaw`: it says when each test rejects
 (:meth:`CountLaw.rejects`), where the mean lies (:meth:`CountLaw.line`: it is
@@ -41,6 +46,7 @@ normal-approximation start.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from statistics import NormalDist
 from typing import Any
@@ -307,7 +313,30 @@ class CountLaw:
     def interval(self, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi): int64 arrays of the problems' shape, lo ≤ c ≤ hi with
         probability ≥ ``level`` for every true count c (module docstring)."""
-        tail = (1 - check_level(level)) / 2
+        lo, hi, _ = self._ends(check_level(level))
+        return lo, hi
+
+    def inconsistent(self, level: float = LEVEL) -> np.ndarray:
+        """Where the tests reject every count in [0, top] at ``level`` (bool, the
+        problems' shape): n_V lies in the far tail of the law at every count.
+        The accepted set is empty, and the interval is then all of [0, top]: it
+        claims nothing (any superset of the accepted set keeps the coverage),
+        rather than a point no test accepted (module docstring)."""
+        return self._ends(check_level(level))[2]
+
+    def _ends(self, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lo, hi, inconsistent) at ``level``, computed once per level."""
+        if level not in self._solved:
+            self._solved[level] = self._invert(level)
+        return self._solved[level]
+
+    @functools.cached_property
+    def _solved(self) -> dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`_ends` by level (a subset from :meth:`_take` starts empty)."""
+        return {}
+
+    def _invert(self, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        tail = (1 - level) / 2
         columns = np.column_stack([self.k, self.top.astype(float), *self.arrays.values()])
         # Problems with the same parameters are solved once (a hash groupby).
         inverse = np.arange(len(columns)) if len(columns) < 2 else pd.DataFrame(
@@ -315,18 +344,18 @@ class CountLaw:
                              dropna=False).ngroup().to_numpy()
         first = np.empty(int(inverse.max()) + 1 if len(inverse) else 0, dtype=np.int64)
         first[inverse[::-1]] = np.arange(len(inverse))[::-1]
-        lo, hi = self._take(columns[first])._solve(tail)
-        return lo[inverse].reshape(self.shape), hi[inverse].reshape(self.shape)
+        lo, hi, empty = self._take(columns[first])._solve(tail)
+        return tuple(x[inverse].reshape(self.shape) for x in (lo, hi, empty))
 
     def _take(self, rows: np.ndarray) -> CountLaw:
         out = object.__new__(type(self))
-        out.__dict__.update(self.__dict__)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_solved"})
         out.shape = (len(rows),)
         out.k, out.top = rows[:, 0], rows[:, 1].astype(np.int64)
         out.arrays = {name: rows[:, 2 + i] for i, name in enumerate(self.arrays)}
         return out
 
-    def _solve(self, tail: float) -> tuple[np.ndarray, np.ndarray]:
+    def _solve(self, tail: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         every = np.arange(len(self.k))
         guess_lo, guess_hi = self._guesses(every, -NormalDist().inv_cdf(tail))
         step = np.maximum(np.ceil(1 / self.line(every)[1]), 1)
@@ -339,9 +368,12 @@ class CountLaw:
 
         lo = _first_true(accepts_up, np.ceil(guess_lo), step, self.top)
         hi = _first_true(rejects_low, np.floor(guess_hi) + 1, step, self.top) - 1
-        lo = np.minimum(lo, self.top)
-        hi = np.clip(hi, lo, self.top)
-        return lo, hi
+        # The accepted counts are [lo, hi]; empty when lo > hi (no count passes
+        # both tests): then the whole range, never a point no test accepted.
+        empty = lo > hi
+        lo = np.where(empty, 0, np.minimum(lo, self.top))
+        hi = np.where(empty, self.top, np.clip(hi, lo, self.top))
+        return lo, hi, empty
 
 
 def _first_true(pred: Callable[[np.ndarray, np.ndarray], np.ndarray], guess: np.ndarray,

@@ -101,13 +101,22 @@ class MarginalEstimates:
         lo, hi = self.law.interval(check_level(level))
         return np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
 
+    def inconsistent(self, level: float = LEVEL) -> np.ndarray:
+        """Each cell's :meth:`Estimate.inconsistent
+        <privpub.core.estimate.Estimate.inconsistent>`: every count rejected at
+        ``level``, the interval then the whole range (bool, aligned with ``estimate``)."""
+        return np.asarray(self.law.inconsistent(check_level(level)), dtype=bool).reshape(-1)
+
 
 def labelled_frames(schema: Schema, bulk: MarginalEstimates,
                     level: float | None) -> list[pd.DataFrame]:
     """One frame per subset of ``bulk``: the value columns labelled from codes
     (:func:`~privpub.viewfile.columns.pandas_column`), then ``n_view``, ``n_domain``,
-    ``estimate``, ``stderr`` and, unless ``level`` is None, ``lo`` and ``hi``."""
+    ``estimate``, ``stderr`` and, unless ``level`` is None, ``lo``, ``hi`` and
+    ``inconsistent`` (every count rejected at that level: the interval is the
+    whole range, claiming nothing)."""
     lo, hi = (None, None) if level is None else bulk.interval(level)
+    bad = None if level is None else bulk.inconsistent(level)
     attrs = {"counts": bulk.counts}
     if level is not None:
         attrs |= {"level": check_level(level), "interval_method": bulk.interval_method}
@@ -124,7 +133,8 @@ def labelled_frames(schema: Schema, bulk: MarginalEstimates,
                     len(digits[0]), n_domain, dtype=np.int64 if n_domain < 2**63 else object),
                     "estimate": bulk.estimate[part], "stderr": bulk.stderr[part]}
         if level is not None:
-            columns |= {"lo": lo[part], "hi": hi[part]}
+            columns |= {"lo": lo[part], "hi": hi[part],
+                        "inconsistent": bad[part]}
         frame = pd.DataFrame(columns, copy=False)
         frame.attrs = dict(attrs)
         tables.append(frame)

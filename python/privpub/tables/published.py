@@ -216,7 +216,8 @@ class PublishedView(StoredView, Release):
                         bound=None if stated is None else stated.bound,
                         bound_confidence=None if failure is None else 1 - failure,
                         details={"n_view": int(n_view), "n_domain": n_domain,
-                                 "failure_probability": failure})
+                                 "failure_probability": failure},
+                        value_range=_count_range(self.parameters))
 
     def estimate_marginals(self, attributes: Sequence[str],
                            level: float | None = LEVEL) -> pd.DataFrame:
@@ -256,3 +257,10 @@ class PublishedView(StoredView, Release):
         computed when asked (:meth:`MarginalEstimates.interval`)."""
         return marginal_estimates(self.rows, self.context, self.mechanism_object(), self.counts,
                                   subsets)
+
+
+def _count_range(parameters: Mapping[str, Any]) -> tuple[int, int] | None:
+    """[0, n]: the counts a release allows, with n what it was published from
+    (core.guarantee.PRIVACY_PARAMETERS' shared "n"); None where it states none."""
+    n = parameters.get("n")
+    return None if n is None else (0, int(n))
