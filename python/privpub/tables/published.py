@@ -31,6 +31,7 @@ from privpub.core.capabilities import (
     CountEstimator,
     ReleaseEstimator,
     StatedBound,
+    privacy_request,
     record_facts_of,
     stated_bound,
 )
@@ -217,7 +218,7 @@ class PublishedView(StoredView, Release):
                         bound_confidence=None if failure is None else 1 - failure,
                         details={"n_view": int(n_view), "n_domain": n_domain,
                                  "failure_probability": failure},
-                        value_range=_count_range(self.parameters))
+                        value_range=_count_range(self.mechanism_object()))
 
     def estimate_marginals(self, attributes: Sequence[str],
                            level: float | None = LEVEL) -> pd.DataFrame:
@@ -259,8 +260,10 @@ class PublishedView(StoredView, Release):
                                   subsets)
 
 
-def _count_range(parameters: Mapping[str, Any]) -> tuple[int, int] | None:
-    """[0, n]: the counts a release allows, with n what it was published from
-    (core.guarantee.PRIVACY_PARAMETERS' shared "n"); None where it states none."""
-    n = parameters.get("n")
+def _count_range(mechanism: Any) -> tuple[int, int] | None:
+    """[0, n]: the counts a release allows, n the records it was published from
+    (its privacy request's ``records``:
+    :class:`~privpub.core.capabilities.StatesPrivacyRequest`); None where it
+    states none."""
+    n = privacy_request(mechanism).records
     return None if n is None else (0, int(n))
