@@ -208,8 +208,8 @@ fn check(column: &DigitColumn) -> Checked {
 }
 
 /// Digest and range in one pass, the bytes staged in a small buffer (a column
-/// of 2^20 values is hashed without a second copy of it). The range is a
-/// plain fold per block (it vectorises; `Iterator::min` on an Option did not).
+/// of 2^20 values is hashed without a second copy of it), the range folded
+/// per block while it is in cache.
 fn checked<T: Copy + Ord + Into<i64>, const N: usize>(
     values: &[T],
     le: fn(T) -> [u8; N],
@@ -229,15 +229,40 @@ fn checked<T: Copy + Ord + Into<i64>, const N: usize>(
             dst.copy_from_slice(&le(v));
         }
         hasher.update(&staged[..block.len() * N]);
-        for &v in block {
-            low = low.min(v);
-            high = high.max(v);
-        }
+        (low, high) = fold_range(block, low, high);
     }
     Checked {
         sha256: hasher.finalize().into(),
         range: Some((low.into(), high.into())),
     }
+}
+
+/// A decoded column's least and greatest index (None when empty), for a
+/// reader that digests the column elsewhere (a whole read hashes each
+/// column across its row groups) but checks each group's stored range.
+pub fn range(column: &DigitColumn) -> Option<(i64, i64)> {
+    fn of<T: Copy + Ord + Into<i64>>(values: &[T]) -> Option<(i64, i64)> {
+        let &first = values.first()?;
+        let (low, high) = fold_range(values, first, first);
+        Some((low.into(), high.into()))
+    }
+    match column {
+        DigitColumn::I8(v) => of(v),
+        DigitColumn::I16(v) => of(v),
+        DigitColumn::I32(v) => of(v),
+        DigitColumn::I64(v) => of(v),
+    }
+}
+
+/// `(low, high)` widened by `values`: a plain fold (it vectorises;
+/// `Iterator::min` on an Option did not).
+fn fold_range<T: Copy + Ord>(values: &[T], low: T, high: T) -> (T, T) {
+    let (mut low, mut high) = (low, high);
+    for &v in values {
+        low = low.min(v);
+        high = high.max(v);
+    }
+    (low, high)
 }
 
 #[cfg(test)]
@@ -341,5 +366,8 @@ mod tests {
             <[u8; 32]>::from(Sha256::digest(&bytes))
         );
         assert_eq!(check(&DigitColumn::I8(vec![])).range, None);
+        assert_eq!(range(&column), Some((-2, 300)));
+        assert_eq!(range(&long), Some((0, 99)));
+        assert_eq!(range(&DigitColumn::I64(vec![])), None);
     }
 }

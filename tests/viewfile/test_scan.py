@@ -418,9 +418,10 @@ def test_every_written_group_has_stats(tmp_path, monkeypatch):
 
 
 def test_the_page_reader_gives_pyarrows_digits(tmp_path, monkeypatch):
-    """Every column of every group, decoded from its pages, equals pyarrow's read
-    (strings, integers, 200 values, a declared missing value; a huge integer
-    range whose dictionary may have been given up: then None, never wrong)."""
+    """Every column of every group, decoded from its pages, equals pyarrow's read,
+    and the range found with it is its least and greatest index (strings,
+    integers, 200 values, a declared missing value; a huge integer range whose
+    dictionary may have been given up: then None, never wrong)."""
     import os
 
     for name, schema in (("narrow", NARROW), ("huge", HUGE)):
@@ -433,11 +434,13 @@ def test_the_page_reader_gives_pyarrows_digits(tmp_path, monkeypatch):
             for g in range(meta.num_row_groups):
                 expected = scan._arrow_group(schema, part, g, schema.names, "x")
                 for j, column in enumerate(schema.names):
-                    found = opened.rows.pages.column(fd, g, j, column, "x")
-                    if found is not None:
+                    got = opened.rows.pages.column(fd, g, j, column, "x")
+                    if got is not None:
                         decoded += 1
+                        found, span = got
                         assert found.dtype == expected[column].dtype
                         np.testing.assert_array_equal(found, expected[column])
+                        assert span == (expected[column].min(), expected[column].max())
         finally:
             os.close(fd)
         assert decoded >= meta.num_row_groups * (len(schema) - 1), name
@@ -541,10 +544,13 @@ def test_a_stale_footer_never_changes_a_count(tmp_path, monkeypatch):
     assert opened.rows.pages.metadata(path).num_rows == pq.read_metadata(other).num_rows
 
 
-def test_a_group_reads_only_the_columns_its_box_leaves_open(sorted_by_age, monkeypatch):
+def test_a_group_counts_only_the_columns_its_box_leaves_open(sorted_by_age, monkeypatch):
     """Over a group whose ages all satisfy ``age < k``, ``sex = 'F' AND age < k``
-    is ``sex = 'F'``: that group's ``age`` column is not read; groups across k
-    read both; the counts stay the in-memory view's."""
+    is ``sex = 'F'``: that group is counted on ``sex`` alone, but its ``age``
+    column is still read, to check the stated range the reduction rests on;
+    groups across k count both; the counts stay the in-memory view's."""
+    from privpub import _core
+
     view, path = sorted_by_age
     groups = _metadata(path)["digest"]["parts"][0]["groups"]
     age = view.schema.names.index("age")
@@ -552,13 +558,18 @@ def test_a_group_reads_only_the_columns_its_box_leaves_open(sorted_by_age, monke
     across = [g for g, s in enumerate(groups) if s["low"][age] < k <= s["high"][age]]
     below = [g for g, s in enumerate(groups) if s["high"][age] < k]
     assert across and below
-    read = []
-    original = PageReader.chunk
+    read, counted = [], []
+    original, scan_groups = PageReader.chunk, _core.parquet.scan_groups
     monkeypatch.setattr(PageReader, "chunk",
                         lambda self, fd, g, c, name, *rest:
                         read.append((g, name)) or original(self, fd, g, c, name, *rest))
+
+    def scanned(sent, tables):
+        counted.extend(len(tables[slot][0]) for _, _, counts in sent for slot, _ in counts)
+        return scan_groups(sent, tables)
+
+    monkeypatch.setattr(_core.parquet, "scan_groups", scanned)
     query = f"sex = 'F' AND age < {k}"
     assert PublishedView.open(path).count(query) == view.count(query)
-    assert {(g, "sex") for g in below} <= set(read)
-    assert not {(g, "age") for g in below} & set(read)
-    assert {(g, n) for g in across for n in ("age", "sex")} <= set(read)
+    assert {(g, n) for g in below + across for n in ("age", "sex")} <= set(read)
+    assert sorted(counted) == [1] * len(below) + [2] * len(across)

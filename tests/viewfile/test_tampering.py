@@ -1,4 +1,4 @@
-"""Files that cannot be edited unseen (issue 22).
+"""Edits to a release file are refused by the reads that see them (issue 22).
 
 A release file is untrusted input. Every edit below, made the way someone
 with the file and pyarrow (or a hex editor) would make it, must be refused
@@ -46,6 +46,7 @@ from privpub import (
     Schema,
 )
 from privpub.core.artifacts import MAX_CONTAINERS, MAX_DEPTH, MAX_METADATA_BYTES
+from privpub.viewfile import groupstats
 from privpub.viewfile.layout import SET_COLUMN
 
 N = 2_000
@@ -160,11 +161,23 @@ def take(order_of):
 
 
 def fix_counts(delta):
-    """Metadata edit: the stored row counts moved by ``delta``, consistently."""
+    """Metadata edit: the stored row counts moved by ``delta``, consistently
+    (the view's, the part's and its last row group's statistics, resealed)."""
     def edit(meta):
         meta["rows"] += delta
-        meta["digest"]["parts"][0]["rows"] += delta
+        move_part_rows(meta["digest"]["parts"][0], delta, -1)
     return edit
+
+
+def move_part_rows(part: dict, delta: int, group: int) -> None:
+    """A part's stored rows moved by ``delta``, and those of its row group
+    ``group`` in its statistics, resealed as a forger would."""
+    part["rows"] += delta
+    if "groups" in part:
+        part["groups"][group]["rows"] += delta
+        stats = tuple(groupstats.GroupStats(g["rows"], tuple(g["low"]), tuple(g["high"]),
+                                            g["columns"]) for g in part["groups"])
+        part["groups_sha256"] = groupstats.seal(stats, SCHEMA.names)
 
 
 def set_rows(total=None, groups=None, privpub=None):
@@ -793,9 +806,8 @@ def test_a_row_moved_between_parts_is_refused(directory, tmp_path):
     fixed = bad / "_common_metadata"
 
     def move_count(meta):
-        set_document(meta, lambda d: (d["digest"]["parts"][0].__setitem__(
-            "rows", d["digest"]["parts"][0]["rows"] - 1), d["digest"]["parts"][1].__setitem__(
-            "rows", d["digest"]["parts"][1]["rows"] + 1)))
+        set_document(meta, lambda d: (move_part_rows(d["digest"]["parts"][0], -1, -1),
+                                      move_part_rows(d["digest"]["parts"][1], 1, 0)))
 
     edit_footer(fixed, fixed, move_count)
     refused(bad, f"part.0.parquet': column '(sex|age|city)' {DIGEST}", count_all=False)

@@ -23,11 +23,12 @@ def dictionary_page(data: bytes, snappy: bool,
 
 def decode_data_pages(data: npt.NDArray[np.uint8], snappy: bool, nullable: bool,
                       remap: npt.NDArray[np.int64], width: int,
-                      rows: int) -> npt.NDArray[np.integer]:
+                      rows: int) -> tuple[npt.NDArray[np.integer], tuple[int, int] | None]:
     """Domain indices of a Parquet column chunk's data pages (the bytes after its
     dictionary page; Snappy-compressed when ``snappy``; definition levels, all
     "defined", when ``nullable``): each dictionary index through ``remap``,
-    ``rows`` values as signed integers of ``width`` bits. PrivpubError on
+    ``rows`` values as signed integers of ``width`` bits; with their least and
+    greatest (None when empty), found in the same call. PrivpubError on
     anything else (another page type or encoding, a missing value, bad bytes)."""
 
 def scan_groups(

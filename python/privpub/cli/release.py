@@ -169,7 +169,8 @@ def _inspect(args: argparse.Namespace) -> int:
             "schema": view.schema.to_dict(),
             "signed": None if view.signed is None else asdict(view.signed),
             "guarantee": {"mechanism": guarantee.mechanism,
-                          "claims": [asdict(c) for c in guarantee.claims]}}
+                          "claims": [asdict(c) for c in guarantee.claims]},
+            "row_group_statistics": view.rows.statistics()}
     if args.format == "json":
         print(json.dumps(info, indent=2, default=str))
         return 0
@@ -187,4 +188,6 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"  {name}: {shown}")
     print()
     print(guarantee)
+    print()
+    print(f"row-group statistics: {info['row_group_statistics']}")
     return 0

@@ -56,6 +56,36 @@ class ArtifactError(PrivpubError, ValueError):
     """A published artifact is missing privpub metadata or has it malformed."""
 
 
+class StatisticsError(ArtifactError):
+    """A row group's stored statistics disagree with its rows: ``attribute``'s
+    least and greatest domain index (``stated``, as the file's metadata gives
+    them; ``observed``, as the rows read hold them), or, when ``attribute`` is
+    None, its row count. ``where`` names the file (and part), ``group`` the row
+    group (None when the groups' counts disagree with the part's as a whole).
+    Statistics rewritten and resealed are found this way by any read that
+    reads the group; what a count trusts unread, only a signature covers."""
+
+    def __init__(self, where: str, group: int | None, attribute: str | None,
+                 stated: object, observed: object):
+        self.where, self.group, self.attribute = where, group, attribute
+        self.stated, self.observed = stated, observed
+        at = where if group is None else f"{where}, row group {group}"
+        if attribute is None:  # (which was edited, the rows or their count, is not known)
+            said = (f"{at} holds {observed:,} rows but its statistics say {stated:,}; its "
+                    "rows or its statistics were edited or damaged")
+        else:  # (the rows read have their digest: the statistics are what lies)
+            said = (f"{at}: column {attribute!r} holds indices {_span(observed)} but its "
+                    f"statistics say {_span(stated)}; the statistics were edited or damaged")
+        super().__init__(said)
+
+    def __reduce__(self) -> tuple:  # (a Dask task's error crosses processes)
+        return type(self), (self.where, self.group, self.attribute, self.stated, self.observed)
+
+
+def _span(bounds: object) -> str:
+    return "none (no rows)" if bounds is None else "{}..{}".format(*bounds)
+
+
 class ShapeError(PrivpubError, ValueError):
     """Arguments of a Rust kernel disagree in shape, length or layout (columns of
     different lengths, codes of the wrong number of limbs): a bug in the caller,

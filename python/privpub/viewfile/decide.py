@@ -6,7 +6,7 @@ A condition's truth table over its attributes
 (:meth:`~privpub.counting.query.Condition.truth_table`) decides it; when that
 is too large, Kleene's three-valued logic over its atoms' tables, and an atom
 on one huge integer range by its intervals of values, as the domain count
-does. A group that is read is read only for the columns the condition still
+does. A group that is read is counted only on the columns the condition still
 depends on inside its box (:class:`Reductions`).
 """
 
@@ -106,8 +106,10 @@ class Reductions:
     """Each undecided condition restricted to a group's box: an attribute on
     which its truth table does not change inside the box is fixed at the box's
     low end and dropped (every row of the group holds a value in the box), so
-    its column is neither read nor counted: ``race = 'White' AND age > 60``
-    over a group whose ages all exceed 60 reads ``race`` alone. (One is kept
+    its column is not counted: ``race = 'White' AND age > 60`` over a group
+    whose ages all exceed 60 counts ``race`` alone. (Its column is still read,
+    to check the stated range the reduction rests on:
+    :mod:`privpub.viewfile.scan`.) (One is kept
     when the condition is constant over the box: a decided group is never
     sent, but could be.) The reduced tables are the ``tables`` argument of
     ``_core.parquet.scan_groups``, each made once."""

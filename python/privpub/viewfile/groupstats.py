@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from privpub.core.artifacts import shown
-from privpub.core.errors import ArtifactError
+from privpub.core.errors import ArtifactError, StatisticsError
 from privpub.domain.schema import Schema
 from privpub.viewfile.columns import Digits, index_width
 from privpub.viewfile.digest import PartDigest
@@ -141,13 +141,42 @@ def _group(value: Any, name: str, schema: Schema, where: str) -> GroupStats:
     return GroupStats(rows, low, high, columns)
 
 
-def usable_groups(part: PartDigest, sizes: Sequence[int]) -> PartDigest:
+def usable_groups(part: PartDigest, sizes: Sequence[int], where: str) -> PartDigest:
     """``part``, without its groups unless they are the file's row groups
-    (``sizes``), row for row, and hold the part's rows: statistics of other
-    groups (a file rewritten with another row-group size, or row counts edited
-    in the metadata) are not used, and the file is counted by full passes,
-    which check the part's digest and rows."""
-    if part.groups is None or ([g.rows for g in part.groups] == list(sizes)
-                               and sum(sizes) == part.rows):
+    (``sizes``), row for row: statistics of other groups (a file rewritten
+    with another row-group size) are not used, and the file is counted by
+    full passes, which check the part's digest and rows. Groups whose rows do
+    not add up to the part's are no rewrite (one keeps every row): a
+    :class:`~privpub.core.errors.StatisticsError`, naming the first group
+    whose count is not the file's when the groups are as many as the file's."""
+    if part.groups is None:
+        return part
+    stated = [g.rows for g in part.groups]
+    if sum(stated) != part.rows:
+        if len(stated) != len(sizes):
+            raise StatisticsError(where, None, None, sum(stated), part.rows)
+        g = next(g for g, (a, b) in enumerate(zip(stated, sizes, strict=True)) if a != b)
+        raise StatisticsError(where, g, None, stated[g], sizes[g])
+    if stated == list(sizes):
         return part
     return replace(part, groups=None, groups_sha256=None)
+
+
+def check_rows(stats: GroupStats, where: str, group: int, rows: int) -> None:
+    """Group ``group`` read as ``rows`` rows must hold its stated count: a
+    :class:`~privpub.core.errors.StatisticsError` otherwise."""
+    if rows != stats.rows:
+        raise StatisticsError(where, group, None, stats.rows, rows)
+
+
+def check_range(schema: Schema, stats: GroupStats, where: str, group: int, name: str,
+                found: tuple[int, int] | None) -> None:
+    """Column ``name`` of group ``group``, read in full and holding its digest
+    (so these are its rows), must hold exactly its stated range (``found``:
+    its least and greatest index, None when empty): a range is what decides
+    whether a group is read at all, so one wider or narrower than the rows is
+    forged (a :class:`~privpub.core.errors.StatisticsError`)."""
+    j = schema.names.index(name)
+    stated = None if stats.low is None else (stats.low[j], stats.high[j])
+    if found != stated:
+        raise StatisticsError(where, group, name, stated, found)

@@ -135,10 +135,11 @@ class PageReader:
                                 lambda: _read_layout(fd, info.st_size))
 
     def column(self, fd: int, group: int, column: int, name: str,
-               where: str) -> np.ndarray | None:
+               where: str) -> tuple[np.ndarray, tuple[int, int] | None] | None:
         """Row group ``group``'s column ``column`` (attribute ``name``) of the file
-        open as ``fd``, as domain indices of its attribute's width, or None when it
-        is not a chunk this reader decodes (module docstring)."""
+        open as ``fd``, as domain indices of its attribute's width with their
+        least and greatest (None when empty: found in the decoding call), or
+        None when it is not a chunk this reader decodes (module docstring)."""
         found = self.chunk(fd, group, column, name, where)
         if found is None:
             return None

@@ -48,7 +48,7 @@ from privpub.viewfile.columns import file_digits, index_width
 from privpub.viewfile.digest import PartDigest
 from privpub.viewfile.document import ViewDocument, check_part, read_document
 from privpub.viewfile.fileview import FileView, row_groups
-from privpub.viewfile.groupstats import usable_groups
+from privpub.viewfile.groupstats import check_range, check_rows, usable_groups
 from privpub.viewfile.pages import PageReader
 from privpub.viewfile.scan import PrunedFileView
 
@@ -85,7 +85,7 @@ def open_view(path: str | os.PathLike, trust: Any = None) -> OpenedView:
                            parts[index].rows + sum(context_sizes.values()), rows.pages)
         # Row-group statistics count only for the row groups they describe (a
         # file rewritten with other groups is counted by full passes).
-        rows.expected[index] = usable_groups(parts[index], sizes)
+        rows.expected[index] = usable_groups(parts[index], sizes, rows.where(index))
     return OpenedView(where, stored, rows)
 
 
@@ -126,12 +126,18 @@ def read_whole(view: FileView, workers: int | None = None) -> list[np.ndarray] |
         name = schema.names[j]
         column = out[j][starts[i]:starts[i + 1]]
         where, expected = view.where(i), view.expected[i]
-        if _read_column(view.pages, view.files[i], where, footers[i], name, column,
-                        view.batch_rows, fast=True) != expected.columns[name]:
+        found, ranges = _read_column(view.pages, view.files[i], where, footers[i], name,
+                                     column, view.batch_rows, fast=True)
+        if found != expected.columns[name]:
             # Not the page reader's word against the digest: pyarrow's.
-            found = _read_column(view.pages, view.files[i], where, footers[i], name, column,
-                                 view.batch_rows, fast=False)
+            found, ranges = _read_column(view.pages, view.files[i], where, footers[i], name,
+                                         column, view.batch_rows, fast=False)
             expected.check(PartDigest(expected.rows, {name: found}), where)
+        # The column is the one digested: each group's statistics must be its own.
+        for g, (stats, (rows, found_range)) in enumerate(zip(expected.groups or (), ranges,
+                                                             strict=expected.groups is not None)):
+            check_rows(stats, where, g, rows)
+            check_range(schema, stats, where, g, name, found_range)
 
     workers = workers or min(os.cpu_count() or 1, len(tasks))
     pool = ThreadPoolExecutor(workers, thread_name_prefix="privpub-read")
@@ -151,23 +157,29 @@ def _footer(path: str, where: str) -> pq.FileMetaData:
 
 
 def _read_column(pages: PageReader, path: str, where: str, meta: pq.FileMetaData, name: str,
-                 out: np.ndarray, batch_rows: int, fast: bool) -> str:
+                 out: np.ndarray, batch_rows: int,
+                 fast: bool) -> tuple[str, list[tuple[int, tuple[int, int] | None]]]:
     """Read column ``name`` of every row group (``meta``: the file's footer) into
-    ``out`` and return the hex SHA-256 of its domain indices: through the page
-    reader ``pages`` where it decodes a chunk when ``fast``, with pyarrow otherwise."""
+    ``out``: the hex SHA-256 of its domain indices, and per row group its rows
+    and least and greatest index (None when empty); through the page reader
+    ``pages`` where it decodes a chunk when ``fast`` (the range found in the
+    same Rust call), with pyarrow otherwise."""
     schema = pages.schema
     hashed = hashlib.sha256()
     little = out.dtype.newbyteorder("<")
     column = {meta.schema.column(c).path: c for c in range(meta.num_columns)}.get(name)
-    start, fd = 0, None
+    start, fd, ranges = 0, None, []
     try:
         if fast and column is not None:  # (a missing column: pyarrow says so)
             fd = os.open(path, os.O_RDONLY)
         for group in range(meta.num_row_groups):
             rows = meta.row_group(group).num_rows
-            found = None if fd is None else pages.column(fd, group, column, name, where)
+            got = None if fd is None else pages.column(fd, group, column, name, where)
+            found, found_range = (None, None) if got is None else got
             if found is None or len(found) != rows:
                 found = _arrow_chunk(schema, path, where, name, group, batch_rows)
+                found_range = (int(found.min()), int(found.max())) if len(found) else None
+            ranges.append((len(found), found_range))
             if start + len(found) > len(out):
                 raise ArtifactError(f"{where}: more rows read than its metadata says "
                                     f"({len(out):,}); rows were added")
@@ -182,7 +194,7 @@ def _read_column(pages: PageReader, path: str, where: str, meta: pq.FileMetaData
     if start != len(out):
         raise ArtifactError(f"{where}: {start:,} rows read, its metadata says {len(out):,}; "
                             "rows were dropped, added or moved")
-    return hashed.hexdigest()
+    return hashed.hexdigest(), ranges
 
 
 def _arrow_chunk(schema: Schema, path: str, where: str, name: str, group: int,

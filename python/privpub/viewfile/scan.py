@@ -9,43 +9,50 @@ so the leading attributes are clustered and their ranges narrow.
 
 A count (:func:`count_parts`) decides a condition over each group's box of index ranges
 (:mod:`privpub.viewfile.decide`): false on every tuple of the box, the
-group is skipped; true on every tuple, its row count is added unread; otherwise only the
-columns the condition still depends on inside that box
-(:class:`~privpub.viewfile.decide.Reductions`) are read
-and counted: the groups of a count in batches, each batch in one Rust call
+group is skipped; true on every tuple, its row count is added unread; otherwise the
+columns the condition names are read and the group counted, under the condition
+restricted to the box (:class:`~privpub.viewfile.decide.Reductions`: a column it
+no longer depends on there is decoded and checked but not counted): the groups
+of a count in batches, each batch in one Rust call
 (``_core.parquet.scan_groups``: every chunk decoded by the view's page reader,
 :mod:`privpub.viewfile.pages`, its
-SHA-256 and range computed, the group counted under each condition's truth table; groups
-and columns on rayon's pool, the GIL released), each column's digest and range then
-compared here with the stats before the group's counts are used. A group that call
-cannot take (a chunk that reader does not decode, a condition without a truth table) or
-whose digest differs is read by :func:`read_group` (pyarrow when the page reader's
-digits do not match) and counted in Python, so a count never rests on privpub's own page
-reader.
+SHA-256 and range computed in the same pass, the group counted under each condition's
+truth table; groups and columns on rayon's pool, the GIL released), each column's digest
+and range then compared here with the stats before the group's counts are used. A group
+that call cannot take (a chunk that reader does not decode, a condition without a truth
+table) or whose digest differs is read by :func:`read_group` (pyarrow when the page
+reader's digits do not match) and counted in Python, so a count never rests on
+privpub's own page reader.
 
-What a pruned count checks, and what it trusts:
+What a pruned count checks, and what it trusts (:data:`TRUSTED_UNREAD`, which
+``privpub inspect`` prints):
 
-- It trusts the metadata document, as every read of a view does (the digest
-  is in it): stats that were rewritten consistently with the rows are a new
-  file (the digest is not a signature). The document is checked on open: the
-  stats parse within bounds, each range lies in its attribute's domain, the
-  seal matches (damage to the stats is found before any is used). They are
-  used only if the groups are the file's row groups, row for row, and hold
-  the part's stored rows (:func:`~privpub.viewfile.groupstats.usable_groups`;
-  the Parquet footer is used
-  to find the groups, never its statistics).
-- Every group it reads is checked in full for the columns read: the rows read
-  must be the group's stored count, each column's SHA-256 must be its stored
-  one, and each column's least and greatest index must be the stored range
-  (so stats that lie about a group that is read are found). An edit to a
-  group that is read is an :class:`~privpub.ArtifactError`, never a count.
-- A skipped or whole-counted group is not read, so an edit to *its rows*
-  goes unseen by that count (its stored row count and ranges, sealed, are
-  what it contributes); any count that reads it, or a full pass
-  (``read_parquet``, ``codes``, which check the part digests), finds it.
+- The metadata document is checked on open: the stats parse within bounds,
+  each range lies in its attribute's domain, the seal matches (damage to the
+  stats is found before any is used), and the groups' rows add up to the
+  part's. They are used only if the groups are the file's row groups, row for
+  row (:func:`~privpub.viewfile.groupstats.usable_groups`; the Parquet footer
+  is used to find the groups, never its statistics).
+- Every group it reads is checked against its stats: the rows read must be
+  the group's stated count, and each column the conditions name must have its
+  stated SHA-256 and exactly its stated least and greatest index (a
+  :class:`~privpub.core.errors.StatisticsError` naming the group, the
+  attribute, the stated and the observed range). So stats that lie about a
+  group that is read are refused, whichever of its attributes the count's
+  pruning used; a column no condition names is not read and its stated range
+  plays no part in the count (any read of it checks it: ``read_parquet``
+  checks every group's stats).
+- A skipped or whole-counted group is not read: its stated row count and the
+  stated ranges of the condition's attributes are trusted, and the seal is a
+  SHA-256 anyone can recompute, not a signature. Stats rewritten and resealed
+  for such a group (or rows edited in it) change that count unseen; any count
+  that reads the group, and every full pass, refuses them. Only the
+  publisher's signature, checked against a trusted key (``trust=``,
+  ``--trust``), covers what a count trusts unread.
 
-Files without these stats (written before them, or holding context sets)
-are counted by the full pass, which checks the part digests.
+Files without these stats (written before them, or holding context sets),
+or whose stats describe other row groups, are counted by the full pass, which
+checks the part digests.
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ from privpub.domain.schema import Schema
 from privpub.viewfile.columns import Digits, file_digits, index_width
 from privpub.viewfile.decide import READ, WHOLE, Decider, Reductions
 from privpub.viewfile.fileview import FileView
-from privpub.viewfile.groupstats import GroupStats
+from privpub.viewfile.groupstats import GroupStats, check_range, check_rows
 from privpub.viewfile.pages import PageReader
 
 
@@ -169,7 +176,10 @@ def _request(pages: PageReader, part: Part, g: int, undecided: Sequence[int],
     if meta is None or any(reduced.full[i] is None for i in undecided):
         return None
     wanted = [reduced(i, part.groups[g]) for i in undecided]
-    names = [n for n in pages.schema.names if any(n in read for _, read in wanted)]
+    # Every column the conditions name is read, though a reduced table counts
+    # fewer: the box that reduced it is the stated ranges, which must be checked
+    # against the rows before a count rests on them.
+    names = _names(pages.schema, reduced.conditions, undecided)
     where = f"{part.where}, row group {g}"
     index = {meta.schema.column(k).path: k for k in range(meta.num_columns)}
     if any(n not in index for n in names):
@@ -198,19 +208,8 @@ def _checked(schema: Schema, part: Part, g: int, names: Sequence[str], undecided
     if any(digest != stats.columns[n] for n, (digest, _) in zip(names, columns, strict=True)):
         return None
     for name, (_, found) in zip(names, columns, strict=True):
-        _check_range(schema, stats, name, found, f"{part.where}, row group {g}")
+        check_range(schema, stats, part.where, g, name, found)
     return list(zip(undecided, counts, strict=True))
-
-
-def _check_range(schema: Schema, stats: GroupStats, name: str, found: tuple[int, int] | None,
-                 where: str) -> None:
-    """A column with the group's digest must hold the stored range: otherwise
-    the stats were forged (an ArtifactError)."""
-    j = schema.names.index(name)
-    if stats.rows and found != (stats.low[j], stats.high[j]):
-        low, high = found if found is not None else (None, None)
-        raise ArtifactError(f"{where}: column {name!r} holds indices {low}..{high} but its "
-                            f"metadata says {stats.low[j]}..{stats.high[j]}")
 
 
 def group_batches(pages: PageReader, parts: Sequence[Part], names: Sequence[str],
@@ -256,13 +255,15 @@ def read_group(pages: PageReader, part: Part, g: int, names: Sequence[str],
         finally:
             os.close(fd)
     rest = [n for n in names if n not in fast]
-    digits = {**fast, **(_arrow_group(schema, part, g, rest, where) if rest else {})}
+    digits = {**{n: d for n, (d, _) in fast.items()},
+              **(_arrow_group(schema, part, g, rest, where) if rest else {})}
     for name in names:
-        if not _matches(schema, part.groups[g], name, digits[name], where):
+        found = fast[name][1] if name in fast else None
+        if not _matches(schema, part, g, name, digits[name], found, name not in fast):
             if name in fast:  # not this reader's word against the digest: pyarrow's
                 digits[name] = _arrow_group(schema, part, g, [name], where)[name]
-            if name not in fast or not _matches(schema, part.groups[g], name, digits[name],
-                                                where):
+            if name not in fast or not _matches(schema, part, g, name, digits[name], None,
+                                                True):
                 raise ArtifactError(f"{where}: column {name!r} does not match the digest in "
                                     "its metadata; its values were edited or reordered, or "
                                     "come from another file")
@@ -280,21 +281,22 @@ def _arrow_group(schema: Schema, part: Part, g: int, names: Sequence[str],
     except (OSError, pa.ArrowException) as exc:
         raise ArtifactError(f"{where}: its rows cannot be read: "
                             f"{str(exc).splitlines()[0]}") from None
-    if table.num_rows != stats.rows:
-        raise ArtifactError(f"{where} holds {table.num_rows:,} rows but its metadata says "
-                            f"{stats.rows:,}")
+    check_rows(stats, part.where, g, table.num_rows)
     return file_digits(schema, table, names, where)
 
 
-def _matches(schema: Schema, stats: GroupStats, name: str, digits: np.ndarray,
-             where: str) -> bool:
-    """Whether a column's digits have the group's digest; digits that do but lie
-    outside the stored range are an ArtifactError (the stats were forged)."""
+def _matches(schema: Schema, part: Part, g: int, name: str, digits: np.ndarray,
+             found: tuple[int, int] | None, measure: bool) -> bool:
+    """Whether a column's digits have group ``g``'s digest; digits that do must
+    hold its stated range (``found``, from the page reader's call, or measured
+    here when ``measure``): otherwise a StatisticsError (the stats were forged)."""
+    stats = part.groups[g]
     column = np.ascontiguousarray(digits, dtype=index_width(schema[name].size).newbyteorder("<"))
     if len(column) != stats.rows or hashlib.sha256(column).hexdigest() != stats.columns[name]:
         return False
-    if stats.rows:
-        _check_range(schema, stats, name, (int(column.min()), int(column.max())), where)
+    if measure:
+        found = (int(column.min()), int(column.max())) if len(column) else None
+    check_range(schema, stats, part.where, g, name, found)
     return True
 
 
@@ -317,6 +319,17 @@ def _run(function: Callable[[Any], Any], tasks: Sequence[Any],
 
 # ---- the view ---------------------------------------------------------------------------------
 
+#: What a count over a file with row-group statistics trusts without reading
+#: (module docstring), as ``privpub inspect`` says it.
+TRUSTED_UNREAD = (
+    "a count reads every row group it cannot decide from the statistics and checks them "
+    "there (the group's rows; for each column its condition names, the digest and the exact "
+    "least and greatest index); a group it skips or counts whole is not read, and its stated "
+    "row count and the stated ranges of the condition's attributes are trusted unread: "
+    "opened with trust= (--trust) they are the publisher's, signed; otherwise only sealed, "
+    "by a SHA-256 anyone can recompute. read_parquet reads every group and checks all of "
+    "its statistics.")
+
 
 class PrunedFileView(FileView):
     """A :class:`~privpub.viewfile.fileview.FileView` whose counts go by row group
@@ -332,6 +345,17 @@ class PrunedFileView(FileView):
             return None
         return [Part(f, self.where(i), p.groups)
                 for i, (f, p) in enumerate(zip(self.files, self.expected, strict=True))]
+
+    def statistics(self) -> str:
+        """What counts over this file rest on: its row-group statistics and
+        what they are trusted for unread (:data:`TRUSTED_UNREAD`), or that it
+        has none in use."""
+        parts = self.scan_parts()
+        if parts is None:
+            return ("none in use (none stored, context sets, or stored for other row groups): "
+                    "every count reads the columns it names in full and checks their digests")
+        groups = sum(len(p.groups) for p in parts)
+        return f"{groups:,} row groups in {len(parts):,} part file(s); {TRUSTED_UNREAD}"
 
     def count_many(self, conditions: Sequence[Any]) -> list[int]:
         parts = self.scan_parts()

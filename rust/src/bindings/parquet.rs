@@ -72,9 +72,16 @@ pub(crate) fn dictionary_page<'py>(
     Ok((end, values))
 }
 
+/// `decode_data_pages`' answer: the domain indices, and their least and
+/// greatest (None when there are none).
+type Decoded<'py> = (Bound<'py, PyAny>, Option<(i64, i64)>);
+
 /// Domain indices of a Parquet column chunk's data pages (the bytes after its
 /// dictionary page; `snappy` when Snappy-compressed), each dictionary index
-/// mapped through `remap`, `rows` of them in the signed type of `width` bits.
+/// mapped through `remap`, `rows` of them in the signed type of `width` bits;
+/// with their least and greatest (None when empty), found in the same call
+/// while the column is in cache, for the caller to hold against the group's
+/// stored range.
 #[pyfunction]
 pub(crate) fn decode_data_pages<'py>(
     py: Python<'py>,
@@ -84,10 +91,15 @@ pub(crate) fn decode_data_pages<'py>(
     remap: PyReadonlyArray1<'py, i64>,
     width: u32,
     rows: usize,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<Decoded<'py>> {
     let (data, remap) = (data.as_slice()?, remap.as_slice()?);
-    let out = py.detach(|| pages::decode_data_pages(data, snappy, nullable, remap, width, rows))?;
-    Ok(digit_array(py, out))
+    let (out, range) = py.detach(|| {
+        pages::decode_data_pages(data, snappy, nullable, remap, width, rows).map(|column| {
+            let range = groupscan::range(&column);
+            (column, range)
+        })
+    })?;
+    Ok((digit_array(py, out), range))
 }
 
 /// One column chunk as `scan_groups` takes it: (data pages, snappy, nullable,
