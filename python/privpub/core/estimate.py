@@ -46,7 +46,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from statistics import NormalDist
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -98,18 +98,32 @@ class PointLaw:
 
 @dataclass(frozen=True)
 class KnownLaw:
-    """A law whose interval at one level is already known (a batch computes
-    its intervals at once, vectorised); any other level is asked of ``law``."""
+    """A law whose interval (and whether it is inconsistent) at one level is
+    already known (a batch computes them at once, vectorised); any other level
+    is asked of ``law``."""
 
     law: IntervalLaw
     level: float
     known: tuple[Any, Any]
+    known_inconsistent: bool | None = None
 
     def interval(self, level: float) -> tuple[Any, Any]:
         return self.known if level == self.level else self.law.interval(level)
 
     def inconsistent(self, level: float) -> bool:
+        if level == self.level and self.known_inconsistent is not None:
+            return self.known_inconsistent
         return inconsistent(self.law, level)
+
+
+@runtime_checkable
+class StackableLaw(Protocol):
+    """A law whose type solves many of its one-query laws as one batch (a
+    family's test inversion works on arrays): ``stacked(laws)`` is that batch
+    law, or None when these laws cannot be stacked."""
+
+    @classmethod
+    def stacked(cls, laws: Sequence[Any]) -> BatchLaw | None: ...
 
 
 def plain(value: Any) -> Any:
@@ -280,11 +294,21 @@ class Estimate:
 
 @dataclass(frozen=True)
 class ListLaw:
-    """The batch law of estimates made one by one."""
+    """The batch law of estimates made one by one: solved as one batch where
+    the laws stack (:class:`StackableLaw`: 5,000 test inversions at once, not
+    one by one), else law by law."""
 
     laws: tuple[IntervalLaw, ...]
 
+    @functools.cached_property
+    def _stacked(self) -> BatchLaw | None:
+        first = self.laws[0] if self.laws else None
+        return type(first).stacked(self.laws) if isinstance(first, StackableLaw) else None
+
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        if self._stacked is not None:
+            lo, hi = self._stacked.interval(level)
+            return np.asarray(lo).reshape(-1), np.asarray(hi).reshape(-1)
         ends = [law.interval(level) for law in self.laws]
         return (np.array([_scalar(e[0]) for e in ends]),
                 np.array([_scalar(e[1]) for e in ends]))
@@ -293,6 +317,8 @@ class ListLaw:
         return self.laws[i]
 
     def inconsistent(self, level: float) -> np.ndarray:
+        if self._stacked is not None:
+            return np.asarray(self._stacked.inconsistent(level)).reshape(-1)
         return np.array([inconsistent(law, level) for law in self.laws])
 
 
@@ -425,7 +451,10 @@ class Estimates:
         vectorised)."""
         level = check_level(level)
         lo, hi = self.interval(level)
-        return [self._row(i, KnownLaw(self.law.row(i), level, (_scalar(lo[i]), _scalar(hi[i])))
+        check = getattr(self.law, "inconsistent", None)  # (a law that rejects nothing has none)
+        empty = None if check is None else np.asarray(check(level)).reshape(-1)
+        return [self._row(i, KnownLaw(self.law.row(i), level, (_scalar(lo[i]), _scalar(hi[i])),
+                                      None if empty is None else bool(empty[i]))
                           ).to_dict(level) for i in range(len(self))]
 
     def to_frame(self, level: float = LEVEL) -> Any:

@@ -47,7 +47,7 @@ normal-approximation start.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from statistics import NormalDist
 from typing import Any
 
@@ -347,6 +347,31 @@ class CountLaw:
         lo, hi, empty = self._take(columns[first])._solve(tail)
         return tuple(x[inverse].reshape(self.shape) for x in (lo, hi, empty))
 
+    @classmethod
+    def stacked(cls, laws: Sequence[Any]) -> CountLaw | None:
+        """One law of many one-problem laws of one type and the same fixed state
+        (the estimates of a batch, made one by one), so their intervals are
+        solved together (:class:`~privpub.core.estimate.StackableLaw`); None
+        when they differ in type or fixed state, or one holds several problems."""
+        first = laws[0]
+        fixed = _fixed_state(first)
+        for law in laws:
+            if type(law) is not type(first) or law.k.shape != (1,):
+                return None
+            try:
+                if _fixed_state(law) != fixed:
+                    return None
+            except ValueError:  # array-valued state: not compared here
+                return None
+        out = object.__new__(type(first))
+        out.__dict__.update(fixed)
+        out.shape = (len(laws),)
+        out.k = np.concatenate([law.k for law in laws])
+        out.top = np.concatenate([law.top for law in laws])
+        out.arrays = {name: np.concatenate([law.arrays[name] for law in laws])
+                      for name in first.arrays}
+        return out
+
     def _take(self, rows: np.ndarray) -> CountLaw:
         out = object.__new__(type(self))
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_solved"})
@@ -374,6 +399,12 @@ class CountLaw:
         lo = np.where(empty, 0, np.minimum(lo, self.top))
         hi = np.where(empty, self.top, np.clip(hi, lo, self.top))
         return lo, hi, empty
+
+
+def _fixed_state(law: CountLaw) -> dict[str, Any]:
+    """What a law holds besides its problems (k, top, arrays) and its solutions."""
+    return {k: v for k, v in law.__dict__.items()
+            if k not in ("shape", "k", "top", "arrays", "_solved")}
 
 
 def _first_true(pred: Callable[[np.ndarray, np.ndarray], np.ndarray], guess: np.ndarray,
