@@ -119,11 +119,13 @@ def _axis(attr: Any, digits: np.ndarray) -> np.ndarray | None:
     return values if values.dtype.kind in "fbO" else None
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=64)
 def _domain_axis(attr: Any) -> np.ndarray | None:
     """:func:`_axis` over an attribute's whole domain, made once per attribute
     (read-only): every truth table over the attribute starts from it, and
-    decoding a domain's values costs more than most tables."""
+    decoding a domain's values costs more than most tables. The last 64
+    attributes' are kept (a table's attribute has at most
+    ``evaluation.PROJECTION_LIMIT`` = 2^20 values: at most 64 × 8 MiB held)."""
     values = _axis(attr, np.arange(attr.size))
     if values is not None:
         values.setflags(write=False)
@@ -134,7 +136,7 @@ def _widest_of(schema: Schema, attributes: Sequence[str]) -> int:
     return max((_widest(schema[a]) for a in attributes), default=0)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _widest(attr: Any) -> int:
     """The largest integer magnitude among an attribute's query values (its
     whole domain; 0 when it holds no integers numpy can hold)."""
