@@ -483,7 +483,8 @@ def test_the_key_check_sees_each_kind_of_read(tmp_path):
 
 # ---- every doc a comment or a text cites is in the repo --------------------------------------
 
-REPO = ROOT.parents[1]
+#: The checkout (from this file: the package may be installed elsewhere, as CI installs it).
+REPO = Path(__file__).resolve().parents[1]
 #: What the references are read in: the package, the Rust kernels, tests, benches, docs.
 CITING = ("python", "rust/src", "tests", "benches", "docs", "README.md")
 #: Names of docs that are not this repo's, and what they are.
@@ -552,7 +553,7 @@ def test_the_doc_check_sees_each_kind_of_fault():
 # ---- the extension's submodules mirror the binding files ------------------------------------
 
 #: The binding files: each rust/src/bindings/X.rs is the submodule privpub._core.X.
-BINDINGS = Path(__file__).parents[1] / "rust" / "src" / "bindings"
+BINDINGS = REPO / "rust" / "src" / "bindings"
 #: A Rust function exported to Python, by its (Python) name.
 PYFUNCTION = re.compile(r"#\[pyfunction\]\s*(?:(?://[^\n]*|#\[[^\]]*\])\s*)*"
                         r"pub(?:\(crate\))? fn (\w+)")
