@@ -60,7 +60,7 @@ from privpub.alphabeta.sequence_claims import (
     sequence_claims,
 )
 from privpub.core import validate
-from privpub.core.capabilities import StatedBound
+from privpub.core.capabilities import PrivacyRequest, StatedBound
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import (
     DIFFERENTIAL_PRIVACY,
@@ -140,6 +140,11 @@ class MultiViewStep:
         """How repeated tuples were published
         (:class:`~privpub.core.capabilities.PublishesRecords`)."""
         return self.mech.records
+
+    def privacy_request(self) -> PrivacyRequest:
+        """The (d, γ) request of the αβ mechanism each view is drawn by
+        (:class:`~privpub.core.capabilities.StatesPrivacyRequest`)."""
+        return self.mech.privacy_request()
 
     def parameters(self) -> dict[str, Any]:
         _, p_prev, p_fresh = self.probabilities()
