@@ -13,6 +13,7 @@ import ctypes
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -104,6 +105,26 @@ def test_handlers_come_back_and_an_ignored_signal_stays_ignored():
     with stopping():
         pass
     assert signal.getsignal(signal.SIGINT) is original
+
+
+@pytest.mark.parametrize("exiting, code", [(True, 0), (False, -signal.SIGTERM)])
+def test_a_signal_after_the_work_of_an_exiting_process_is_ignored(exiting, code):
+    """A process that exits after the block (the command) ignores SIGTERM from
+    then on, through the interpreter's exit, so a command whose work is done
+    ends with its own status and its output whole; otherwise the default
+    action comes back, as before the block (the check that the test can fail)."""
+    program = ("import os, signal, sys, time\n"
+               "from privpub.core.signals import stopping\n"
+               f"with stopping(exiting={exiting}):\n"
+               "    pass\n"
+               "print('done')\n"
+               "os.kill(os.getpid(), signal.SIGTERM)\n"
+               "time.sleep(0.05)\n")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == code, run.stderr
+    if exiting:
+        assert run.stdout == "done\n"
 
 
 def test_an_interrupt_during_a_rename_is_delivered_after_it():

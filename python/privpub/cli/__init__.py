@@ -81,7 +81,16 @@ def _one_line(message: Warning | str, category: type[Warning], filename: str, li
     print(f"privpub: warning: {text}", file=sys.stderr if file is None else file)
 
 
-def main(argv: list[str] | None = None) -> int:
+def console() -> int:
+    """The ``privpub`` command (and ``python -m privpub``): :func:`main`, in a
+    process that exits when it returns."""
+    return main(exiting=True)
+
+
+def main(argv: list[str] | None = None, exiting: bool = False) -> int:
+    """Run the command line ``argv``; its exit status. ``exiting``: the
+    process exits next, so a stopping signal after the command's work is
+    ignored (see :func:`privpub.core.signals.stopping`)."""
     parser = build_parser()
     # Queries may follow options (estimate R --format csv "a > 1"): argparse gives the
     # positionals after an option back as unknown, so they join the command's queries.
@@ -101,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     shown = warnings.showwarning
     warnings.showwarning = _one_line  # a user reads the warning, not a source line of ours
     try:
-        with stopping():
+        with stopping(exiting):
             return args.run(args)
     except BrokenPipeError:  # the reader went away (`privpub inspect … | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

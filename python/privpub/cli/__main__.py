@@ -2,6 +2,6 @@
 
 import sys
 
-from privpub.cli import main
+from privpub.cli import console
 
-sys.exit(main())
+sys.exit(console())

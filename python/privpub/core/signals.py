@@ -42,10 +42,14 @@ def interrupt(signum: int) -> KeyboardInterrupt:
 
 
 @contextlib.contextmanager
-def stopping() -> Iterator[None]:
+def stopping(exiting: bool = False) -> Iterator[None]:
     """Run the block with SIGINT and SIGTERM raising :func:`interrupt` in the
     main thread, neither lost where Python ignores exceptions (see the
-    module's notes); the previous handlers come back afterwards. A signal
+    module's notes); the previous handlers come back afterwards, or, when
+    the process exits after the block (``exiting``), the two are ignored
+    from then on: one landing while the interpreter exits would otherwise
+    kill a command whose work is done, its output still unflushed (Python
+    restores the default action, not an ignored one, as it exits). A signal
     the process was started ignoring (``nohup``, a shell's background job)
     stays ignored. Outside the main thread, where handlers cannot be set,
     the block runs as is."""
@@ -66,7 +70,8 @@ def stopping() -> Iterator[None]:
             stopper.active = False
         sys.unraisablehook = stopper.previous_hook
         for number, handler in previous.items():  # None: set outside Python
-            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+            signal.signal(number, signal.SIG_IGN if exiting
+                          else signal.SIG_DFL if handler is None else handler)
     if stopper.received:  # cleared where nothing reports it: the work went on to its end
         raise interrupt(stopper.received[-1])
 
