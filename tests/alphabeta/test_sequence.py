@@ -348,3 +348,24 @@ def test_the_claims_name_the_worst_pattern_also_when_it_starts_late():
     alpha, beta = calibrate(D, GAMMA, "exclusive")
     claims = sequence_claims.sequence_claims(alpha, beta, D, GAMMA, 5, 2)
     assert "worst pattern: t shown in every view" in claims[0].statement
+
+
+def test_the_readmes_bound_on_entrants_is_the_computed_worst_case():
+    """README: the default calibration for v views keeps a tuple that enters
+    after version 1 at or below 0.092315 (v = 2, entering at version 2); a
+    few larger v and versions of entry stay below it."""
+    from pathlib import Path
+
+    df, schema = privpub.datasets.load_adult()
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+
+    def entrant(v: int, published: int, entry: int) -> float:
+        mech = MultiViewPublisher.for_privacy(schema, n=len(df), gamma=GAMMA, k=10,
+                                              max_views=v).mech
+        bits = (False,) * (entry - 1) + (True,) * (published - entry + 1)
+        return sequence.sequence_leakage(mech.alpha, mech.beta, mech.d, v, published=published,
+                                         history=bits).independent_posterior
+
+    worst = entrant(2, 2, 2)
+    assert f"{worst:.6f}" == "0.092315" and "0.092315, for v = 2" in readme
+    assert all(entrant(v, p, e) <= worst for v, p, e in [(3, 3, 2), (5, 3, 3), (20, 20, 2)])
