@@ -37,7 +37,7 @@ def pmf_run(n: int, p: float, lo: int, hi: int) -> tuple[int, list]:
     return lo, run
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def convolved(summands: tuple[tuple[int, float], ...], sds: float = 12) -> tuple[int, list]:
     """The pmf of a sum of binomials over each one's mean ± ``sds`` sd (what is
     left out is below 1e-30, far under the slack tested)."""
@@ -81,7 +81,7 @@ def computed(k: int, summands: list[tuple[int, float]]) -> tuple[float, float]:
 def check(k: int, summands: list[tuple[int, float]]) -> None:
     *windowed, last = sorted(summands, key=lambda s: s[0] * s[1] * (1 - s[1]))
     exact = exact_tails(k, windowed, last)
-    for got, want in zip(computed(k, summands), exact):
+    for got, want in zip(computed(k, summands), exact, strict=True):
         want = float(want)
         assert got >= want, (k, summands, got, want, got / want - 1)
         assert got <= want * (1 + SLACK_RELATIVE) + SLACK_ABSOLUTE, (k, got, want)
