@@ -191,6 +191,6 @@ def test_frapp_calibration_is_definition_2_3_posterior_checked_exactly():
 def test_frapp_guarantee_says_what_it_does_not_cover():
     df, schema = privpub.datasets.load_adult()
     g = privpub.FRAPP.for_privacy(schema, n=len(df), gamma=GAMMA, k=10).guarantee()
-    assert g["(d, γ)-privacy, views showing t at most once"].holds
+    assert g["(d, γ)-privacy at the base rate, views showing t at most once"].holds
     assert not g["(d, γ)-privacy, all views (Def. 2.3)"].holds
     assert "|V| = |I|" in g["(d, γ)-privacy, all views (Def. 2.3)"].statement

@@ -110,7 +110,7 @@ def test_for_privacy_on_adult_and_guarantee():
     post = f.posteriors()
     assert post["once"] == pytest.approx(0.2) and post["twice"] > 0.2
     g = f.guarantee()
-    assert g["(d, γ)-privacy, views showing t at most once"].holds
+    assert g["(d, γ)-privacy at the base rate, views showing t at most once"].holds
     assert not g["(d, γ)-privacy, all views (Def. 2.3)"].holds
     view = f.publish(df, duplicates="records", seed=0)
     assert len(view) == len(df)

@@ -40,6 +40,9 @@ def test_records_semantics_says_whom_it_does_not_protect():
     assert not claim.holds
     assert "2 tuples have several records" in claim.statement
     assert f"{twice:,} tuples appear two or more times in this view" in claim.statement
+    # The d-exclusive claim holds for whom the (d, γ) claim does: tuples with one record.
+    for name in ("(d, γ)-privacy", "no positive leakage, d-exclusive adversaries"):
+        assert "for every tuple with one record in I:" in view.guarantee()[name].statement
 
 
 def test_the_age_only_table_is_refused_then_stated(tmp_path):

@@ -177,8 +177,8 @@ def _privacy_claims(mech: AlphaBeta, a: float, b: float, d: float, g: float) -> 
     excl = exclusive_worst_posterior(a, b, d)
     claims.append(Claim(
         "no positive leakage, d-exclusive adversaries", excl <= g * (1 + 1e-12),
-        f"an adversary who knows a person has exactly one record among a set of tuples "
-        f"(a link attack) reaches Pr[t|V] ≤ {excl:.6g} at prior d, against γ = {g} "
+        f"for {who}: an adversary who knows a person has exactly one record among a set "
+        f"of tuples (a link attack) reaches Pr[t|V] ≤ {excl:.6g} at prior d, against γ = {g} "
         f"(exact worst case: V holds t and no other tuple of the set). Negative leakage "
         f"is not excluded for such adversaries (Example 6.4).",
         "Def. 6.2, Theorem 6.3 generalised (App. D.2.1)"))

@@ -99,7 +99,7 @@ def _privacy_claims(mech: FRAPP) -> list[Claim]:
            f"every tuple with one record ({repeated:,} tuples have several and are not "
            "covered: each of their records may stay, showing them several times)")
     return [
-        Claim("(d, γ)-privacy, views showing t at most once", once_ok,
+        Claim("(d, γ)-privacy at the base rate, views showing t at most once", once_ok,
               f"d = {d:.6g}, γ = {g}, for {who}: a d-independent adversary whose prior on "
               f"the other tuples is the base rate reaches Pr[t|V] ≤ {post['once']:.6g} when "
               f"V shows t once, and Pr[t|V]/Pr[t] ≥ {post['absent_ratio']:.6g} (≥ d/γ = "
