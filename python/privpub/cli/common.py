@@ -17,6 +17,8 @@ from typing import Any
 from privpub.core.optional import progress_bar
 
 FORMATS = ("table", "json", "csv")
+#: The prior bound's k of d = k·n/m when none is asked for (the paper's).
+DEFAULT_K = 10.0
 
 
 class ExampleFormatter(argparse.RawDescriptionHelpFormatter):
@@ -69,23 +71,42 @@ def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
                              "text that does not decode is an error naming its byte)")
 
 
-def add_privacy_arguments(parser: argparse.ArgumentParser) -> None:
+def add_privacy_arguments(parser: argparse.ArgumentParser, epsilon: bool = False) -> None:
     """--k, --gamma, --failure-probability: the (d, γ)-privacy request and the error
-    bound's failure probability (the paper's ε)."""
-    parser.add_argument("--k", type=float, default=10.0,
-                        help="the adversary's prior bound d = k·n/m (default 10, as in the paper)")
+    bound's failure probability (the paper's ε); with ``epsilon``, also --epsilon, a
+    privacy loss that gives d instead of --k (read the two by :func:`prior_request`)."""
+    parser.add_argument("--k", type=float, default=None if epsilon else DEFAULT_K,
+                        help=f"the adversary's prior bound d = k·n/m (default {DEFAULT_K:g}, "
+                             "as in the paper" + (", unless --epsilon is given)" if epsilon
+                                                  else ")"))
     parser.add_argument("--gamma", type=float, default=0.2,
                         help="the posterior bound γ (default 0.2, as in the paper)")
-    add_failure_probability_argument(parser)
+    if epsilon:
+        parser.add_argument("--epsilon", type=float, default=None, metavar="ε",
+                            help="the privacy loss ε (differential privacy, one tuple "
+                                 "replaced) to calibrate for, instead of --k: the release "
+                                 "states the d it gives at --gamma (with --k, the two must "
+                                 "agree)")
+    add_failure_probability_argument(parser, renamed_epsilon=not epsilon)
 
 
-def add_failure_probability_argument(parser: argparse.ArgumentParser) -> None:
+def prior_request(args: argparse.Namespace) -> dict[str, float | None]:
+    """The k and ε keywords of ``for_privacy`` from --k and --epsilon: k's default
+    only when neither is given."""
+    epsilon = getattr(args, "epsilon", None)
+    k = DEFAULT_K if args.k is None and epsilon is None else args.k
+    return {"k": k, "epsilon": epsilon}
+
+
+def add_failure_probability_argument(parser: argparse.ArgumentParser,
+                                     renamed_epsilon: bool = True) -> None:
     parser.add_argument("--failure-probability", type=float, default=0.05,
                         help="the probability that an error bound fails, the paper's ε of "
                              "(ρ, ε)-usefulness (default 0.05)")
-    add_renamed_flag(parser, "--epsilon", "--failure-probability",
-                     "here it was the error bound's failure probability; --epsilon now means "
-                     "only a privacy loss")
+    if renamed_epsilon:
+        add_renamed_flag(parser, "--epsilon", "--failure-probability",
+                         "here it was the error bound's failure probability; --epsilon now "
+                         "means only a privacy loss")
 
 
 class _RenamedFlag(argparse.Action):

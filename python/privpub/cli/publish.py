@@ -23,6 +23,7 @@ from privpub.cli.common import (
     check_output,
     confirm,
     note,
+    prior_request,
     progress,
     read_input,
     table_schema,
@@ -60,6 +61,8 @@ ALPHABETA_EXAMPLES = """examples:
   privpub publish alphabeta --input people-latin1.csv --encoding latin-1 --output v.parquet \\
       --duplicates set
   privpub publish alphabeta --input adult.csv --output view.parquet --duplicates set --force
+  privpub publish alphabeta --input adult.csv --output view.parquet --duplicates set \\
+      --epsilon 4 --gamma 0.2
   cat adult.csv | privpub publish alphabeta --input - --output view.parquet --duplicates set
   privpub publish alphabeta --input adult.csv --output - --duplicates set | aws s3 cp - s3://b/v
 """
@@ -141,7 +144,7 @@ def _common(parser: argparse.ArgumentParser, privacy: bool = False) -> None:
     add_seed_argument(parser)
     add_sign_argument(parser)
     if privacy:
-        add_privacy_arguments(parser)
+        add_privacy_arguments(parser, epsilon=True)
         parser.add_argument("--duplicates", choices=["set", "records"], default=None,
                             help=DUPLICATES_HELP)
 
@@ -156,7 +159,7 @@ def _alphabeta(args: argparse.Namespace) -> int:
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
-        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
+        schema, n=table.num_rows, gamma=args.gamma, **prior_request(args),
         failure_probability=args.failure_probability, calibration=args.calibration))
     rows, size = expected_view_size(mech)
     note(f"α = {mech.alpha:.6g}, β = {mech.beta:.6g}: the view will hold about {rows:,.0f} "
@@ -190,7 +193,7 @@ def _frapp(args: argparse.Namespace) -> int:
     table = read_input(args)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
-        schema, n=table.num_rows, gamma=args.gamma, k=args.k,
+        schema, n=table.num_rows, gamma=args.gamma, **prior_request(args),
         failure_probability=args.failure_probability))
     warn_if_seeded(args.seed)
     try:
@@ -228,15 +231,25 @@ def _splu(args: argparse.Namespace) -> int:
 
 
 def _calibrated(args: argparse.Namespace, build: Callable[[], Any]) -> Any:
-    """The mechanism for the request; a refusal points to `privpub plan`."""
+    """The mechanism for the request; a refusal points to `privpub plan`. With
+    --epsilon, the k its d gives is kept in ``args.k`` (the alternatives a weak
+    release's warning lists are near it)."""
     from privpub.core.errors import ParameterError
 
+    request = ", ".join(f"--{name} {value:g}" for name, value in prior_request(args).items()
+                        if value is not None)
     try:
-        return build()
+        mech = build()
     except ParameterError as exc:
-        raise ParameterError(f"{exc} (--k {args.k:g}, --gamma {args.gamma:g}); `privpub plan "
+        raise ParameterError(f"{exc} ({request}, --gamma {args.gamma:g}); `privpub plan "
                              f"--input {args.input}` lists the choices this table "
                              "allows") from None
+    if args.k is None:
+        args.k = prior_request(args)["k"] or mech.d * mech.schema.size / mech.n
+    if args.epsilon is not None:
+        note(f"ε = {args.epsilon:g} at γ = {args.gamma:g} gives d = {mech.d:.6g} "
+             f"(k = {args.k:.4g})")
+    return mech
 
 
 def _destination(args: argparse.Namespace) -> contextlib.AbstractContextManager[str]:
