@@ -168,3 +168,28 @@ def test_tuples_that_enter_later_are_stated_and_survive_a_reopen(small, tmp_path
     views[2].to_parquet(tmp_path / "v3.parquet")
     back = privpub.PublishedView.read_parquet(tmp_path / "v3.parquet")
     assert back.guarantee() == g
+
+
+@pytest.mark.parametrize("calibration, epsilon", [("exclusive", 5.0), ("independent", 11.0)])
+def test_for_privacy_from_an_epsilon_round_trips(calibration, epsilon):
+    """for_privacy(epsilon=ε): all max_views views together (I unchanged) have
+    exactly that ε, whose d given back as k gives the same calibration; a k
+    that disagrees, and an ε below what the calibration reaches, are refused."""
+    df, schema = privpub.datasets.load_adult()
+    n = len(df)
+    pub = MultiViewPublisher.for_privacy(schema, n=n, gamma=0.2, max_views=5,
+                                         calibration=calibration, epsilon=epsilon)
+    mech = pub.mech
+    planned = sequence.sequence_epsilon(mech.alpha, mech.beta, 5, (True,) * 5)[0]
+    assert math.isclose(planned, epsilon, rel_tol=1e-8)
+    k = mech.d * schema.size / n
+    again = MultiViewPublisher.for_privacy(schema, n=n, gamma=0.2, max_views=5,
+                                           calibration=calibration, k=k, epsilon=epsilon)
+    # (the calibration's search is numerical: k·n/m rounds d, and α, β follow closely)
+    assert np.allclose((again.mech.alpha, again.mech.beta), (mech.alpha, mech.beta), rtol=1e-6)
+    with pytest.raises(privpub.ParameterError, match="disagrees with d"):
+        MultiViewPublisher.for_privacy(schema, n=n, gamma=0.2, max_views=5,
+                                       calibration=calibration, k=2 * k, epsilon=epsilon)
+    with pytest.raises(privpub.ParameterError, match="epsilon = 0.01 cannot be met"):
+        MultiViewPublisher.for_privacy(schema, n=n, gamma=0.2, max_views=5,
+                                       calibration=calibration, epsilon=0.01)

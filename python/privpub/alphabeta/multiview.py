@@ -51,7 +51,7 @@ from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.estimator import SplitLaw, count_top, records_law
 from privpub.alphabeta.meanings import MULTIVIEW_PARAMETERS
 from privpub.alphabeta.mechanism import AlphaBeta
-from privpub.alphabeta.priors import prior_bound
+from privpub.alphabeta.priors import prior_bound, views_prior_for_privacy_loss
 from privpub.alphabeta.sequence import VIEW_CALIBRATIONS, calibrate_views, view_probabilities
 from privpub.alphabeta.sequence_claims import (
     epsilon_claims,
@@ -330,7 +330,8 @@ class MultiViewPublisher:
     def for_privacy(cls, schema: Schema, n: int, gamma: float, k: float | None = None,
                     d: float | None = None, *, max_views: int,
                     calibration: str = "exclusive", failure_probability: float = 0.05,
-                    allow_prior_below_base_rate: bool = False) -> MultiViewPublisher:
+                    allow_prior_below_base_rate: bool = False,
+                    epsilon: float | None = None) -> MultiViewPublisher:
         """A publisher whose ``max_views`` views are (d, γ)-private together.
 
         α and β come from :func:`~privpub.alphabeta.sequence.calibrate_views`
@@ -340,6 +341,10 @@ class MultiViewPublisher:
         d-independent adversaries alone; each the least first-view variance
         β/α² found. ``n``, ``k``/``d``, ``failure_probability`` and
         ``allow_prior_below_base_rate`` as in :meth:`AlphaBeta.for_privacy`.
+        Or give a privacy loss ``epsilon`` instead of k/d: the d at which all
+        ``max_views`` views together (I unchanged) have that ε
+        (:func:`~privpub.alphabeta.priors.views_prior_for_privacy_loss`); with
+        k or d as well, the two must agree.
 
         >>> import privpub
         >>> df, schema = privpub.datasets.load_adult()
@@ -350,10 +355,14 @@ class MultiViewPublisher:
         """
         n = validate.integer("n (records in I)", n, minimum=1)
         gamma = validate.probability("gamma", gamma, open_low=True, open_high=True)
-        d = prior_bound(schema, n, k, d)
         if calibration not in VIEW_CALIBRATIONS:
             raise ParameterError(f"calibration must be one of {list(VIEW_CALIBRATIONS)} for "
                                  f"several views, got {calibration!r}")
+        if epsilon is None:
+            d = prior_bound(schema, n, k, d)
+        else:
+            d = views_prior_for_privacy_loss(schema, n, gamma, k, d, epsilon, max_views,
+                                             calibration, allow_prior_below_base_rate)
         alpha, beta = calibrate_views(d, gamma, max_views, calibration)
         mech = AlphaBeta(schema, alpha, beta, n=n, d=d, gamma=gamma,
                          failure_probability=failure_probability,

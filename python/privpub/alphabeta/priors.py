@@ -23,26 +23,90 @@ def prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float | None
     """The prior bound d of ``for_privacy(epsilon=...)``: the d at which the
     ``calibration`` has privacy loss ε (for the most likely tuple's d·max w(t),
     with a source), or the given k/d once checked to give that ε."""
-    epsilon = validate.real("epsilon", epsilon)
-    if epsilon <= 0:
-        raise ParameterError(f"epsilon (the privacy loss) must be positive, got {epsilon}")
+    epsilon = _privacy_loss(epsilon)
     if calibration not in CALIBRATIONS:
         raise ParameterError(f"calibration must be one of {list(CALIBRATIONS)}, "
                              f"got {calibration!r}")
     w_max = largest_weight(source)
     share = 1.0 if source is None else source.min_weight / w_max
-    m = schema.size
     if k is not None or d is not None:
         d = prior_bound(schema, n, k, d)
         stated = calibration_epsilon(min(d * w_max, 0.999999), gamma, calibration, share)
-        if not math.isclose(stated, epsilon, rel_tol=1e-6):
-            raise ParameterError(
-                f"epsilon = {epsilon} disagrees with d = {d:.6g} (k = {d * m / n:.6g}) at "
-                f"γ = {gamma}: the {calibration!r} calibration there has ε = {stated:.6g}. "
-                "Give epsilon or k/d, not both (the usefulness failure probability, once "
-                "called epsilon, is failure_probability)")
-        return d
+        return _agreeing(d, stated, epsilon, schema, n, gamma, f"the {calibration!r} calibration")
     d = prior_for_epsilon(epsilon, gamma, calibration, share) / w_max
+    return _at_base_rate(d, epsilon, schema, n, gamma, allow_below)
+
+
+def views_prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float | None,
+                                 d: float | None, epsilon: Any, max_views: int,
+                                 calibration: str, allow_below: bool) -> float:
+    """The prior bound d of the multi-view ``for_privacy(epsilon=...)``: the d at
+    which :func:`~privpub.alphabeta.sequence.calibrate_views` gives all
+    ``max_views`` views together (I unchanged) privacy loss ε, or the given k/d
+    once checked to give it. ε falls as d grows (a larger d asks a larger β),
+    so the d is found by Brent's method on log d, from the single-view
+    exclusive calibration's closed form d = γ/(γ + (1 − γ)e^ε), which the
+    exclusive calibration of several views also meets (its d-exclusive
+    constraint binds at the same ratio)."""
+    from scipy import optimize
+
+    from privpub.alphabeta.sequence import calibrate_views, sequence_epsilon
+
+    epsilon = _privacy_loss(epsilon)
+    what = f"the {calibration!r} calibration of {max_views} views"
+
+    def planned(prior: float) -> float:
+        alpha, beta = calibrate_views(prior, gamma, max_views, calibration)
+        return sequence_epsilon(alpha, beta, max_views, (True,) * max_views)[0]
+
+    if k is not None or d is not None:
+        d = prior_bound(schema, n, k, d)
+        return _agreeing(d, planned(d), epsilon, schema, n, gamma, what)
+    unmet = ParameterError(f"epsilon = {epsilon} cannot be met by {what} at γ = {gamma}: "
+                           "its least ε, near d = γ, is above it; raise epsilon or gamma")
+    low = gamma / (gamma + (1 - gamma) * math.exp(epsilon))
+    try:
+        if math.isclose(planned(low), epsilon, rel_tol=1e-8):
+            return _at_base_rate(low, epsilon, schema, n, gamma, allow_below)
+    except ParameterError:  # no calibration at d this close to γ, nor closer
+        raise unmet from None
+    high, below = low, False
+    while not below:  # halve the distance to γ until ε falls below the request
+        high = (high + gamma) / 2
+        try:
+            below = planned(high) < epsilon
+        except ParameterError:
+            raise unmet from None
+        if not below and high >= gamma * (1 - 1e-12):
+            raise unmet
+    root = optimize.brentq(lambda x: planned(math.exp(x)) - epsilon, math.log(low),
+                           math.log(high), rtol=1e-12)
+    return _at_base_rate(math.exp(root), epsilon, schema, n, gamma, allow_below)
+
+
+def _privacy_loss(epsilon: Any) -> float:
+    epsilon = validate.real("epsilon", epsilon)
+    if epsilon <= 0:
+        raise ParameterError(f"epsilon (the privacy loss) must be positive, got {epsilon}")
+    return epsilon
+
+
+def _agreeing(d: float, stated: float, epsilon: float, schema: Schema, n: int, gamma: float,
+              what: str) -> float:
+    """``d`` when ``stated``, the ε of ``what`` at d, is the ε asked for."""
+    if not math.isclose(stated, epsilon, rel_tol=1e-6):
+        raise ParameterError(
+            f"epsilon = {epsilon} disagrees with d = {d:.6g} (k = {d * schema.size / n:.6g}) "
+            f"at γ = {gamma}: {what} there has ε = {stated:.6g}. Give epsilon or k/d, not "
+            "both (the usefulness failure probability, once called epsilon, is "
+            "failure_probability)")
+    return d
+
+
+def _at_base_rate(d: float, epsilon: float, schema: Schema, n: int, gamma: float,
+                  allow_below: bool) -> float:
+    """``d``, refused below the base rate n/m unless allowed."""
+    m = schema.size
     if d * m < n and not allow_below:
         raise ParameterError(
             f"epsilon = {epsilon} at γ = {gamma} gives d = {d:.6g}, below the base rate "
