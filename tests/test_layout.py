@@ -205,6 +205,34 @@ def private_imports(path: Path, this: str) -> list[str]:
     return found
 
 
+def root_imports(path: Path) -> list[int]:
+    """Lines of ``path`` that import from the package root (``from privpub
+    import …``, ``import privpub``), at any depth: the root's __init__.py
+    imports every family, so such a line closes a circle through it."""
+    return [node.lineno for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom) and node.module == "privpub"
+            or isinstance(node, ast.Import) and any(a.name == "privpub" for a in node.names)]
+
+
+def test_only_the_commands_import_the_package_root():
+    """Inside the package, names come from their own modules and the Rust
+    extension by ``import privpub._core as _core``; only the commands (cli/,
+    __main__) take names from the root, above which nothing is built."""
+    found = {name: lines for name, path in MODULES.items()
+             if not name.startswith(("privpub.cli", "privpub.__main__"))
+             and name != "privpub" and (lines := root_imports(path))}
+    assert not found, f"imports from the package root (lines): {found}"
+
+
+def test_the_root_import_check_sees_one(tmp_path):
+    """Power: a planted ``from privpub import _core`` in a function is reported."""
+    copy = tmp_path / "columns.py"
+    copy.write_text((ROOT / "viewfile" / "columns.py").read_text()
+                    + "\n\ndef _late():\n    from privpub import _core\n")
+    assert root_imports(ROOT / "viewfile" / "columns.py") == []
+    assert len(root_imports(copy)) == 1
+
+
 def test_no_module_imports_a_private_name_from_another():
     found = {name: private for name, path in MODULES.items()
              if (private := private_imports(path, name))}

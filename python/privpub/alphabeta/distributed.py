@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import ParameterError
 from privpub.core.seeding import RandomSource
 from privpub.tables.distributed import DaskRelease, aligned, ranged_records

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.seeding import RandomSource
 from privpub.tables.records import code_range, distinct_sorted, repeated_rows
 

@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.estimator import SplitLaw, count_top, records_law
 from privpub.alphabeta.meanings import MULTIVIEW_PARAMETERS

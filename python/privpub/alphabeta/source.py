@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import ParameterError
 from privpub.domain.attributes import Categorical
 from privpub.domain.schema import Schema

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.attacks.database import ROWS, SubsetSumDatabase, as_answers, as_bound, as_queries
 from privpub.core import validate
 from privpub.core.errors import ParameterError

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import DomainError, QueryError
 from privpub.core.inputs import tabular
 from privpub.counting import queryatoms, queryorder, querytext, querytree

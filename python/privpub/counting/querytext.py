@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import QueryError
 from privpub.counting.querytree import (
     DIALECT,

@@ -21,7 +21,7 @@ import numpy as np
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import QueryError
 
 DIALECT = "duckdb"

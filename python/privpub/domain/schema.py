@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import CodeError, DomainError, PrivacyWarning, SchemaError
 from privpub.core.inputs import TableLike, column_names, tabular
 from privpub.core.limbs import ints_from_limbs, limbs_from_ints

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core import validate
 from privpub.core.capabilities import PrivacyRequest, StatedBound
 from privpub.core.errors import ParameterError

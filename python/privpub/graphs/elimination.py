@@ -37,7 +37,7 @@ from functools import cached_property
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.graphs.graph import Graph
 
 LIMIT = 2**63  # int64 entries must stay below this

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import ParameterError, QueryError
 from privpub.core.optional import progress_bar
 from privpub.graphs.graph import Graph, check_graph

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core import validate
 from privpub.core.errors import DataTypeError, DomainError, MissingValueError, ParameterError
 from privpub.graphs.query import relation_name

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import QueryError
 from privpub.graphs.exact import checked_inputs
 from privpub.graphs.graph import Graph

@@ -71,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError
 from privpub.core.guarantee import Claim, Guarantee

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.estimate import Estimate, Estimates, PointLaw

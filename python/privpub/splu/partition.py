@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import ParameterError
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 
 
 def maximal_cover(subsets: Sequence[Sequence[str]],

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import ParameterError
 from privpub.core.estimate import LEVEL, check_level
 from privpub.domain.schema import Schema

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.inputs import TableLike, column_names, tabular

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import ArtifactError, DataTypeError, DomainError
 from privpub.domain.attributes import Attribute, Categorical, with_offset
 from privpub.domain.columns import RawColumn

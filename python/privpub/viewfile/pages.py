@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import PrivpubError
 from privpub.domain.schema import Schema
 from privpub.viewfile.columns import file_digits, index_width

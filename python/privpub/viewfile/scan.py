@@ -68,7 +68,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from privpub import _core
+import privpub._core as _core
 from privpub.core.errors import ArtifactError
 from privpub.domain.schema import Schema
 from privpub.viewfile.columns import Digits, file_digits, index_width
