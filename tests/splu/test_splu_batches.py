@@ -40,6 +40,17 @@ def test_shared_passes_equal_a_pass_per_predicate(release, attrs):
         assert np.array_equal(hist, predicate_histogram(release, where, attrs)), where
 
 
+def test_predicates_without_a_truth_table_are_masked_over_their_projection(release,
+                                                                            monkeypatch):
+    """Past the truth table's limit a predicate is evaluated over the projection's
+    digits: the same histograms."""
+    expected = [predicate_histogram(release, w, ["s"]) for w in WHERES]
+    monkeypatch.setattr(privpub.Condition, "truth_table", lambda self: None)
+    for where, hist, want in zip(WHERES, predicate_histograms(release, WHERES, ["s"]), expected,
+                                 strict=True):
+        assert np.array_equal(hist, want), where
+
+
 def test_past_the_cell_limit_each_predicate_gets_its_own_pass(release, monkeypatch):
     expected = [predicate_histogram(release, w, ["s", "t"]) for w in WHERES]
     # No joint histogram over a predicate's attributes fits:

@@ -88,13 +88,27 @@ def predicate_histograms(view: PublishedView, wheres: Sequence[Any], attrs: list
                 out[i] = joint_counts(view, attrs, conds[i])
             continue
         joint = joint_counts(view, [*pattrs, *attrs]).reshape(domain, -1)
-        digits = np.indices([schema[a].size for a in pattrs]).reshape(len(pattrs), domain)
-        tuples = {a: digits[j] for j, a in enumerate(pattrs)}
+        total = joint.sum(axis=0)
         for i in members:
-            holds = conds[i].mask_digits(tuples, domain)
-            out[i] = np.stack([joint[~holds].sum(axis=0), joint[holds].sum(axis=0)]
-                              ).reshape(2, *sizes)
+            # The predicate over the projection of D on its attributes (first slowest,
+            # as the joint counts are): the cells it holds on, few for a conjunction.
+            holds = _holds(conds[i], pattrs)
+            true = joint[np.flatnonzero(holds)].sum(axis=0)
+            out[i] = np.stack([total - true, true]).reshape(2, *sizes)
     return out
+
+
+def _holds(cond: Condition, attrs: tuple[str, ...]) -> np.ndarray:
+    """``cond`` over every tuple of the projection of D on ``attrs`` (its attributes,
+    first slowest): its truth table, or past the table's limit its mask over the
+    projection's digits."""
+    table = cond.truth_table()
+    if table is not None:
+        return table
+    sizes = [cond.schema[a].size for a in attrs]
+    domain = math.prod(sizes)
+    digits = np.indices(sizes).reshape(len(attrs), domain)
+    return cond.mask_digits({a: digits[j] for j, a in enumerate(attrs)}, domain)
 
 
 def state_counts(hist: np.ndarray, index: np.ndarray) -> np.ndarray:
