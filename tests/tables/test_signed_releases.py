@@ -296,7 +296,8 @@ def test_the_cli_signs_and_trusts(keys, tmp_path, capsys):
     assert cli.main(["estimate", str(out), "age > 40", "--trust", str(public)]) == 0
     capsys.readouterr()
     for command in (["estimate", str(out), "age > 40"], ["inspect", str(out)],
-                    ["report", str(out), "--output", str(tmp_path / "card.html")]):
+                    ["report", str(out), "--output", str(tmp_path / "card.html")],
+                    ["attack", str(out), "--data", str(data), "--presence"]):
         assert cli.main([*command, "--trust", str(other)]) == 1
         assert "not by the trusted key" in capsys.readouterr().err
     assert cli.main(["report", str(out), "--output", str(tmp_path / "card.html"),

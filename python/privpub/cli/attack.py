@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privpub.cli.common import ExampleFormatter, add_csv_arguments, csv_options, read_table_arg
+from privpub.cli.common import (
+    ExampleFormatter,
+    add_csv_arguments,
+    add_trust_argument,
+    csv_options,
+    read_table_arg,
+)
 
 
 def _attack(args: argparse.Namespace) -> int:
@@ -16,7 +22,7 @@ def _attack(args: argparse.Namespace) -> int:
     from privpub.attacks import audit, audit_presence
     from privpub.core.errors import ParameterError
 
-    view = PublishedView.open(args.view)
+    view = PublishedView.open(args.view, trust=args.trust)
     data = read_table_arg(args.data, "--data", column_types=view.schema.csv_types(),
                           **csv_options(args))
     if args.presence:
@@ -91,6 +97,7 @@ def add_parser(sub: Any) -> None:
                "--rounds 2000 --format json",
         formatter_class=ExampleFormatter)
     att.add_argument("view", help="the view's Parquet file")
+    add_trust_argument(att)
     att.add_argument("--data", required=True, metavar="PATH",
                      help="the original table (.csv, .csv.gz or .parquet; '-' reads CSV "
                           "from standard input), to pick targets and score the attack")

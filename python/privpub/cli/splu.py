@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privpub.cli.common import FORMATS, ExampleFormatter, emit, notes_in_rows
+from privpub.cli.common import FORMATS, ExampleFormatter, add_trust_argument, emit, notes_in_rows
 from privpub.core.estimate import LEVEL, check_level
 
 
@@ -23,7 +23,7 @@ def _splu_estimate(args: argparse.Namespace) -> int:
     print("privpub: note: `privpub splu estimate` is deprecated; use `privpub estimate RELEASE "
           "\"P AND s = 'value'\"` (the same estimates, every release kind)", file=sys.stderr)
     level = check_level(args.level)
-    view = PublishedView.open(args.view)
+    view = PublishedView.open(args.view, trust=args.trust)
     values = {}
     for spec in args.value or []:
         name, sep, value = spec.partition("=")
@@ -106,6 +106,7 @@ def add_parser(sub: Any) -> None:
                     "predicate) and notes when it needs care.\n\n" + EXAMPLES,
         formatter_class=ExampleFormatter)
     se.add_argument("view", help="the release's Parquet file")
+    add_trust_argument(se)
     se.add_argument("--where", default=None,
                     help="SQL WHERE text on non-sensitive attributes (default: all records)")
     se.add_argument("--value", action="append", metavar="ATTRIBUTE=VALUE",
