@@ -32,10 +32,9 @@ def add_parser(sub: Any) -> None:
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from privpub.core.signing import PRIVATE_SUFFIX, PUBLIC_SUFFIX, fingerprint, generate_key_pair
+    from privpub.core.signing import fingerprint, generate_key_pair, public_key_path
 
     public = generate_key_pair(args.output, comment=args.comment)
-    stem = args.output[:-len(PRIVATE_SUFFIX)]
-    print(f"wrote {args.output} (private: keep it) and {stem}{PUBLIC_SUFFIX} (public)")
+    print(f"wrote {args.output} (private: keep it) and {public_key_path(args.output)} (public)")
     print(f"fingerprint {fingerprint(public)}")
     return 0

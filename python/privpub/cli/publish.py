@@ -31,7 +31,7 @@ from privpub.cli.common import (
 )
 from privpub.cli.plan import report_weak_usefulness
 from privpub.core.errors import UsefulnessWarning
-from privpub.core.signing import PRIVATE_SUFFIX, PUBLIC_SUFFIX, fingerprint, signing_key
+from privpub.core.signing import fingerprint, public_key_path, signing_key
 
 CALIBRATION_HELP = ("how α, β are chosen for (d, γ): 'exclusive' (default) also stops "
                     "positive leakage to d-exclusive (link-attack) adversaries; 'independent' "
@@ -296,15 +296,10 @@ def _done(view: Any, args: argparse.Namespace, key: Any) -> int:
     if key is not None:
         print(f"signed by {fingerprint(key)}", file=out)
     if args.output != "-":
-        trust = "" if args.sign is None else f" --trust {_public_of(args.sign)}"
+        trust = "" if args.sign is None else \
+            f" --trust {public_key_path(args.sign) or 'PUBLIC-KEY'}"
         print(f"check it with: privpub inspect {args.output}{trust}", file=sys.stderr)
     return 0
-
-
-def _public_of(private: str) -> str:
-    """The public key file keygen writes beside ``private`` (NAME.key → NAME.pub)."""
-    stem, suffix = os.path.splitext(private)
-    return stem + PUBLIC_SUFFIX if suffix == PRIVATE_SUFFIX else "PUBLIC-KEY"
 
 
 def _bytes(size: float) -> str:

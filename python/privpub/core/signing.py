@@ -69,14 +69,22 @@ class Signed:
                 "pass trust= or --trust with the publisher's public key)")
 
 
+def public_key_path(private: str | os.PathLike) -> str | None:
+    """Where :func:`generate_key_pair` writes the public key of ``private``
+    (NAME.key → NAME.pub); None for a private key not so named."""
+    private = os.fspath(private)
+    stem, suffix = os.path.splitext(private)
+    return stem + PUBLIC_SUFFIX if suffix == PRIVATE_SUFFIX else None
+
+
 def generate_key_pair(path: str | os.PathLike, comment: str = "privpub") -> Ed25519PublicKey:
     """Write a new Ed25519 key pair: the private key at ``path`` (which must
     end in ``.key``; OpenSSH's format, mode 0600) and the public key beside it as
     ``NAME.pub`` (an OpenSSH line ending in ``comment``). Either existing is
     refused: a key is never overwritten. Returns the public key."""
     private_path = os.fspath(path)
-    public_path = private_path[:-len(PRIVATE_SUFFIX)] + PUBLIC_SUFFIX
     check_output(private_path, overwrite=True, suffix=PRIVATE_SUFFIX, what="key")  # (not: exists)
+    public_path = public_key_path(private_path)
     for found in (private_path, public_path):
         if os.path.lexists(found):
             raise OutputExistsError(f"key {found!r} exists; a key is never replaced (choose "
