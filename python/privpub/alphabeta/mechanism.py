@@ -48,7 +48,7 @@ from privpub.alphabeta import claims, estimator, publishing
 from privpub.alphabeta.accounting import CALIBRATIONS, alphabeta_error_bound, calibrate
 from privpub.alphabeta.draw import Draw
 from privpub.alphabeta.meanings import ALPHABETA_PARAMETERS
-from privpub.alphabeta.priors import prior_bound, prior_for_privacy_loss
+from privpub.alphabeta.priors import prior_for_privacy_loss
 from privpub.alphabeta.publishing import MAX_NOISE_ROWS
 from privpub.alphabeta.source import SourceDistribution, largest_weight
 from privpub.core import validate
@@ -243,7 +243,7 @@ class AlphaBeta:
             d = prior_for_privacy_loss(schema, n, gamma, k, d, epsilon, calibration, source,
                                        allow_prior_below_base_rate)
         else:
-            d = prior_bound(schema, n, k, d)
+            d = validate.prior_bound(schema.size, n, k, d)
         if d * w_max >= gamma:
             raise ParameterError(f"infeasible: d = {d * w_max:.6g} (most likely tuple) ≥ "
                                  f"γ = {gamma}; a posterior bound below the prior bound "

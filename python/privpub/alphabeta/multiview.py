@@ -51,7 +51,7 @@ from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.estimator import SplitLaw, count_top, records_law
 from privpub.alphabeta.meanings import MULTIVIEW_PARAMETERS
 from privpub.alphabeta.mechanism import AlphaBeta
-from privpub.alphabeta.priors import prior_bound, views_prior_for_privacy_loss
+from privpub.alphabeta.priors import views_prior_for_privacy_loss
 from privpub.alphabeta.sequence import VIEW_CALIBRATIONS, calibrate_views, view_probabilities
 from privpub.alphabeta.sequence_claims import (
     epsilon_claims,
@@ -359,7 +359,7 @@ class MultiViewPublisher:
             raise ParameterError(f"calibration must be one of {list(VIEW_CALIBRATIONS)} for "
                                  f"several views, got {calibration!r}")
         if epsilon is None:
-            d = prior_bound(schema, n, k, d)
+            d = validate.prior_bound(schema.size, n, k, d)
         else:
             d = views_prior_for_privacy_loss(schema, n, gamma, k, d, epsilon, max_views,
                                              calibration, allow_prior_below_base_rate)

@@ -30,7 +30,7 @@ def prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float | None
     w_max = largest_weight(source)
     share = 1.0 if source is None else source.min_weight / w_max
     if k is not None or d is not None:
-        d = prior_bound(schema, n, k, d)
+        d = validate.prior_bound(schema.size, n, k, d)
         stated = calibration_epsilon(min(d * w_max, 0.999999), gamma, calibration, share)
         return _agreeing(d, stated, epsilon, schema, n, gamma, f"the {calibration!r} calibration")
     d = prior_for_epsilon(epsilon, gamma, calibration, share) / w_max
@@ -60,7 +60,7 @@ def views_prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float 
         return sequence_epsilon(alpha, beta, max_views, (True,) * max_views)[0]
 
     if k is not None or d is not None:
-        d = prior_bound(schema, n, k, d)
+        d = validate.prior_bound(schema.size, n, k, d)
         return _agreeing(d, planned(d), epsilon, schema, n, gamma, what)
     unmet = ParameterError(f"epsilon = {epsilon} cannot be met by {what} at γ = {gamma}: "
                            "its least ε, near d = γ, is above it; raise epsilon or gamma")
@@ -113,24 +113,4 @@ def _at_base_rate(d: float, epsilon: float, schema: Schema, n: int, gamma: float
             f"n/m = {n / m:.6g} (k = {d * m / n:.4g} < 1): a larger ε protects only "
             "adversaries with smaller priors than the base rate. Lower epsilon, raise gamma, "
             "or pass allow_prior_below_base_rate=True")
-    return d
-
-
-def prior_bound(schema: Schema, n: int, k: float | None, d: float | None) -> float:
-    """The adversary's prior bound d from exactly one of ``k`` (d = k·n/m) or ``d``,
-    checked to lie in (0, 1) (``for_privacy``'s and the multi-view publisher's)."""
-    if (k is None) == (d is None):
-        raise ParameterError("give exactly one of k (d = k·n/m) or d")
-    m = schema.size
-    if k is not None:
-        k = validate.real("k", k)
-        if k <= 0:
-            raise ParameterError(f"k must be positive, got {k}")
-        d = k * n / m
-    else:
-        d = validate.real("d", d)
-    if not 0 < d < 1:
-        raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
-                             f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
-                             f"{m / n:.6g})")
     return d

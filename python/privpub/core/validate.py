@@ -81,6 +81,26 @@ def same(name: str, stored: Any, derived: Any, rel: float = 1e-9) -> None:
                             "assembled from different releases")
 
 
+def prior_bound(m: int, n: int, k: Any, d: Any) -> float:
+    """The adversary's prior bound d from exactly one of ``k`` (d = k·n/m) or ``d``,
+    checked to lie in (0, 1), for a table of ``n`` records over a domain of ``m``
+    tuples (every family's ``for_privacy``)."""
+    if (k is None) == (d is None):
+        raise ParameterError("give exactly one of k (d = k·n/m) or d")
+    if k is not None:
+        k = real("k", k)
+        if k <= 0:
+            raise ParameterError(f"k must be positive, got {k}")
+        d = k * n / m
+    else:
+        d = real("d", d)
+    if not 0 < d < 1:
+        raise ParameterError(f"d must be in (0, 1), got d = {d:.6g} (n = {n:,}, "
+                             f"m = {m:,}; with k, d = k·n/m, so k must be below m/n = "
+                             f"{m / n:.6g})")
+    return d
+
+
 def prior_at_least_base_rate(d: float | None, n: int | None, m: int, allow: Any) -> bool:
     """``allow``, checked, after refusing d below the base rate n/m unless it is True.
 

@@ -161,13 +161,11 @@ class FRAPP:
             raise ParameterError("give exactly one of k (d = k·n/m) or d, or epsilon")
         if k is not None and d is not None:
             raise ParameterError("give k (d = k·n/m) or d, not both")
-        k = validate.optional(validate.real, "k", k)
-        d = validate.optional(validate.real, "d", d)
-        d = k * n / schema.size if k is not None else d
+        if k is not None or d is not None:
+            d = validate.prior_bound(schema.size, n, k, d)
         if epsilon is not None:
             return cls._for_epsilon(schema, n, gamma, d, epsilon, failure_probability,
                                     allow_prior_below_base_rate)
-        d = validate.probability("d", d, open_low=True, open_high=True)
         validate.prior_at_least_base_rate(d, n, schema.size, allow_prior_below_base_rate)
         return cls(schema, frapp_gamma_for_privacy(d, gamma, schema.size, n), n=int(n),
                    d=d, gamma=gamma, failure_probability=failure_probability,
@@ -183,7 +181,6 @@ class FRAPP:
             raise ParameterError(f"epsilon (the privacy loss) must be positive, got {epsilon}")
         gamma_frapp = frapp_gamma_for_epsilon(epsilon, m)
         if d is not None:
-            d = validate.probability("d", d, open_low=True, open_high=True)
             stated = frapp_epsilon(frapp_gamma_for_privacy(d, gamma, m, n), m)
             if not math.isclose(stated, epsilon, rel_tol=1e-6):
                 raise ParameterError(
