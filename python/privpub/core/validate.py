@@ -81,7 +81,7 @@ def same(name: str, stored: Any, derived: Any, rel: float = 1e-9) -> None:
                             "assembled from different releases")
 
 
-def prior_bound(m: int, n: int, k: Any, d: Any) -> float:
+def prior_bound(m: int, n: int, k: float | None, d: float | None) -> float:
     """The adversary's prior bound d from exactly one of ``k`` (d = k·n/m) or ``d``,
     checked to lie in (0, 1), for a table of ``n`` records over a domain of ``m``
     tuples (every family's ``for_privacy``)."""
