@@ -142,7 +142,7 @@ class IdentityPlanner:
     def expected_rows(self, mech, n, distinct):
         return float(n), 0.0
 
-    def view_bytes(self, mech, rows, cache=None):
+    def view_bytes(self, mech, rows):
         return int(8 * rows)
 '''
 

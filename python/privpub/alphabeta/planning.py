@@ -81,5 +81,5 @@ class AlphaBetaPlanner:
         var = u * (a + b) * (1 - a - b) + (n - u) * a * (1 - a) + (m - u) * b * (1 - b)
         return mean, math.sqrt(var)
 
-    def view_bytes(self, mech: AlphaBeta, rows: float, cache: dict | None = None) -> int:
-        return view_bytes(mech, rows, cache)
+    def view_bytes(self, mech: AlphaBeta, rows: float) -> int:
+        return view_bytes(mech, rows)

@@ -60,5 +60,5 @@ class FRAPPPlanner:
         """One row per record, exactly."""
         return float(n), 0.0
 
-    def view_bytes(self, mech: FRAPP, rows: float, cache: dict | None = None) -> int:
-        return view_bytes(mech, rows, cache)
+    def view_bytes(self, mech: FRAPP, rows: float) -> int:
+        return view_bytes(mech, rows)

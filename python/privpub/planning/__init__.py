@@ -60,8 +60,8 @@ def expected_view_size(mech: Any, n_distinct: int | None = None
     (``for_privacy``). ``n_distinct`` is the number of distinct tuples among
     them when publishing with ``duplicates="set"`` (the view then starts from
     those); leave it None when every record is published. Rows: αβ's
-    α·n + β·m in expectation, FRAPP's n exactly. Bytes: measured from writes
-    of a uniform slice at the view's density (see
+    α·n + β·m in expectation, FRAPP's n exactly. Bytes: from a model of the
+    file at the view's density, calibrated against written files (see
     :func:`privpub.tables.viewsize.view_bytes`).
     A SPLU-Gen view is never larger than its input (N − (N mod γ) rows); its
     size needs the table (:func:`plan`).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from privpub.core.errors import ParameterError
@@ -89,7 +89,6 @@ class Request:
     calibrations: Sequence[str] | None   # αβ's; None: every one
     sensitive: str | Sequence[str] | None
     group_sizes: Sequence[int]
-    cache: dict = field(default_factory=dict)  # Parquet size measurements, shared
 
 
 class Search:
@@ -175,7 +174,7 @@ def _grid_rows(family: Any, variant: str | None, facts: TableFacts, request: Req
                 "feasible": True, **family.grid_parameters(mech),
                 "error_bound": released.error_bound(), "typical_count": resolution.typical,
                 "weak_usefulness": resolution.weak, "rows": expected, "rows_stderr": stderr,
-                "bytes": family.view_bytes(mech, expected, request.cache),
+                "bytes": family.view_bytes(mech, expected),
                 "claims_not_met": [c.name for c in released.guarantee().claims
                                    if not c.holds]})
     return rows
