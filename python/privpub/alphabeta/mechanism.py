@@ -108,7 +108,7 @@ class AlphaBeta:
     (0.4991, 0.001852)
     """
 
-    name = "alphabeta"
+    name: ClassVar[str] = "alphabeta"
     #: Parameter names that files written by earlier versions store, and their names now.
     renamed_parameters: ClassVar[dict[str, str]] = {"epsilon": "failure_probability"}
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
@@ -270,9 +270,10 @@ class AlphaBeta:
     def resolution(self) -> Resolution | None:
         """Which counts the error bound tells from zero, when n is known
         (:class:`~privpub.core.guarantee.Resolution`: the usefulness rule)."""
-        if self.n is None:
+        bound = self.error_bound()  # (None exactly when n is)
+        if self.n is None or bound is None:
             return None
-        return Resolution.of("αβ", self.error_bound(), self.failure_probability, self.n,
+        return Resolution.of("αβ", bound, self.failure_probability, self.n,
                              counted(self.records), self.schema)
 
     def error_bound(self) -> float | None:
@@ -331,7 +332,8 @@ class AlphaBeta:
         records = self.records or {}
         if records.get("duplicates") != "records" or self.n is None:
             return 0
-        return self.n - records["distinct_tuples"]
+        distinct: int = records["distinct_tuples"]
+        return self.n - distinct
 
     @property
     def distinct_share(self) -> float:
@@ -339,7 +341,8 @@ class AlphaBeta:
         records = self.records or {}
         if records.get("duplicates") != "records" or self.n is None:
             return 1.0
-        return records["distinct_tuples"] / self.n
+        distinct: int = records["distinct_tuples"]
+        return distinct / self.n
 
     # ---- publishing (alphabeta/publishing.py, alphabeta/draw.py) ---------------------------
     def publish(self, data: TableLike | np.ndarray, seed: SeedLike = None, *,
@@ -364,7 +367,7 @@ class AlphaBeta:
         """
         return publishing.publish(self, data, seed, duplicates, max_noise_rows, npartitions)
 
-    def publish_to_parquet(self, data: TableLike | np.ndarray, path: str | os.PathLike,
+    def publish_to_parquet(self, data: TableLike | np.ndarray, path: str | os.PathLike[str],
                            seed: SeedLike = None, *, duplicates: str | None = None,
                            max_noise_rows: int = MAX_NOISE_ROWS,
                            progress: Callable[[int, int], None] | None = None,

@@ -93,7 +93,7 @@ class MultiViewStep:
     """View number ``view_index`` of at most ``max_views`` published by Algorithm 7
     with the single-view mechanism ``mech``: what its release is rebuilt into."""
 
-    name = "alphabeta-multiview"
+    name: ClassVar[str] = "alphabeta-multiview"
     renamed_parameters = AlphaBeta.renamed_parameters
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
     parameter_meanings: ClassVar[Mapping[str, tuple[str, str]]] = MULTIVIEW_PARAMETERS

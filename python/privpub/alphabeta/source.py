@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 import privpub._core as _core
 from privpub.core.errors import ParameterError
-from privpub.domain.attributes import Categorical
+from privpub.domain.attributes import Attribute
 from privpub.domain.schema import Schema
 
 
@@ -44,8 +45,8 @@ class SourceDistribution:
             self.weights.append(p * attr.size)
 
     @classmethod
-    def from_frame(cls, schema: Schema, df, columns: Sequence[str] | None = None
-                   ) -> SourceDistribution:
+    def from_frame(cls, schema: Schema, df: pd.DataFrame,
+                   columns: Sequence[str] | None = None) -> SourceDistribution:
         """The empirical frequencies of ``df`` for ``columns`` (default: all),
         uniform for the other attributes. Every domain value of those columns must
         occur, or its probability, hence its noise, would be 0. Skewed columns
@@ -55,7 +56,7 @@ class SourceDistribution:
             if columns is not None and attr.name not in columns:
                 continue
             counts = df[attr.name].value_counts()
-            probs[attr.name] = {v: counts.get(v, 0) / len(df) for v in _values(attr)}
+            probs[attr.name] = {v: counts.get(v, 0) / len(df) for v in attr.values}
         return cls(schema, probs)
 
     def to_dict(self) -> dict[str, list[float]]:
@@ -90,13 +91,9 @@ class SourceDistribution:
         return out
 
 
-def _values(attr) -> Sequence[Any]:
-    return attr.values if isinstance(attr, Categorical) else range(attr.lo, attr.hi + 1)
-
-
-def _aligned(attr, given) -> np.ndarray:
+def _aligned(attr: Attribute, given: Mapping[Any, float] | Sequence[float]) -> np.ndarray:
     if isinstance(given, Mapping):
-        values = list(_values(attr))
+        values = list(attr.values)
         extra = [v for v in given if v not in set(values)]
         if extra:
             raise ParameterError(f"source for {attr.name!r} names values outside its domain: "
@@ -113,7 +110,7 @@ def _aligned(attr, given) -> np.ndarray:
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ParameterError(f"source for {attr.name!r} has negative or non-finite entries")
     if p.min() <= 0:
-        zero = list(_values(attr))[int(np.argmin(p))]
+        zero = list(attr.values)[int(np.argmin(p))]
         raise ParameterError(f"source for {attr.name!r} gives value {zero!r} probability 0; "
                              "its tuples would never be inserted as noise, revealing them")
     if not math.isclose(p.sum(), 1.0, rel_tol=0, abs_tol=1e-9):

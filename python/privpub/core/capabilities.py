@@ -52,7 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from privpub.core.estimate import IntervalLaw
+from privpub.core.estimate import Estimates, IntervalLaw
 
 
 @runtime_checkable
@@ -94,7 +94,7 @@ class CountIntervalLaw(IntervalLaw, Protocol):
 class ReleaseEstimator(Protocol):
     """Estimates its releases itself (they are not estimated from Q(V) alone)."""
 
-    def estimate_release_many(self, view: Any, conditions: Sequence[Any]) -> Any:
+    def estimate_release_many(self, view: Any, conditions: Sequence[Any]) -> Estimates:
         """An :class:`~privpub.core.estimate.Estimates` batch, one per condition."""
         ...
 

@@ -9,6 +9,7 @@ value or parameter at fault and what was expected.
 from __future__ import annotations
 
 import unicodedata
+from typing import cast
 
 
 class PrivpubError(Exception):
@@ -78,12 +79,14 @@ class StatisticsError(ArtifactError):
                     f"statistics say {_span(stated)}; the statistics were edited or damaged")
         super().__init__(said)
 
-    def __reduce__(self) -> tuple:  # (a Dask task's error crosses processes)
+    def __reduce__(self) -> tuple[type[StatisticsError], tuple[object, ...]]:
+        # (a Dask task's error crosses processes)
         return type(self), (self.where, self.group, self.attribute, self.stated, self.observed)
 
 
 def _span(bounds: object) -> str:
-    return "none (no rows)" if bounds is None else "{}..{}".format(*bounds)
+    # (an attribute's statistics are a (least, greatest) pair, or None for no rows)
+    return "none (no rows)" if bounds is None else "{}..{}".format(*cast("tuple[int, int]", bounds))
 
 
 class ShapeError(PrivpubError, ValueError):

@@ -73,6 +73,13 @@ class BatchLaw(Protocol):
     def row(self, i: int) -> IntervalLaw: ...
 
 
+class StackedLaw(BatchLaw, Protocol):
+    """The batch law of stacked one-query laws (:class:`StackableLaw`), which
+    also says which of its counts are inconsistent at a level."""
+
+    def inconsistent(self, level: float) -> np.ndarray: ...
+
+
 def check_level(level: Any) -> float:
     """A confidence level: a number strictly in (0, 1), as a float. A string or
     a bool is refused (a one-line ParameterError naming ``level`` and the
@@ -123,7 +130,7 @@ class StackableLaw(Protocol):
     law, or None when these laws cannot be stacked."""
 
     @classmethod
-    def stacked(cls, laws: Sequence[Any]) -> BatchLaw | None: ...
+    def stacked(cls, laws: Sequence[Any]) -> StackedLaw | None: ...
 
 
 def plain(value: Any) -> Any:
@@ -301,7 +308,7 @@ class ListLaw:
     laws: tuple[IntervalLaw, ...]
 
     @functools.cached_property
-    def _stacked(self) -> BatchLaw | None:
+    def _stacked(self) -> StackedLaw | None:
         first = self.laws[0] if self.laws else None
         return type(first).stacked(self.laws) if isinstance(first, StackableLaw) else None
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
@@ -78,8 +78,10 @@ class Answerer(Mechanism, Protocol):
         ...
 
 
-_MECHANISMS: dict[str, type] = {}
-_DOCUMENTS: dict[str, type] = {}
+_MECHANISMS: dict[str, type[Mechanism]] = {}
+_DOCUMENTS: dict[str, type[DocumentRelease]] = {}
+_M = TypeVar("_M", bound="type[Mechanism]")
+_D = TypeVar("_D", bound="type[DocumentRelease]")
 #: What builds a release's card. privpub.report registers it on import: the card
 #: reads planning and audits, layers above core, so core cannot import it.
 _CARD_BUILDER: list[Callable[..., Any]] = []
@@ -95,7 +97,7 @@ def register_card_builder(build: Callable[..., Any]) -> Callable[..., Any]:
     return build
 
 
-def register_mechanism(cls: type) -> type:
+def register_mechanism(cls: _M) -> _M:
     """Class decorator: releases named ``cls.name`` are rebuilt by ``cls``."""
     if _MECHANISMS.get(cls.name, cls) is not cls:
         raise ValueError(f"mechanism name {cls.name!r} is registered twice")
@@ -103,7 +105,7 @@ def register_mechanism(cls: type) -> type:
     return cls
 
 
-def register_release_document(cls: type) -> type:
+def register_release_document(cls: _D) -> _D:
     """Class decorator: a release stored as one JSON document (``to_dict`` /
     ``from_dict``), reopened by its stored ``kind`` (:func:`release_documents`)."""
     if _DOCUMENTS.get(cls.kind, cls) is not cls:
@@ -112,7 +114,7 @@ def register_release_document(cls: type) -> type:
     return cls
 
 
-def release_documents() -> dict[str, type]:
+def release_documents() -> dict[str, type[DocumentRelease]]:
     """The release kinds stored as JSON documents, by kind."""
     return dict(_DOCUMENTS)
 
@@ -135,7 +137,7 @@ def current_parameters(mechanism: str, parameters: Mapping[str, Any]) -> dict[st
     return out
 
 
-def mechanism_class(name: Any) -> type:
+def mechanism_class(name: Any) -> type[Mechanism]:
     """The registered class of mechanism ``name``."""
     if not isinstance(name, str) or name not in _MECHANISMS:
         raise ArtifactError(f"field 'mechanism' = {shown(name)} is not a mechanism this library "
@@ -253,7 +255,12 @@ class DocumentRelease(Release):
         """The release as a JSON-ready document."""
         raise NotImplementedError
 
-    def to_json(self, path: str | os.PathLike, *, sign: Any = None,
+    @classmethod
+    def from_dict(cls, meta: Mapping[str, object]) -> DocumentRelease:
+        """The release of a document :meth:`to_dict` wrote (checked: the file is untrusted)."""
+        raise NotImplementedError
+
+    def to_json(self, path: str | os.PathLike[str], *, sign: Any = None,
                 overwrite: bool = False) -> None:
         """Write :meth:`to_dict` as JSON to ``path``, whole or not at all (an
         existing ``path`` is refused unless ``overwrite=True``); ``sign`` (an

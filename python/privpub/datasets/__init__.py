@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,9 @@ import pandas as pd
 from privpub.core.errors import ParameterError, PrivacyWarning
 from privpub.datasets.census import CENSUS_CARDINALITIES, synthetic_census
 from privpub.domain.schema import Schema
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable  # (importlib.resources.abc from Python 3.11)
 
 __all__ = ["ADULT_ATTRIBUTES", "CENSUS_CARDINALITIES", "load_adult", "load_graph",
            "synthetic_census"]
@@ -26,8 +30,8 @@ _ADULT_FILES = {"train": "adult.data.csv.gz", "test": "adult.test.csv.gz"}
 _GRAPH_FILES = {"facebook": "facebook_combined.txt.gz", "ca-grqc": "ca-GrQc.txt.gz"}
 
 
-def _data(name: str):
-    return resources.files(__name__).joinpath("data", name)
+def _data(name: str) -> Traversable:
+    return resources.files(__name__) / "data" / name
 
 
 def load_adult(split: str = "train") -> tuple[pd.DataFrame, Schema]:
@@ -80,4 +84,5 @@ def load_graph(name: str) -> np.ndarray:
     with _data(_GRAPH_FILES[key]).open("rb") as fh:
         edges = pd.read_csv(fh, compression="gzip", sep=" ", comment="#", header=None,
                             names=["u", "v"], dtype=np.int64)
-    return edges.to_numpy()
+    pairs: np.ndarray = edges.to_numpy()
+    return pairs

@@ -83,7 +83,7 @@ class FRAPP:
     '2.434e-02'
     """
 
-    name = "frapp"
+    name: ClassVar[str] = "frapp"
     #: Parameter names that files written by earlier versions store, and their names now.
     renamed_parameters: ClassVar[dict[str, str]] = {"epsilon": "failure_probability"}
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
@@ -267,9 +267,10 @@ class FRAPP:
     def resolution(self) -> Resolution | None:
         """Which counts the error bound tells from zero, when n is known
         (:class:`~privpub.core.guarantee.Resolution`: the usefulness rule)."""
-        if self.n is None:
+        bound = self.error_bound()  # (None exactly when n is)
+        if self.n is None or bound is None:
             return None
-        return Resolution.of("FRAPP", self.error_bound(), self.failure_probability, self.n,
+        return Resolution.of("FRAPP", bound, self.failure_probability, self.n,
                              counted(self.records), self.schema)
 
     def estimate(self, c: Counts) -> tuple[Any, Any]:

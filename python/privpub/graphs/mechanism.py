@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
@@ -110,7 +110,7 @@ class RelationshipMechanism:
     ('global sensitivity', 12111)
     """
 
-    name = "relationship-alg2.1"
+    name: ClassVar[str] = "relationship-alg2.1"
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
     parameter_meanings = GRAPH_PARAMETERS
 
@@ -298,7 +298,7 @@ class LaplaceMechanism:
     privpub.core.errors.ParameterError: sensitivity = 1 is below ... GS = 12,111 (exact: ...
     """
 
-    name = "laplace-global-sensitivity"
+    name: ClassVar[str] = "laplace-global-sensitivity"
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
     parameter_meanings = GRAPH_PARAMETERS
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, ParameterError, QueryError
@@ -87,7 +87,7 @@ class MultipleQueryMechanism:
     (6, Fraction(5, 4039), ['1.751e+07', '1860'])
     """
 
-    name = "relationship-alg2.1-multiple"
+    name: ClassVar[str] = "relationship-alg2.1-multiple"
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
     parameter_meanings = GRAPH_PARAMETERS
 
@@ -269,7 +269,8 @@ class GraphAnswers(DocumentRelease):
 
     @property
     def noise(self) -> list[NoiseLaw]:
-        return self.mechanism_object().noise_laws()
+        mech: MultipleQueryMechanism = self.mechanism_object()
+        return mech.noise_laws()
 
     @property
     def scales(self) -> list[float]:
@@ -277,7 +278,8 @@ class GraphAnswers(DocumentRelease):
 
     @property
     def ranges(self) -> list[QueryRange]:
-        return self.mechanism_object().value_ranges()
+        mech: MultipleQueryMechanism = self.mechanism_object()
+        return mech.value_ranges()
 
     def intervals(self, level: float = LEVEL) -> list[GraphInterval]:
         """Per query, an interval holding q_i(I) with probability at least ``level``

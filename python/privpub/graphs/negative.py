@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from privpub.core import validate
 from privpub.core.errors import ArtifactError, QueryError
@@ -54,7 +54,7 @@ class NegativeLeakageMechanism(RelationshipMechanism):
     '1.368e+10'
     """
 
-    name = "relationship-negative-leakage"
+    name: ClassVar[str] = "relationship-negative-leakage"
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
     parameter_meanings = GRAPH_PARAMETERS
 

@@ -67,7 +67,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -123,7 +123,8 @@ def local_sensitivity_at(frontier: np.ndarray, m: int, s: np.ndarray | int) -> n
         return np.zeros(s.shape, dtype=np.int64)
     b = frontier[a]
     c = a[None, :] + (s[:, None] + np.minimum(s[:, None], b[None, :])) // 2
-    return np.minimum(c.max(axis=1), m - 2)
+    ls: np.ndarray = np.minimum(c.max(axis=1), m - 2)
+    return ls
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ class SmoothTriangleMechanism:
     '0.0289'
     """
 
-    name = "smooth-sensitivity-triangles"
+    name: ClassVar[str] = "smooth-sensitivity-triangles"
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).
     parameter_meanings = GRAPH_PARAMETERS
 

@@ -90,7 +90,7 @@ class SPLUGen:
     >>> view = mech.publish(df, seed=1)  # doctest: +SKIP
     """
 
-    name = "splu"
+    name: ClassVar[str] = "splu"
     #: Parameter names that files written by earlier versions store, and their names now.
     renamed_parameters: ClassVar[dict[str, str]] = {"gamma": "group_size"}
     #: What each parameter means (:class:`~privpub.core.capabilities.DescribesParameters`).

@@ -42,13 +42,13 @@ class Artifact:
             "extra": self.extra,
         }
 
-    def to_parquet(self, path: str | os.PathLike, *, overwrite: bool = False) -> None:
+    def to_parquet(self, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
         """Write frame and metadata to one Parquet file, whole or not at all (an
         existing ``path`` is refused unless ``overwrite=True``)."""
         write_parquet(path, [self.frame], self.metadata(), overwrite=overwrite)
 
     @classmethod
-    def read_parquet(cls, path: str | os.PathLike) -> Artifact:
+    def read_parquet(cls, path: str | os.PathLike[str]) -> Artifact:
         """Read an artifact written by :meth:`to_parquet`."""
         frame, meta = read_frame(path)
         stored = {name: stored_field(meta, name, f"{os.fspath(path)!r}: metadata") for name in

@@ -22,7 +22,7 @@ from privpub.tables.published import PublishedView
 PARQUET_MAGIC = b"PAR1"
 
 
-def open_release(path: str | os.PathLike, *, trust: Any = None) -> Any:
+def open_release(path: str | os.PathLike[str], *, trust: Any = None) -> Any:
     """The release stored at ``path``: a :class:`PublishedView` streamed from a
     Parquet file or a Dask release's directory (views larger than memory), or a
     release document such as a graph answer, by its stored kind.

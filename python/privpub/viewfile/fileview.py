@@ -55,7 +55,7 @@ class FileView(TableView):
     its files kept for its later reads (the whole read, pruned counts).
     """
 
-    def __init__(self, schema: Schema, path: str | os.PathLike, rows: int,
+    def __init__(self, schema: Schema, path: str | os.PathLike[str], rows: int,
                  expected: Sequence[PartDigest] | None, label: str | None = None,
                  batch_rows: int = CHUNK_ROWS):
         self.schema, self.path, self.rows = schema, os.fspath(path), rows

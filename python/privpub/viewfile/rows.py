@@ -125,18 +125,18 @@ class MemoryView(TableView):
         self._sorted: bool | None = None
 
     def __len__(self) -> int:
-        return len(self._codes) if self._codes is not None else len(self._digits[0])
+        return len(self._codes) if self._codes is not None else len(self.digits()[0])
 
     def codes(self) -> np.ndarray:
         if self._codes is None:
-            self._codes = codes_of(self.schema, dict(zip(self.schema.names, self._digits,
+            self._codes = codes_of(self.schema, dict(zip(self.schema.names, self.digits(),
                                                          strict=True)))
         return self._codes
 
     def digits(self) -> list[np.ndarray]:
         """Every attribute's domain indices, decoded once (Rust) and kept."""
         if self._digits is None:
-            self._digits = self.schema.digits(self._codes)
+            self._digits = self.schema.digits(self.codes())
         return self._digits
 
     def count_many(self, conditions: Sequence[Any]) -> list[int]:
@@ -197,5 +197,5 @@ class MemoryView(TableView):
             yield {n: digits[self.schema.names.index(n)] for n in names}
             return
         for start in range(0, len(self), self.chunk_rows):  # decode a chunk at a time
-            digits = self.schema.digits(self._codes[start:start + self.chunk_rows])
+            digits = self.schema.digits(self.codes()[start:start + self.chunk_rows])
             yield {n: digits[self.schema.names.index(n)] for n in names}
