@@ -4,8 +4,9 @@ shared floor names a family (it calls the capabilities core declares); the Rust 
 submodules mirror its binding files, one stub file each.
 
 Imports are read from the source (every import statement, including ones
-inside functions, which is where a cycle hides; only ``if TYPE_CHECKING:``
-blocks are left out, as they never run).
+inside functions, which is where a cycle hides; ``if TYPE_CHECKING:`` blocks
+never run, so they make no cycle, but they point down too, or say why not in
+TYPE_ONLY_UP).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> set[str]:
-    """privpub modules imported by ``path`` at run time."""
+def imports(path: Path, type_only: bool = False) -> set[str]:
+    """privpub modules imported by ``path`` at run time (``type_only``: in its
+    ``if TYPE_CHECKING:`` blocks instead)."""
     tree = ast.parse(path.read_text())
     skip = set()
     for node in ast.walk(tree):
@@ -60,7 +62,7 @@ def imports(path: Path) -> set[str]:
             skip.update(id(n) for n in ast.walk(node))
     found = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
+        if (id(node) in skip) != type_only:
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("privpub"):
             if node.module != "privpub":  # `from privpub import _core` is not the root
@@ -110,6 +112,44 @@ def test_layers_point_down():
             other = target.split(".")[1] if target.count(".") else "privpub"
             assert other == part or other in ALLOWED[part] or other == "_core", \
                 f"{name} imports {target}: {part}/ may only use {sorted(ALLOWED[part])}"
+
+
+#: Type-only imports that reach up the layers, and why. They name a type in a signature
+#: (mypy checks it, tests/test_typing.py) and never run.
+TYPE_ONLY_UP = {
+    ("privpub.core.release", "privpub.domain.schema"):
+        "Release(schema=...) takes the table's Schema (None for a graph answer)",
+}
+
+
+def type_only_up() -> set[tuple[str, str]]:
+    """(module, module it imports for types only) pairs that reach up the layers."""
+    found = set()
+    for name, path in MODULES.items():
+        part = name.split(".")[1] if name.count(".") else None
+        if part not in ALLOWED:
+            continue
+        for target in imports(path, type_only=True) & set(MODULES):
+            other = target.split(".")[1] if target.count(".") else "privpub"
+            if other != part and other not in ALLOWED[part] | {"_core"}:
+                found.add((name, target))
+    return found
+
+
+def test_type_only_imports_point_down_or_say_why():
+    found, allowed = type_only_up(), set(TYPE_ONLY_UP)
+    assert found <= allowed, f"type-only imports up the layers: {found - allowed}"
+    assert allowed <= found, f"allowed but no longer made: {allowed - found}"
+
+
+def test_the_type_only_check_sees_one(tmp_path):
+    """Power: an import inside ``if TYPE_CHECKING:`` is read as type-only, not as run."""
+    copy = tmp_path / "seeding.py"
+    copy.write_text((ROOT / "core" / "seeding.py").read_text()
+                    + "\nif TYPE_CHECKING:\n"
+                    "    from privpub.tables.published import PublishedView\n")
+    assert "privpub.tables.published" in imports(copy, type_only=True)
+    assert "privpub.tables.published" not in imports(copy)
 
 
 def test_the_schema_does_not_load_the_counting_engine():

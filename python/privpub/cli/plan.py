@@ -7,7 +7,7 @@ import json
 import sys
 import textwrap
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privpub.cli.common import (
     ExampleFormatter,
@@ -25,6 +25,9 @@ EXAMPLES = """examples:
   privpub plan --n 98000 --schema people.yaml --mechanism alphabeta,frapp
   privpub plan --input people-latin1.csv --encoding latin-1
 """
+
+if TYPE_CHECKING:  # (the commands import what they run when they run)
+    from privpub.domain.schema import Schema
 
 
 def add_parser(sub: Any) -> None:
@@ -118,7 +121,7 @@ def _summary(frame: Any) -> Any:
     return shown.dropna(axis=1, how="all").astype(object).fillna("")
 
 
-def report_weak_usefulness(view: Any, table: Any, schema: Any, args: argparse.Namespace,
+def report_weak_usefulness(view: Any, table: Any, schema: Schema, args: argparse.Namespace,
                            calibration: str | None = None) -> None:
     """For `privpub publish`: when the release cannot tell its typical counts from
     zero, say so on stderr as one block (the library's UsefulnessWarning), with

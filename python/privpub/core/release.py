@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from privpub.core.artifacts import shown
 from privpub.core.errors import ArtifactError
@@ -28,6 +28,9 @@ from privpub.core.seeding import SEED_POLICIES
 from privpub.core.signing import Signed, signed_document
 from privpub.core.validate import field
 from privpub.core.version import LIBRARY_VERSION
+
+if TYPE_CHECKING:  # (a type-only name: core does not run domain; tests/test_layout.py)
+    from privpub.domain.schema import Schema
 
 
 @runtime_checkable
@@ -167,7 +170,7 @@ class Release:
     signed: Signed | None = None
 
     def __init__(self, mechanism: str, parameters: Mapping[str, Any], seed_policy: str,
-                 library_version: str = LIBRARY_VERSION, schema: Any = None):
+                 library_version: str = LIBRARY_VERSION, schema: Schema | None = None):
         if seed_policy not in SEED_POLICIES:
             raise ArtifactError(f"field 'seed_policy' = {shown(seed_policy)} is not one of "
                                 f"{list(SEED_POLICIES)}")

@@ -42,6 +42,7 @@ from privpub.core.errors import UsefulnessWarning
 from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.datasets import load_adult
+from privpub.domain.schema import Schema
 
 #: The files :func:`run` writes in its output directory.
 OUTPUTS = ("posterior.png", "cost.png", "cost.md", "summary.json")
@@ -117,7 +118,7 @@ def measured_worst(views: list[np.ndarray], members: np.ndarray, m: int, d: floa
     return post, post * (1 - post) * math.sqrt(var)
 
 
-def simulate(df: Any, schema: Any, d: float, source: Any, quick: bool) -> dict[str, list]:
+def simulate(df: Any, schema: Schema, d: float, source: Any, quick: bool) -> dict[str, list]:
     """Publish a sequence per scheme and v in SIMULATED; the measured worst posterior."""
     members = np.unique(schema.encode(df)).astype(np.uint64)
     out: dict[str, list] = {}
@@ -143,7 +144,7 @@ def simulate(df: Any, schema: Any, d: float, source: Any, quick: bool) -> dict[s
     return out
 
 
-def cost_rows(d: float, n: int, m: int, schema: Any) -> list[dict[str, Any]]:
+def cost_rows(d: float, n: int, m: int, schema: Schema) -> list[dict[str, Any]]:
     """Per v and calibration: the first view's and the worst view's error bound,
     and their ratios to one view at the same calibration."""
     rows = []
@@ -172,7 +173,7 @@ def expected_union(alpha: float, beta: float, v: int, i: int, n: int, m: int) ->
     return n * (1 - (1 - s) ** (i - 1)) + (m - n) * (1 - never)
 
 
-def audit_rows(df: Any, schema: Any, source: Any, quick: bool) -> dict[str, Any]:
+def audit_rows(df: Any, schema: Schema, source: Any, quick: bool) -> dict[str, Any]:
     """audit_presence at prior d on 5 independent views and on 5 calibrated views."""
     n = len(df)
     single = AlphaBeta.for_privacy(schema, n=n, gamma=GAMMA, k=K)

@@ -181,7 +181,8 @@ class RelationshipMechanism:
                 "graph": self.graph_facts}
 
     @classmethod
-    def from_parameters(cls, schema: Any, parameters: Mapping[str, Any]) -> RelationshipMechanism:
+    def from_parameters(cls, schema: object,
+                        parameters: Mapping[str, Any]) -> RelationshipMechanism:
         p = parameters
         graph = validate.field(p, "graph")
         if not isinstance(graph, dict):
@@ -350,7 +351,7 @@ class LaplaceMechanism:
                 "sensitivity": self.sensitivity, "graph": self.graph_facts}
 
     @classmethod
-    def from_parameters(cls, schema: Any, parameters: Mapping[str, Any]) -> LaplaceMechanism:
+    def from_parameters(cls, schema: object, parameters: Mapping[str, Any]) -> LaplaceMechanism:
         p = parameters
         graph = validate.field(p, "graph")
         if not isinstance(graph, dict):

@@ -142,7 +142,7 @@ class MultipleQueryMechanism:
                 "lambdas": self.lams, "p": float(self.p), "graph": self.graph_facts}
 
     @classmethod
-    def from_parameters(cls, schema: Any,
+    def from_parameters(cls, schema: object,
                         parameters: Mapping[str, Any]) -> MultipleQueryMechanism:
         p = parameters
         graph = validate.field(p, "graph")

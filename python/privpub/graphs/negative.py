@@ -88,7 +88,7 @@ class NegativeLeakageMechanism(RelationshipMechanism):
                 "graph": self.graph_facts}
 
     @classmethod
-    def from_parameters(cls, schema: Any,
+    def from_parameters(cls, schema: object,
                         parameters: Mapping[str, Any]) -> NegativeLeakageMechanism:
         p = parameters
         graph = validate.field(p, "graph")

@@ -230,7 +230,7 @@ class SmoothTriangleMechanism:
                 "query": str(self.query), "graph": self.graph_facts}
 
     @classmethod
-    def from_parameters(cls, schema: Any, parameters: Mapping[str, Any]
+    def from_parameters(cls, schema: object, parameters: Mapping[str, Any]
                         ) -> SmoothTriangleMechanism:
         p = parameters
         graph = validate.field(p, "graph")

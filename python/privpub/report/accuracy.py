@@ -27,7 +27,10 @@ from privpub.core.capabilities import hidden_attributes, stated_bound
 from privpub.core.errors import PrivpubError
 from privpub.core.estimate import LEVEL
 from privpub.core.ranges import clamp
+from privpub.core.release import Release
+from privpub.domain.schema import Schema
 from privpub.report import html, plots
+from privpub.tables.published import PublishedView
 
 #: Most attributes in a sampled query.
 MOST_ATTRIBUTES = 3
@@ -36,7 +39,7 @@ MOST_ATTRIBUTES = 3
 DRAWS_PER_QUERY = 20
 
 
-def sample_queries(schema: Any, digits: list[np.ndarray] | None, sensitive: list[str],
+def sample_queries(schema: Schema, digits: list[np.ndarray] | None, sensitive: list[str],
                    n_queries: int, seed: Any) -> list[dict[str, Any]]:
     """The module docstring's rule: ``n_queries`` distinct dicts {attribute: value}
     (fewer if that many distinct ones are not found in 20 draws each)."""
@@ -69,7 +72,7 @@ def sample_queries(schema: Any, digits: list[np.ndarray] | None, sensitive: list
     return queries
 
 
-def true_counts(schema: Any, codes: np.ndarray, digits: list[np.ndarray],
+def true_counts(schema: Schema, codes: np.ndarray, digits: list[np.ndarray],
                 queries: list[dict[str, Any]], counts: str) -> list[int]:
     """Each query's count in the data: records, or distinct tuples."""
     out = []
@@ -113,7 +116,7 @@ def accuracy_plot(x: np.ndarray, rows: list[dict[str, Any]], bound: float | None
                                             "; the release states no error bound."))
 
 
-def estimates(release: Any, queries: list[dict[str, Any]]
+def estimates(release: PublishedView, queries: list[dict[str, Any]]
               ) -> tuple[list[dict[str, Any] | None], str]:
     """Each query's estimate record (None where the release refuses the query),
     and a warning block quoting each refusal: a card shows what the release
@@ -135,14 +138,14 @@ def estimates(release: Any, queries: list[dict[str, Any]]
                                 f"<li>{html.text(r)}</li>" for r in refusals) + "</ul>")
 
 
-def resolution_warnings(release: Any) -> str:
+def resolution_warnings(release: Release) -> str:
     """A warning block per claim that holds only weakly (the guarantee's words)."""
     return "".join(html.block("warning", f"{c.name}: the release cannot tell typical counts "
                               "from zero", html.paragraphs(c.statement))
                    for c in release.guarantee().claims if c.holds and c.weak)
 
 
-def table_section(release: Any, data: Any, n_queries: int, seed: Any) -> str:
+def table_section(release: PublishedView, data: Any, n_queries: int, seed: Any) -> str:
     schema = release.schema
     codes = digits = None
     if data is not None:
@@ -203,7 +206,7 @@ def table_section(release: Any, data: Any, n_queries: int, seed: Any) -> str:
     return html.section("accuracy", "How accurate", body)
 
 
-def graph_section(release: Any, truth: list[int] | None) -> str:
+def graph_section(release: Release, truth: list[int] | None) -> str:
     """A query answer's estimates (the noise law does not depend on the true
     answer, so there is no curve to plot); with its data, the true answers
     (``truth``, from the release's ``true_answers``)."""

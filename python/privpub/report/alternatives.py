@@ -20,12 +20,13 @@ from privpub.core.capabilities import (
 from privpub.core.planners import planner, planners
 from privpub.planning import plan
 from privpub.report import html, plots
+from privpub.tables.published import PublishedView
 
 #: k where the release states no prior bound: the paper's Adult setting.
 PAPER_K = 10
 
 
-def records_of(release: Any) -> int:
+def records_of(release: PublishedView) -> int:
     """The records the release was made from (before set semantics merged
     repeats): what plan counts n as, and so what its k is relative to; the rows
     published where the mechanism states neither."""
@@ -34,7 +35,7 @@ def records_of(release: Any) -> int:
             or privacy_request(mechanism).records or len(release))
 
 
-def release_k(release: Any) -> float | None:
+def release_k(release: PublishedView) -> float | None:
     """k = d·m/n of the release's request, n as plan counts it (:func:`records_of`)."""
     d = privacy_request(release.mechanism_object()).d
     return None if d is None else d * release.schema.size / records_of(release)
@@ -105,7 +106,7 @@ def splu_table(rows: list[dict[str, Any]]) -> str:
     return text
 
 
-def section(release: Any, data: Any) -> str:
+def section(release: PublishedView, data: Any) -> str:
     k = release_k(release)
     grid_k = PAPER_K if k is None else k
     mechanism = release.mechanism_object()

@@ -19,9 +19,10 @@ from privpub.attacks.presence import audit_presence
 from privpub.core.capabilities import hidden_attributes
 from privpub.core.errors import ParameterError
 from privpub.report import html
+from privpub.tables.published import PublishedView
 
 
-def secret_of(release: Any) -> tuple[str, Any]:
+def secret_of(release: PublishedView) -> tuple[str, Any]:
     """The attribute the attribute audit targets and the value that is bit 1:
     the first attribute the mechanism hides (SPLU-Gen's first sensitive one), else
     the first two-valued attribute, else the last attribute; the value at domain
@@ -36,7 +37,7 @@ def secret_of(release: Any) -> tuple[str, Any]:
     return column, attribute_value(schema, column, 1)
 
 
-def attribute_part(release: Any, data: Any, n_targets: int, seed: Any) -> str:
+def attribute_part(release: PublishedView, data: Any, n_targets: int, seed: Any) -> str:
     column, value = secret_of(release)
     result = audit(release, column, data, secret_value=value, n_targets=n_targets,
                    seed=seed.derive("card-audit"))
@@ -61,7 +62,7 @@ def attribute_part(release: Any, data: Any, n_targets: int, seed: Any) -> str:
     return "<h3>Attribute inference</h3>" + html.pairs(rows)
 
 
-def presence_part(release: Any, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
+def presence_part(release: PublishedView, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
     try:
         result = audit_presence(release, data, n_candidates=n_targets, rounds=rounds,
                                 seed=seed.derive("card-presence"))
@@ -89,7 +90,7 @@ def presence_part(release: Any, data: Any, n_targets: int, rounds: int, seed: An
     return "<h3>Presence (Theorem 2.6's adversary)</h3>" + body
 
 
-def section(release: Any, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
+def section(release: PublishedView, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
     body = (attribute_part(release, data, n_targets, seed)
             + presence_part(release, data, n_targets, rounds, seed))
     return html.section("attacker", "What an attacker gets", body)

@@ -17,6 +17,7 @@ from privpub.core import validate
 from privpub.core.capabilities import stated_bound
 from privpub.core.errors import ParameterError
 from privpub.core.files import write_text
+from privpub.core.release import Release
 from privpub.core.seeding import resolve_seed
 from privpub.core.version import LIBRARY_VERSION
 from privpub.report import accuracy, alternatives, attacker, html, protected, released
@@ -48,7 +49,7 @@ class Card:
         return self.html
 
 
-def summary(release: Any, facts: dict[str, Any]) -> str:
+def summary(release: Release, facts: dict[str, Any]) -> str:
     guarantee = release.guarantee()
     held = sum(c.holds for c in guarantee.claims)
     declared = stated_bound(release.mechanism_object())
@@ -61,7 +62,7 @@ def summary(release: Any, facts: dict[str, Any]) -> str:
         f'<div><span class="label">{k}</span>{v}</div>' for k, v in cells) + "</div>")
 
 
-def build(release: Any, data: Any = None, audit: bool = False, *, n_queries: int,
+def build(release: Release, data: Any = None, audit: bool = False, *, n_queries: int,
           n_targets: int, rounds: int, seed: Any) -> Card:
     """The card of ``release`` (see ``Release.report`` for the arguments)."""
     if not isinstance(audit, bool):

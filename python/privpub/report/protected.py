@@ -17,6 +17,7 @@ import numpy as np
 
 from privpub.core.capabilities import PosteriorCurves
 from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.release import Release
 from privpub.report import html, plots
 
 #: Priors plotted: from this far below d (or 1e-9 without d) up to 0.99.
@@ -88,7 +89,7 @@ def posterior_plot(mech: Any) -> tuple[str, float | None] | None:
     return html.figure(uri, "posterior against prior for each named adversary", caption), at_d
 
 
-def section(release: Any) -> str:
+def section(release: Release) -> str:
     guarantee = release.guarantee()
     held = sum(c.holds for c in guarantee.claims)
     failed = [c.name for c in guarantee.claims if not c.holds]

@@ -16,8 +16,11 @@ import json
 from typing import Any
 
 from privpub.core.capabilities import parameter_meanings
+from privpub.core.release import DocumentRelease
 from privpub.core.seeding import OS_CSPRNG
+from privpub.domain.schema import Schema
 from privpub.report import html
+from privpub.tables.published import PublishedView
 
 
 def parameter_rows(parameters: dict[str, Any], mechanism: Any) -> list[tuple[str, str, str, str]]:
@@ -35,9 +38,9 @@ def parameter_rows(parameters: dict[str, Any], mechanism: Any) -> list[tuple[str
     return rows
 
 
-def content_digest(release: Any) -> str:
+def content_digest(release: PublishedView | DocumentRelease) -> str:
     """SHA-256 (hex) of the release's stored digest document or answer document."""
-    document = (release.to_dict() if release.answers_own_query
+    document = (release.to_dict() if isinstance(release, DocumentRelease)
                 else release.metadata()["digest"])
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -51,7 +54,7 @@ def signature_text(signed: Any) -> str:
     return str(signed)
 
 
-def schema_table(schema: Any) -> str:
+def schema_table(schema: Schema) -> str:
     rows = [(html.text(a.name), html.text(a.kind), f'<span class="num">{a.size:,}</span>',
              html.text(a.describe()), "derived from the data" if a.name in schema.derived
              else "declared") for a in schema.attributes]
@@ -66,9 +69,8 @@ def unit(facts: dict[str, Any]) -> str:
     return name if facts["rows"] == 1 else name + "s"
 
 
-def section(release: Any, facts: dict[str, Any]) -> str:
+def section(release: PublishedView | DocumentRelease, facts: dict[str, Any]) -> str:
     """What was released (``facts`` from the card: kind, rows, digest)."""
-    graph = facts["graph"]
     seed = release.seed_policy
     policy = ("drawn from the operating system's CSPRNG: not reproducible, as a real release "
               "must be" if seed == OS_CSPRNG else
@@ -86,6 +88,6 @@ def section(release: Any, facts: dict[str, Any]) -> str:
                        parameter_rows(release.parameters, release.mechanism_object()),
                        caption="Parameters",
                        widths=(24, 10, 30, 36))
-    if not graph:
+    if isinstance(release, PublishedView):  # (a graph answer has no schema)
         body += schema_table(release.schema)
     return html.section("released", "What was released", body)

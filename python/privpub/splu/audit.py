@@ -5,15 +5,19 @@ the subset sums of a secret, answered by the release's own reconstruction
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privpub.tables.records import KeyCounts, rows_as_keys
 
+if TYPE_CHECKING:
+    from privpub.splu.mechanism import SPLUGen
+    from privpub.tables.published import PublishedView
 
-def subset_sums(mechanism: Any, release: Any, qi_columns: Sequence[int], j: int, one: int,
-                tuple_digits: Sequence[np.ndarray],
+
+def subset_sums(mechanism: SPLUGen, release: PublishedView, qi_columns: Sequence[int], j: int,
+                one: int, tuple_digits: Sequence[np.ndarray],
                 Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A SPLU-Gen release's estimates of count(qi ∈ {qi_i : i ∈ q} ∧ secret = value), and
     their variances, for each row q of Q.
