@@ -166,6 +166,7 @@ class FRAPP:
         if epsilon is not None:
             return cls._for_epsilon(schema, n, gamma, d, epsilon, failure_probability,
                                     allow_prior_below_base_rate)
+        assert d is not None  # (without epsilon, exactly one of k and d was given: d is set)
         validate.prior_at_least_base_rate(d, n, schema.size, allow_prior_below_base_rate)
         return cls(schema, frapp_gamma_for_privacy(d, gamma, schema.size, n), n=int(n),
                    d=d, gamma=gamma, failure_probability=failure_probability,
