@@ -137,6 +137,11 @@ def test_negative_leakage_output_distribution():
 def test_negative_leakage_release_reopens():
     g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=40)
     mech = NegativeLeakageMechanism.for_graph(1.0, 0.5, triangle(), g)
+    # Algorithm 2.1's min_with_gs is refused by name (not a TypeError): not proved here.
+    with pytest.raises(ParameterError, match="min_with_gs applies to Algorithm 2.1"):
+        NegativeLeakageMechanism.for_graph(1.0, 0.5, triangle(), g, min_with_gs=True)
+    assert NegativeLeakageMechanism.for_graph(1.0, 0.5, triangle(), g,
+                                              min_with_gs=False).lam == mech.lam
     a = mech.answer(g, seed=5)
     assert a.mechanism == "relationship-negative-leakage"
     back = type(a).from_dict(a.to_dict())

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from privpub.core import validate
-from privpub.core.errors import ArtifactError, QueryError
+from privpub.core.errors import ArtifactError, ParameterError, QueryError
 from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY, Claim, Guarantee
 from privpub.core.release import register_mechanism
 from privpub.graphs.analysis import dense
@@ -68,8 +68,15 @@ class NegativeLeakageMechanism(RelationshipMechanism):
                              f"{self.dense_check.explain()} (Sec. 4.3)")
 
     @classmethod
-    def for_graph(cls, epsilon: float, gamma: float, query: CQ | str,
-                  graph: Graph) -> NegativeLeakageMechanism:
+    def for_graph(cls, epsilon: float, gamma: float, query: CQ | str, graph: Graph, *,
+                  min_with_gs: bool = False) -> NegativeLeakageMechanism:
+        """As :meth:`RelationshipMechanism.for_graph`; ``min_with_gs=True`` (noise
+        from the global sensitivity where it is below λ) is refused: Sec. 4.3's
+        negative-leakage bound is proved for the λ calibration alone."""
+        if min_with_gs is not False:
+            raise ParameterError("min_with_gs applies to Algorithm 2.1 (RelationshipMechanism); "
+                                 "the negative-leakage variant's bound (Sec. 4.3) is proved "
+                                 "for its λ alone, so it takes no min_with_gs")
         return cls(epsilon, gamma, checked_inputs(graph, query), graph.m,
                    graph_facts=facts_of(graph))
 
