@@ -489,18 +489,39 @@ def reference_arrow(table: Table, cells: Sequence[Sequence[Any]] | None = None) 
     return pa.table(out)
 
 
+#: Column kinds that hold numbers: a sum or an average reads them (the others are refused).
+NUMERIC = ("int", "intrange", "ordered_int")
+
+
 class Reference:
-    """DuckDB counts over a table's rows (all records, or the distinct tuples)."""
+    """DuckDB counts over a table's rows (all records, or the distinct tuples),
+    and sums and averages of its numeric columns (their values, not ranks:
+    columns v0, v1, … beside c0, c1, …)."""
 
     def __init__(self, table: Table, cells: Sequence[Sequence[Any]] | None = None):
         self.table = table
         self.con = duckdb.connect()
-        self.con.register("records", reference_arrow(table, cells))
+        ranks = reference_arrow(table, cells)
+        for i, col in enumerate(table.columns):
+            if col.kind in NUMERIC:
+                values = col.cells if cells is None else cells[i]
+                ranks = ranks.append_column(f"v{i}", pa.array(list(values), type=pa.int64()))
+        self.con.register("records", ranks)
 
     def count(self, q: tuple, distinct: bool) -> int:
+        return self.aggregate(q, distinct, "count(*)")
+
+    def sum_and_avg(self, q: tuple, distinct: bool, column: int) -> tuple[float, float]:
+        """sum(col) (0 over no rows, as privpub's sum of nothing) and avg(col)
+        (NaN over no present value) over the rows that satisfy ``q``."""
+        total, mean = self.aggregate(q, distinct, f"sum(v{column}), avg(v{column})", both=True)
+        return (0.0 if total is None else float(total), math.nan if mean is None else mean)
+
+    def aggregate(self, q: tuple, distinct: bool, what: str, both: bool = False) -> Any:
         rows = "(SELECT DISTINCT * FROM records)" if distinct else "records"
-        return self.con.execute(
-            f"SELECT count(*) FROM {rows} WHERE {duckdb_text(self.table, q)}").fetchone()[0]
+        found = self.con.execute(
+            f"SELECT {what} FROM {rows} WHERE {duckdb_text(self.table, q)}").fetchone()
+        return found if both else found[0]
 
     def close(self) -> None:
         self.con.close()
@@ -611,12 +632,14 @@ def _outcome(call: Callable[[], Any]) -> Any:
         return exc
 
 
-def _same(expected: Any, got: Any, tolerance: float) -> bool:
+def _same(expected: Any, got: Any, tolerance: float, relative: float = 0.0) -> bool:
     if isinstance(expected, tuple):  # a refusal of one of these classes, in one line
         return isinstance(got, expected) and "\n" not in str(got)
     if isinstance(got, BaseException):
         return False
-    return math.isclose(float(got), expected, rel_tol=0.0, abs_tol=tolerance)
+    if math.isnan(expected):  # an average of no rows
+        return math.isnan(float(got))
+    return math.isclose(float(got), expected, rel_tol=relative, abs_tol=tolerance)
 
 
 def _shown(got: Any) -> Any:
@@ -703,6 +726,7 @@ def check_case(case: Case, paths: Sequence[str] = PATHS) -> list[Disagreement]:
                         got = _outcome(lambda r=release, t=text: r.estimate(t).value)
                         if not _same(expected, got, tolerance):
                             disagree(name, q, expected, got)
+            _check_sums(case, releases, reference, counted[:3], disagree)
             if counted and "estimate_many" in paths:  # the batch, on the queries with a count
                 texts = [privpub_text(table, q) for q, _ in counted]
                 got = _outcome(lambda: view.estimate_many(texts).value)
@@ -717,6 +741,30 @@ def check_case(case: Case, paths: Sequence[str] = PATHS) -> list[Disagreement]:
             if published_ref is not None:
                 published_ref.close()
     return out
+
+
+def _check_sums(case: Case, releases: dict, reference: Reference, counted: list,
+                disagree: Callable[..., None]) -> None:
+    """sum(col) and avg(col) over a few counted queries' rows, for every column:
+    DuckDB's over the same rows for a numeric column (αβ; FRAPP to its
+    tolerance; SPLU-Gen where neither the column nor the condition reads its
+    sensitive attribute), refused by name for text and booleans and for
+    SPLU-Gen's sensitive attribute."""
+    table = case.table
+    for q, _ in counted:
+        for i, col in enumerate(table.columns):
+            hidden = case.family == "splu" and (i == 0 or 0 in _columns(q))
+            expected_sum = expected_avg = (QueryError,)
+            if col.kind in NUMERIC and not hidden:
+                expected_sum, expected_avg = reference.sum_and_avg(
+                    q, case.family == "alphabeta-set", i)
+            where = privpub_text(table, q)
+            for kind, expected in (("sum", expected_sum), ("avg", expected_avg)):
+                text = f"SELECT {kind}({quoted(col.name)}) FROM t WHERE {where}"
+                for name, release in releases.items():
+                    got = _outcome(lambda r=release, t=text: r.estimate(t).value)
+                    if not _same(expected, got, 1e-6, 1e-9):
+                        disagree(f"{name}, {kind}({col.name})", q, expected, got)
 
 
 # ---- minimal repros --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from privpub.counting import querytext, querytree
 
 def read(text: str):
     """The Rust reader's tree of ``text`` (limits as shipped)."""
-    tree, _, _ = _core.query.parse_query(text, querytext.MAX_DEPTH, querytext.MAX_TERMS,
+    tree, _, _, _ = _core.query.parse_query(text, querytext.MAX_DEPTH, querytext.MAX_TERMS,
                                          querytext.MAX_VALUES)
     return tree
 

@@ -11,10 +11,12 @@ class QueryTextError(ValueError):
     bitwise, depth, terms, values, clause, select, file, integer)."""
 
 def parse_query(text: str, max_depth: int, max_terms: int, max_values: int
-                ) -> tuple[tuple | None, str | None, str | None]:
-    """Query text (a condition, or SELECT count(*) FROM <name> [WHERE …]) read
-    by sqlparser within the limits: (the condition's tree of tagged tuples or
-    None, the SELECT form's table name, its alias); QueryTextError if refused."""
+                ) -> tuple[tuple | None, str | None, str | None, tuple[str, str | None]]:
+    """Query text (a condition, or SELECT count(*) | sum(col) | avg(col) FROM
+    <name> [WHERE …]) read by sqlparser within the limits: (the condition's tree
+    of tagged tuples or None, the SELECT form's table name, its alias, the
+    aggregate as ("count", None), ("sum", column) or ("avg", column));
+    QueryTextError if refused."""
 
 def parse_subquery(text: str, max_depth: int, max_terms: int, max_values: int
                    ) -> tuple[str, list[str], list[tuple[str, str]], int, str | None]:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privpub.alphabeta import claims, estimator, publishing
+from privpub.alphabeta import claims, estimator, publishing, sums
 from privpub.alphabeta.accounting import CALIBRATIONS, alphabeta_error_bound, calibrate
 from privpub.alphabeta.draw import Draw
 from privpub.alphabeta.meanings import ALPHABETA_PARAMETERS
@@ -324,6 +324,17 @@ class AlphaBeta:
         exact under set semantics or data without repeats, conservative under
         ``duplicates="records"`` with repeated tuples and with a source."""
         return estimator.interval_law(self, c)
+
+    def estimate_sum(self, cells: Counts, weights: Any) -> tuple[float, float]:
+        """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v, with its plug-in variance
+        (:mod:`privpub.alphabeta.sums`: unbiased, the count estimator's linear
+        combination)."""
+        return sums.estimate_sum(self.estimate, cells, weights)
+
+    def sum_law(self, cells: Counts, weights: Any, value_range: tuple[float, float]) -> Any:
+        """The sum's interval law: conservative, Bernstein's inequality
+        (:mod:`privpub.alphabeta.sums`)."""
+        return sums.sum_law(self, cells, weights, value_range)
 
     @property
     def extra_records(self) -> int:

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 import privpub._core as _core
+from privpub.alphabeta import sums
 from privpub.alphabeta.accounting import bernstein_deviation
 from privpub.alphabeta.estimator import SplitLaw, count_top, records_law
 from privpub.alphabeta.meanings import MULTIVIEW_PARAMETERS
@@ -241,6 +242,16 @@ class MultiViewStep:
         further = x * (1 - self.mech.distinct_share)
         change = (s - p_bg) * (1 - s + p_bg) - (s * (1 - s) - p_bg * (1 - p_bg))
         return further * change / (s - p_bg) ** 2
+
+    def estimate_sum(self, cells: Counts, weights: Any) -> tuple[float, float]:
+        """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v: the split estimator's
+        linear combination (:mod:`privpub.alphabeta.sums`)."""
+        return sums.estimate_sum(self.estimate, cells, weights)
+
+    def sum_law(self, cells: Counts, weights: Any, value_range: tuple[float, float]) -> Any:
+        """The sum's interval law: Bernstein's inequality on each part, the
+        parts' intervals added (:mod:`privpub.alphabeta.sums`)."""
+        return sums.views_sum_law(self, cells, weights, value_range)
 
     def interval_law(self, c: Counts) -> CountLaw | SplitLaw:
         """The law of Q(V_i) given the true count, with the view's counts

@@ -31,6 +31,8 @@ ESTIMATE_EXAMPLES = """examples:
   privpub estimate view.parquet "age > 50" "sex = 'Female' and salary = '>50K'"
   privpub estimate view.parquet "\\"marital-status\\" = 'Divorced'" --format json
   privpub estimate view.parquet "age > 50" --level 0.99
+  privpub estimate view.parquet "SELECT sum(age) FROM adult WHERE sex = 'Female'"
+  privpub estimate view.parquet "SELECT avg(\\"hours-per-week\\") FROM adult WHERE age > 50"
   privpub estimate view.parquet "age > 50" --clamped      # into [0, n]: post-processing
   privpub estimate view.parquet "age > 50" --trust steward.pub   # only if steward signed it
   privpub estimate splu.parquet "sex = 'Male' AND occupation = 'Sales'" --format json
@@ -51,7 +53,8 @@ INSPECT_EXAMPLES = """examples:
 
 def add_parsers(sub: Any) -> None:
     est = sub.add_parser(
-        "estimate", help="estimate counts from any release: table views, SPLU-Gen, Dask, graphs",
+        "estimate", help="estimate counts (and sums, averages) from any release: table views, "
+                         "SPLU-Gen, Dask, graphs",
         description="Estimate select count(*) from I where C from a release, with the numbers "
                     "release.estimate_many gives: a view file of `privpub publish "
                     "alphabeta|frapp|splu` (or PublishedView.to_parquet), a Dask release's "
@@ -60,7 +63,9 @@ def add_parsers(sub: Any) -> None:
                     "streamed row group by row group, so views larger than memory work. "
                     "Quote attribute names with hyphens: \"marital-status\" = 'Divorced'. "
                     "On a SPLU-Gen release a condition on non-sensitive attributes is counted "
-                    "exactly, and P AND s = 'value' (s sensitive) is reconstructed. Each row "
+                    "exactly, and P AND s = 'value' (s sensitive) is reconstructed. On a table "
+                    "view, select sum(col) or avg(col) from I where C estimates a numeric "
+                    "column's sum or average over the rows C selects. Each row "
                     "has the estimate (value), its stderr, lo, hi: an interval at --level that "
                     "holds for every true count (interval_method says how), what it counts, "
                     "the method and any notes; JSON and CSV add the family's details.\n\n"

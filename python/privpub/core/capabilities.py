@@ -17,6 +17,9 @@ A mechanism's capabilities:
   with a :class:`~privpub.tables.viewcounts.Counts`); the audits ask it too.
   The law it hands over is a :class:`CountIntervalLaw`: the floor reads its
   ``method`` and asks its ``interval(level)``, and knows nothing else of it.
+- :class:`SumEstimator`: it estimates ``sum(col)`` (and so ``avg(col)``) from the
+  counts of the cells Q ∧ col = v (:mod:`privpub.tables.sums`);
+  :class:`RefusesSums`: it cannot, and says why.
 - :class:`ReleaseEstimator`: its releases are not estimated from Q(V) alone;
   ``PublishedView.estimate_many`` hands it the view and the conditions.
 - :class:`HidesAttributes`: attributes it does not publish as they are (SPLU-Gen's
@@ -88,6 +91,37 @@ class CountIntervalLaw(IntervalLaw, Protocol):
         """(lo, hi), covering each true count with probability ≥ ``level`` whatever
         it is: scalars for one query, arrays of the counts' shape for a batch."""
         ...
+
+
+@runtime_checkable
+class SumEstimator(Protocol):
+    """Estimates a weighted sum of its cells' true counts (a column's sum)."""
+
+    def estimate_sum(self, cells: Any, weights: Any) -> tuple[float, float]:
+        """(value, plug-in variance) of Σ_v weights[v]·Q_v(I), from the ``Counts`` of
+        the cells Q ∧ col = v (arrays, one entry per value v)."""
+        ...
+
+    def sum_law(self, cells: Any, weights: Any, value_range: tuple[float, float]
+                ) -> CountIntervalLaw:
+        """The law the sum's interval is read from (exact or conservative, as its
+        ``method`` says), the sum lying in ``value_range``."""
+        ...
+
+
+@runtime_checkable
+class RefusesSums(Protocol):
+    """Estimates no sums of its releases, and says why."""
+
+    #: Why, as the estimate's error says it.
+    sum_refusal: str
+
+
+def sum_refusal(mechanism: Any) -> str:
+    """Why ``mechanism`` estimates no sums (:class:`RefusesSums`), or a plain word."""
+    if isinstance(mechanism, RefusesSums):
+        return mechanism.sum_refusal
+    return f"{getattr(mechanism, 'name', type(mechanism).__name__)} states no sum estimator"
 
 
 @runtime_checkable

@@ -140,13 +140,20 @@ class Condition:
 
     ``formula`` is a tree of tuples: ``("atom", i)``, ``("not", f)``,
     ``("and", [f, …])``, ``("or", [f, …])`` over ``atoms[i]``.
+
+    ``aggregates``: whether query text may ask for ``sum(col)`` or
+    ``avg(col)`` of the rows the condition selects (what a published view
+    estimates); :attr:`aggregate` says which, ``("count", None)`` otherwise.
+    Where it may not (a count), such text is refused by name.
     """
 
     def __init__(self, schema: Schema, where: QueryLike = None,
-                 tables: Mapping[str, pd.DataFrame] | None = None):
+                 tables: Mapping[str, pd.DataFrame] | None = None, aggregates: bool = False):
         if isinstance(where, Condition):  # parsed again: for this schema, these tables
             tables = {**where.tables, **(tables or {})}
             where = where.source
+        #: What the query asks of the rows it selects (:data:`querytext.Aggregate`).
+        self.aggregate: querytext.Aggregate = querytext.COUNT
         self.schema = schema
         self.tables = {name: tabular(t) for name, t in (tables or {}).items()}
         #: The query as given (re-parsed when the condition is used with another schema).
@@ -157,6 +164,8 @@ class Condition:
             root = where.node.copy()
         elif isinstance(where, exp.Expression):  # a parsed query kept as a Condition's source
             root = where.copy()
+        elif isinstance(where, str) and aggregates:
+            root, self.aggregate = querytext.parse_aggregate(where, self.tables)
         elif isinstance(where, str):
             root = querytext.parse_where(where, self.tables)
         elif isinstance(where, Mapping):

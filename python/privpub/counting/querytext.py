@@ -1,7 +1,8 @@
 """Query text: privpub's one parser (issue 33) and its stated limits.
 
 Text is a WHERE condition (optionally after ``WHERE``) or ``SELECT count(*)
-FROM <name> [WHERE …]``. Both are read in Rust by the ``sqlparser`` crate in
+FROM <name> [WHERE …]`` (or ``sum(col)``, ``avg(col)`` in place of
+``count(*)``: :func:`parse_aggregate`). Both are read in Rust by the ``sqlparser`` crate in
 its DuckDB dialect (``rust/src/querytext/``: tokens, tree, limits, the
 SELECT form's clauses refused by name), which hands back a small tree of
 tuples; :func:`parse_where` builds from it the sqlglot nodes the counting
@@ -115,25 +116,49 @@ def check_limits(depth: int, terms: int, values: int, shown: str, deeper: bool =
 SPACES = " \t\n\r\f\v"
 
 
+#: What a query asks of the rows its condition selects: ("count", None),
+#: ("sum", column) or ("avg", column).
+Aggregate = tuple[str, "str | None"]
+#: A bare condition counts.
+COUNT: Aggregate = ("count", None)
+
+
 def parse_where(text: str, tables: Collection[str] = ()) -> exp.Expression | None:
     """The condition of WHERE text, or of ``SELECT count(*) FROM <name> WHERE …``
     (anything else that SELECT holds is refused by name; ``tables`` are the
-    registered auxiliary tables, which FROM may not name); None: no condition."""
+    registered auxiliary tables, which FROM may not name); None: no condition.
+    A sum or an average is refused here: what reads one calls
+    :func:`parse_aggregate`."""
+    root, aggregate = parse_aggregate(text, tables)
+    if aggregate != COUNT:
+        kind, column = aggregate
+        raise QueryError(f"{short(text.strip(SPACES))}: {kind}({column}) is estimated from a "
+                         "published view (PublishedView.estimate, privpub estimate); here a "
+                         "query counts rows: select count(*) or the condition alone")
+    return root
+
+
+def parse_aggregate(text: str, tables: Collection[str] = ()
+                    ) -> tuple[exp.Expression | None, Aggregate]:
+    """The condition of query text (as :func:`parse_where`) and what the query
+    asks of the rows it selects (:data:`Aggregate`): ``SELECT sum(col) FROM
+    <name> WHERE …`` gives ("sum", "col")."""
     if not text.strip(SPACES):
         raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
     try:
-        tree, table, alias = _core.query.parse_query(text, MAX_DEPTH, MAX_TERMS, MAX_VALUES)
+        tree, table, alias, aggregate = _core.query.parse_query(text, MAX_DEPTH, MAX_TERMS,
+                                                                MAX_VALUES)
     except _core.query.QueryTextError as err:
         raise _refusal(err.args, text) from None
     if table is not None and table in tables:
         raise _refusal(("select", f"FROM {table} names an auxiliary table (registered for "
                                   "subqueries); the count is over the published table"), text)
     if tree is None:
-        return None
+        return None, tuple(aggregate)
     root = _build(tree)
     if table is not None:
         unqualify(root, {table} | ({alias} if alias is not None else set()))
-    return root
+    return root, tuple(aggregate)
 
 
 @dataclass(frozen=True)
@@ -219,9 +244,9 @@ def _refusal(args: tuple, shown: str) -> QueryError:
         return QueryError(f"{short(shown)!r}: {rest[0]} is not part of a condition; write the "
                           "condition alone, or SELECT count(*) FROM <table> WHERE <condition>")
     if kind == "select":
-        return QueryError(f"{short(shown.strip(SPACES))}: {rest[0]}; a counting query is select "
-                          "count(*) from I where <condition> (I: the table's name), or the "
-                          "condition alone")
+        return QueryError(f"{short(shown.strip(SPACES))}: {rest[0]}; a query is select "
+                          "count(*), sum(column) or avg(column) from I where <condition> (I: "
+                          "the table's name), or the condition alone (a count)")
     if kind == "file":
         return QueryError(f"FROM {short(rest[0])} reads a file; a query reads only the counted "
                           "table and registered tables, by name")

@@ -37,7 +37,7 @@ from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
 from privpub.domain.schema import Schema
-from privpub.frapp import claims, estimator
+from privpub.frapp import claims, estimator, sums
 from privpub.frapp.accounting import (
     frapp_copies_ratio,
     frapp_epsilon,
@@ -279,6 +279,16 @@ class FRAPP:
         (:func:`privpub.frapp.estimator.estimate`); the confidence interval
         (:meth:`interval_law`) holds for every count."""
         return estimator.estimate(self, c)
+
+    def estimate_sum(self, cells: Counts, weights: Any) -> tuple[float, float]:
+        """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v, unbiased, with its plug-in
+        variance (:mod:`privpub.frapp.sums`)."""
+        return sums.estimate_sum(self, cells, weights)
+
+    def sum_law(self, cells: Counts, weights: Any, value_range: tuple[float, float]) -> Any:
+        """The sum's interval law: conservative, Bernstein's inequality
+        (:mod:`privpub.frapp.sums`)."""
+        return sums.sum_law(self, cells, weights, value_range)
 
     def interval_law(self, c: Counts) -> KeepLaw:
         """The law of Q(V) given the true count c, with Q(V) observed: Q(V) ~

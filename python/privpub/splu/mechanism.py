@@ -56,6 +56,13 @@ EXACT, POINT = "exact: published unchanged", "point"
 
 
 @dataclass(frozen=True)
+class ExactLaw(PointLaw):
+    """A figure the release publishes unchanged: the point, at every level."""
+
+    method: str = POINT
+
+
+@dataclass(frozen=True)
 class Partition:
     """What :meth:`SPLUGen.partition` returns: each sensitive attribute's decoy
     groups (record ids are row positions of the data) and the rows in none."""
@@ -203,6 +210,15 @@ class SPLUGen:
                  "counts the published ones",) if self.residue else ()
         return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.text,
                         notes=notes)
+
+    def estimate_sum(self, cells: Any, weights: Any) -> tuple[float, float]:
+        """A sum over attributes published unchanged (the floor refuses one that reads
+        a sensitive attribute): the published records' own sum, exact."""
+        return float(np.dot(weights, np.asarray(cells.n_view, dtype=float))), 0.0
+
+    def sum_law(self, cells: Any, weights: Any, value_range: tuple[float, float]) -> Any:
+        """The published sum, a point at every level."""
+        return ExactLaw(self.estimate_sum(cells, weights)[0])
 
     def hidden_attributes(self) -> list[str]:
         """The sensitive attributes: randomised within decoy groups, so none identifies

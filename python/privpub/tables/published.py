@@ -41,10 +41,12 @@ from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
+from privpub.counting.querytext import COUNT
 from privpub.domain.schema import Schema
 from privpub.tables.batchcount import count_many
 from privpub.tables.marginals import MarginalEstimates, labelled_frames, marginal_estimates
 from privpub.tables.records import counted
+from privpub.tables.sums import cell_counts, sum_estimate, summed_column
 from privpub.tables.viewcounts import Counts, context_set, count_rows, memo
 from privpub.viewfile.document import KIND
 from privpub.viewfile.fileview import FileView
@@ -131,7 +133,7 @@ class PublishedView(StoredView, Release):
         """``where`` parsed against this view's schema (a Condition is reused)."""
         if isinstance(where, Condition) and where.schema == self.schema and not tables:
             return where
-        return Condition(self.schema, where, tables)
+        return Condition(self.schema, where, tables, aggregates=True)
 
     def estimate(self, where: QueryLike = None,
                  tables: Mapping[str, Any] | None = None) -> Estimate:
@@ -158,6 +160,12 @@ class PublishedView(StoredView, Release):
         records"`` (αβ under ``duplicates="records"`` with repeats),
         ``"conservative: source"`` (a source distribution; Hoeffding) or
         ``"conservative: views"`` (a later view of several; Bonferroni).
+
+        ``SELECT sum(col) FROM <name> WHERE …`` and ``avg(col)`` estimate the
+        sum and the average of a numeric column over the rows ``where``
+        selects, in the same :class:`Estimate` (:mod:`privpub.tables.sums`:
+        the sum unbiased, the average a ratio estimator; intervals
+        conservative, by Bernstein's inequality).
         """
         return self.estimate_many([where], tables)[0]
 
@@ -173,6 +181,13 @@ class PublishedView(StoredView, Release):
         estimates from counts (:class:`~privpub.core.capabilities.CountEstimator`)."""
         conditions = [self.condition(q, tables) for q in queries]
         mech = self.mechanism_object()
+        summing = [c for c in conditions if c.aggregate != COUNT]
+        if summing:  # sums and averages (tables.sums), the counts as a batch beside them
+            counting = [c for c in conditions if c.aggregate == COUNT]
+            found = dict(zip(map(id, summing), self._sums(summing), strict=True))
+            if counting:
+                found |= dict(zip(map(id, counting), self.estimate_many(counting), strict=True))
+            return Estimates.of([found[id(c)] for c in conditions])
         if isinstance(mech, ReleaseEstimator):
             return mech.estimate_release_many(self, conditions)
         if not isinstance(mech, CountEstimator):
@@ -187,6 +202,17 @@ class PublishedView(StoredView, Release):
         stated = stated_bound(mech)
         return Estimates.of([self._estimate(cond, stated, n_view.get(id(cond)))
                              for cond in conditions])
+
+    def _sums(self, conditions: Sequence[Condition]) -> list[Estimate]:
+        """Each condition's ``sum(col)`` or ``avg(col)`` (:mod:`privpub.tables.sums`),
+        the view read in one histogram pass for the batch."""
+        mech = self.mechanism_object()
+        columns = [summed_column(self.schema, c.aggregate[1], c.text) for c in conditions]
+        all_cells = cell_counts(self.schema, self.rows, self.context,
+                                [(c, s.column) for c, s in zip(conditions, columns, strict=True)])
+        distinct = self.counts == "distinct tuples"
+        return [sum_estimate(mech, c, s, cells, self.counts, distinct)
+                for c, s, cells in zip(conditions, columns, all_cells, strict=True)]
 
     def count(self, where: QueryLike = None, tables: Mapping[str, Any] | None = None) -> int:
         """Q(V): the rows of this view that satisfy ``where``, counted exactly

@@ -2,7 +2,7 @@
 //! tuples (tags, names, literals as Python values, integer lists as int64
 //! arrays), refusals as `QueryTextError(kind, …)` for Python to word.
 
-use crate::querytext::{self, Limits, Literal, Node, Subquery, TextError, Values};
+use crate::querytext::{self, Aggregate, Limits, Literal, Node, Subquery, TextError, Values};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -56,8 +56,9 @@ fn limits(depth: usize, terms: usize, values: usize) -> Limits {
     }
 }
 
-/// Query text (a condition, or `SELECT count(*) FROM <name> [WHERE …]`)
-/// parsed within the limits: (tree or None, table name or None, alias or None).
+/// Query text (a condition, or `SELECT count(*) | sum(col) | avg(col) FROM <name>
+/// [WHERE …]`) parsed within the limits: (tree or None, table name or None,
+/// alias or None, (aggregate, column or None)).
 #[pyfunction]
 pub(crate) fn parse_query<'py>(
     py: Python<'py>,
@@ -65,7 +66,7 @@ pub(crate) fn parse_query<'py>(
     max_depth: usize,
     max_terms: usize,
     max_values: usize,
-) -> PyResult<(Bound<'py, PyAny>, Option<String>, Option<String>)> {
+) -> PyResult<QueryParts<'py>> {
     let limits = limits(max_depth, max_terms, max_values);
     let parsed = py
         .detach(|| querytext::parse(text, limits))
@@ -74,8 +75,21 @@ pub(crate) fn parse_query<'py>(
         Some(node) => to_py(py, node)?,
         None => py.None().into_bound(py),
     };
-    Ok((tree, parsed.table, parsed.alias))
+    let aggregate = match parsed.aggregate {
+        Aggregate::Count => ("count", None),
+        Aggregate::Sum(column) => ("sum", Some(column)),
+        Aggregate::Avg(column) => ("avg", Some(column)),
+    };
+    Ok((tree, parsed.table, parsed.alias, aggregate))
 }
+
+/// What `parse_query` returns (see there).
+type QueryParts<'py> = (
+    Bound<'py, PyAny>,
+    Option<String>,
+    Option<String>,
+    (&'static str, Option<String>),
+);
 
 /// The text of an IN subquery parsed: (sql, tables, functions, columns, refused).
 #[pyfunction]

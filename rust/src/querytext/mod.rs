@@ -1,7 +1,7 @@
 //! Query text: privpub's one parser (issue 33).
 //!
 //! A query is a WHERE condition (optionally after `WHERE`) or
-//! `SELECT count(*) FROM <name> [WHERE …]`. Both are read by the `sqlparser`
+//! `SELECT count(*) | sum(col) | avg(col) FROM <name> [WHERE …]`. Both are read by the `sqlparser`
 //! crate (DuckDB dialect): its tokenizer and its recursive-descent parser,
 //! with a recursion limit. What privpub adds is policy that DuckDB's grammar
 //! does not state, on sqlparser's own tokens and tree:
@@ -46,6 +46,7 @@ mod tests;
 
 use reader::Reader;
 use select::audit;
+pub use select::Aggregate;
 
 /// The stated limits (Python's `querytext.MAX_DEPTH`, `MAX_TERMS`, `MAX_VALUES`).
 #[derive(Clone, Copy, Debug)]
@@ -203,13 +204,15 @@ pub enum Node {
     },
 }
 
-/// A parsed query: the condition (None: count everything), and for the
-/// SELECT form the table's name and alias (columns may be qualified by them).
+/// A parsed query: the condition (None: every row), for the SELECT form the
+/// table's name and alias (columns may be qualified by them), and what is
+/// asked of the rows ([`Aggregate::Count`] for a bare condition).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
     pub condition: Option<Node>,
     pub table: Option<String>,
     pub alias: Option<String>,
+    pub aggregate: Aggregate,
 }
 
 /// Parse query text (either form) within `limits`.

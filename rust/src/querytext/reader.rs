@@ -2,7 +2,7 @@
 //! before sqlparser parses the tokens; the condition handed to `convert`.
 
 use super::convert::Convert;
-use super::select::count_select;
+use super::select::{aggregate_select, Aggregate};
 use super::tokens::{first_unread, is_word, significant, Lines};
 use super::{Limits, Node, Parsed, TextError, Values};
 use sqlparser::ast::Expr;
@@ -172,7 +172,7 @@ impl<'a> Reader<'a> {
         if self.select {
             let query = self.run(|p| p.parse_query())?;
             self.end(false)?;
-            let (where_, table, alias) = count_select(*query)?;
+            let (where_, table, alias, aggregate) = aggregate_select(*query)?;
             let condition = match where_ {
                 Some(e) => Some(self.condition(e)?),
                 None => None,
@@ -181,6 +181,7 @@ impl<'a> Reader<'a> {
                 condition,
                 table: Some(table),
                 alias,
+                aggregate,
             });
         }
         // "WHERE a > 0" is the condition after WHERE.
@@ -196,6 +197,7 @@ impl<'a> Reader<'a> {
             condition,
             table: None,
             alias: None,
+            aggregate: Aggregate::Count,
         })
     }
 

@@ -1,6 +1,6 @@
 //! IN subqueries (what they read and call, and their depth) and the
-//! `SELECT count(*) FROM <name> [WHERE …]` form (every other clause refused
-//! by name).
+//! `SELECT count(*) | sum(col) | avg(col) FROM <name> [WHERE …]` form (every
+//! other clause refused by name).
 
 use super::{Subquery, TextError};
 use sqlparser::ast::{
@@ -123,11 +123,22 @@ fn first_select(query: &Query) -> Option<&sqlparser::ast::Select> {
     }
 }
 
-/// The condition of `SELECT count(*) FROM <name> [WHERE …]`, the name and its
-/// alias; every other clause refused by name.
-pub(super) fn count_select(
+/// What a SELECT form asks of the rows that satisfy its condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Aggregate {
+    /// `count(*)`.
+    Count,
+    /// `sum(col)`: the column's name.
+    Sum(String),
+    /// `avg(col)`: the column's name.
+    Avg(String),
+}
+
+/// The condition of `SELECT count(*) | sum(col) | avg(col) FROM <name> [WHERE …]`,
+/// the name, its alias and the aggregate; every other clause refused by name.
+pub(super) fn aggregate_select(
     query: Query,
-) -> Result<(Option<Expr>, String, Option<String>), TextError> {
+) -> Result<(Option<Expr>, String, Option<String>, Aggregate), TextError> {
     let refuse = |what: String| Err(TextError::Select(what));
     let unsupported = |clause: &str| Err(TextError::Select(format!("{clause} is not supported")));
     if query.with.is_some() {
@@ -203,38 +214,59 @@ pub(super) fn count_select(
     if select.projection.len() != 1 {
         return refuse(format!("it selects {} columns", select.projection.len()));
     }
-    let count = match &select.projection[0] {
+    let item = match &select.projection[0] {
         SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
-        other_item => return refuse(format!("it selects '{other_item}', not count(*)")),
+        other_item => return refuse(format!("it selects '{other_item}', {WANTED}")),
     };
-    match count {
-        Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("count") => {
-            let star = match &f.args {
-                FunctionArguments::List(list) => {
-                    if list.duplicate_treatment == Some(DuplicateTreatment::Distinct) {
-                        return refuse(format!("{f} counts DISTINCT values"));
-                    }
-                    list.clauses.is_empty()
-                        && matches!(
-                            list.args.as_slice(),
-                            [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)]
-                        )
-                }
-                _ => false,
-            };
-            let plain = f.filter.is_none()
-                && f.over.is_none()
-                && f.within_group.is_empty()
-                && f.null_treatment.is_none()
-                && matches!(f.parameters, FunctionArguments::None);
-            if !(star && plain) {
-                return refuse(format!(
-                    "{f} is not count(*): privpub counts rows, not values"
-                ));
-            }
-        }
-        other_expr => return refuse(format!("it selects '{other_expr}', not count(*)")),
+    let (f, args) = match item {
+        Expr::Function(f) => match &f.args {
+            FunctionArguments::List(list) => (f, list),
+            _ => return refuse(format!("{f} has no argument list, {WANTED}")),
+        },
+        other_expr => return refuse(format!("it selects '{other_expr}', {WANTED}")),
+    };
+    let name = f.name.to_string().to_ascii_lowercase();
+    if !["count", "sum", "avg"].contains(&name.as_str()) {
+        return refuse(format!("it selects {f}, {WANTED}"));
     }
+    if args.duplicate_treatment == Some(DuplicateTreatment::Distinct) {
+        return refuse(format!("{f} aggregates DISTINCT values"));
+    }
+    let plain = args.clauses.is_empty()
+        && f.filter.is_none()
+        && f.over.is_none()
+        && f.within_group.is_empty()
+        && f.null_treatment.is_none()
+        && matches!(f.parameters, FunctionArguments::None);
+    if !plain {
+        return refuse(format!("{f} has more than its argument, {WANTED}"));
+    }
+    let star = matches!(
+        args.args.as_slice(),
+        [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)]
+    );
+    let column = match args.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(id)))] => {
+            Some((None, id.value.clone()))
+        }
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::CompoundIdentifier(parts)))]
+            if parts.len() == 2 =>
+        {
+            Some((Some(parts[0].value.clone()), parts[1].value.clone()))
+        }
+        _ => None,
+    };
+    let (aggregate, qualifier) = match (name.as_str(), star, column) {
+        ("count", true, _) => (Aggregate::Count, None),
+        ("count", false, _) => {
+            return refuse(format!(
+                "{f} is not count(*): privpub counts rows, not values"
+            ))
+        }
+        ("sum", _, Some((q, c))) => (Aggregate::Sum(c), q),
+        ("avg", _, Some((q, c))) => (Aggregate::Avg(c), q),
+        _ => return refuse(format!("{f} must name one column of the table")),
+    };
     if select.from.is_empty() {
         return refuse("it has no FROM".to_string());
     }
@@ -290,5 +322,15 @@ pub(super) fn count_select(
         }
         other_factor => return refuse(format!("FROM reads {other_factor}, not a table name")),
     };
-    Ok((select.selection, name, alias))
+    if let Some(q) = qualifier {
+        if q != name && alias.as_deref() != Some(q.as_str()) {
+            return refuse(format!(
+                "{f} reads a column of {q}, not of the counted table {name}"
+            ));
+        }
+    }
+    Ok((select.selection, name, alias, aggregate))
 }
+
+/// How a refusal of the selected item says what is accepted.
+const WANTED: &str = "not count(*), sum(column) or avg(column)";

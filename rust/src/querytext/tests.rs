@@ -120,6 +120,44 @@ fn the_count_form() {
         parse("select count(a) from I", LIMITS).unwrap_err(),
         TextError::Select("count(a) is not count(*): privpub counts rows, not values".into())
     );
+    assert_eq!(parsed.aggregate, Aggregate::Count);
+}
+
+#[test]
+fn sums_and_averages_name_one_column() {
+    let parsed = parse("select sum(t.age) from I as t where t.a > 0", LIMITS).unwrap();
+    assert_eq!(parsed.aggregate, Aggregate::Sum("age".into()));
+    let parsed = parse("SELECT AVG(\"hours-per-week\") FROM adult", LIMITS).unwrap();
+    assert_eq!(parsed.aggregate, Aggregate::Avg("hours-per-week".into()));
+    assert_eq!(parse("a > 0", LIMITS).unwrap().aggregate, Aggregate::Count);
+    for (text, why) in [
+        (
+            "select sum(a + 1) from I",
+            "sum(a + 1) must name one column of the table",
+        ),
+        (
+            "select sum(*) from I",
+            "sum(*) must name one column of the table",
+        ),
+        (
+            "select avg(J.a) from I",
+            "avg(J.a) reads a column of J, not of the counted table I",
+        ),
+        (
+            "select sum(DISTINCT a) from I",
+            "sum(DISTINCT a) aggregates DISTINCT values",
+        ),
+        (
+            "select max(a) from I",
+            "it selects max(a), not count(*), sum(column) or avg(column)",
+        ),
+    ] {
+        assert_eq!(
+            parse(text, LIMITS).unwrap_err(),
+            TextError::Select(why.into()),
+            "{text}"
+        );
+    }
 }
 
 #[test]
