@@ -114,6 +114,19 @@ def test_truths_and_coverage_are_counted_independently(small, card):
     assert int(headlines(card)["coverage"]) == covered
 
 
+def test_sums_and_averages_sit_beside_the_counts(small, card):
+    """The card sums and averages the first numeric column (age) over every record
+    and the first sampled query; its true values, recomputed with pandas over the
+    distinct tuples (what the release counts), are the card's."""
+    df, view = small
+    assert "Sums and averages of age" in card
+    distinct = df.drop_duplicates()
+    for value in (distinct.age.sum(), distinct.age.mean()):
+        assert privpub.report.html.number(float(value), 6) in card
+    estimate = view.estimate('SELECT sum("age") FROM I WHERE TRUE')
+    assert privpub.report.html.number(estimate.value, 6) in card
+
+
 @pytest.mark.slow  # a second card with audits: seconds on a loaded machine
 def test_the_card_is_reproducible(small, card):
     df, view = small

@@ -30,6 +30,7 @@ from privpub.core.ranges import clamp
 from privpub.core.release import Release
 from privpub.domain.schema import Schema
 from privpub.report import html, plots
+from privpub.report.sums import sums_block
 from privpub.tables.published import PublishedView
 
 #: Most attributes in a sampled query.
@@ -197,6 +198,7 @@ def table_section(release: PublishedView, data: Any, n_queries: int, seed: Any) 
                  f"{len(rows)} intervals hold the true count (each is built to hold it with "
                  f"probability ≥ {LEVEL:.0%}; a sample this small measures coverage only "
                  "roughly).</p>")
+    body += sums_block(release, codes, queries, sensitive)
     notes = sorted({n for row in rows for n in row["notes"]})
     if notes:
         body += html.block("note", "Notes the estimates carry:", "<ul>" + "".join(

@@ -1,0 +1,86 @@
+"""The card's sums and averages, beside its counts (issue 37).
+
+The first numeric column the release publishes as it is (an integer range or
+numeric labels, not a hidden attribute) is summed and averaged over every
+record and over the first sampled counting query that reads no hidden
+attribute, by the release's own ``estimate_many``
+(:mod:`privpub.tables.sums`); with the data, each sits beside its true value
+over the rows the release's estimates count (records, or distinct tuples).
+A release without such a column, or one that estimates no sums, shows none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from privpub.core.errors import PrivpubError
+from privpub.core.estimate import LEVEL
+from privpub.counting.query import Condition
+from privpub.report import html
+from privpub.tables.sums import summed_column
+
+
+def sums_block(release: Any, codes: np.ndarray | None, queries: list[dict[str, Any]],
+               hidden: list[str]) -> str:
+    """The block (empty when there is nothing to show); ``codes`` the data's
+    tuple codes (None without the data), ``queries`` the card's sampled counts."""
+    schema = release.schema
+    column = next((a.name for a in schema if a.kind in ("integer", "float")
+                   and a.name not in hidden), None)
+    if column is None:
+        return ""
+    plain = [q for q in queries if not set(q) & set(hidden)]
+    wheres = ["TRUE"] + ([" AND ".join(f"{_quoted(a)} = {_literal(v)}" for a, v in
+                                       plain[0].items())] if plain else [])
+    texts = [f"SELECT {kind}({_quoted(column)}) FROM I WHERE {w}" for w in wheres
+             for kind in ("sum", "avg")]
+    try:
+        rows = release.estimate_many(texts).to_records(LEVEL)
+    except PrivpubError:  # a release that estimates no sums shows none
+        return ""
+    header = ["query", "estimate", "stderr", f"{LEVEL:.0%} interval"]
+    truth = None if codes is None else _truths(release, codes, column, texts)
+    if truth is not None:
+        header.append("true value")
+    cells = []
+    for i, row in enumerate(rows):
+        line = [f"<code>{html.text(row['query'])}</code>" + f" ({row['aggregate']} of "
+                f"{html.text(column)})", html.number(float(row["value"]), 6),
+                html.number(float(row["stderr"]), 4),
+                f"[{html.number(float(row['lo']), 6)}, {html.number(float(row['hi']), 6)}]"]
+        if truth is not None:
+            line.append(html.number(truth[i], 6))
+        cells.append(line)
+    return html.block("note", f"Sums and averages of {column}", html.table(
+        header, cells, caption=f"{rows[0]['method']}; averages: {rows[1]['method']}; "
+        f"intervals {rows[0]['interval_method']} and {rows[1]['interval_method']}"))
+
+
+def _truths(release: Any, codes: np.ndarray, column: str, texts: list[str]) -> list[float]:
+    """Each text's sum or average over the data's rows (distinct tuples when the
+    release counts those), computed from the codes."""
+    schema = release.schema
+    if release.counts == "distinct tuples":
+        codes = np.unique(codes, axis=0)
+    summed = summed_column(schema, column, texts[0])
+    digits = schema.digits(codes)[schema.names.index(column)]
+    out = []
+    for text in texts:
+        mask = Condition(schema, text, aggregates=True).mask_codes(codes)
+        values, present = summed.values[digits][mask], summed.present[digits][mask]
+        total = float(values.sum())
+        out.append(total if " sum(" in text else
+                   (total / present.sum() if present.sum() else float("nan")))
+    return out
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value.item() if isinstance(value, np.generic) else value)
