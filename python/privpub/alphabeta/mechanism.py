@@ -52,7 +52,13 @@ from privpub.alphabeta.priors import prior_for_privacy_loss
 from privpub.alphabeta.publishing import MAX_NOISE_ROWS
 from privpub.alphabeta.source import SourceDistribution, largest_weight
 from privpub.core import validate
-from privpub.core.capabilities import PrivacyRequest, StatedBound
+from privpub.core.capabilities import (
+    CountIntervalLaw,
+    FloatArray,
+    PrivacyRequest,
+    StatedBound,
+    SumCells,
+)
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import Guarantee, Resolution
 from privpub.core.inputs import TableLike
@@ -325,13 +331,14 @@ class AlphaBeta:
         ``duplicates="records"`` with repeated tuples and with a source."""
         return estimator.interval_law(self, c)
 
-    def estimate_sum(self, cells: Counts, weights: Any) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
         """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v, with its plug-in variance
         (:mod:`privpub.alphabeta.sums`: unbiased, the count estimator's linear
         combination)."""
         return sums.estimate_sum(self.estimate, cells, weights)
 
-    def sum_law(self, cells: Counts, weights: Any, value_range: tuple[float, float]) -> Any:
+    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+                ) -> CountIntervalLaw:
         """The sum's interval law: conservative, Bernstein's inequality
         (:mod:`privpub.alphabeta.sums`)."""
         return sums.sum_law(self, cells, weights, value_range)

@@ -61,7 +61,13 @@ from privpub.alphabeta.sequence_claims import (
     sequence_claims,
 )
 from privpub.core import validate
-from privpub.core.capabilities import PrivacyRequest, StatedBound
+from privpub.core.capabilities import (
+    CountIntervalLaw,
+    FloatArray,
+    PrivacyRequest,
+    StatedBound,
+    SumCells,
+)
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import (
     DIFFERENTIAL_PRIVACY,
@@ -243,12 +249,13 @@ class MultiViewStep:
         change = (s - p_bg) * (1 - s + p_bg) - (s * (1 - s) - p_bg * (1 - p_bg))
         return further * change / (s - p_bg) ** 2
 
-    def estimate_sum(self, cells: Counts, weights: Any) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
         """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v: the split estimator's
         linear combination (:mod:`privpub.alphabeta.sums`)."""
         return sums.estimate_sum(self.estimate, cells, weights)
 
-    def sum_law(self, cells: Counts, weights: Any, value_range: tuple[float, float]) -> Any:
+    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+                ) -> CountIntervalLaw:
         """The sum's interval law: Bernstein's inequality on each part, the
         parts' intervals added (:mod:`privpub.alphabeta.sums`)."""
         return sums.views_sum_law(self, cells, weights, value_range)

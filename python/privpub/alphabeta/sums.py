@@ -31,16 +31,24 @@ and the ends added (Bonferroni), as for counts.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from privpub.alphabeta.estimator import count_top
+from privpub.core.capabilities import FloatArray, SumCells
 from privpub.tables.sumlaw import BernsteinLaw, PartsLaw
 from privpub.tables.sums import sum_range
 
+if TYPE_CHECKING:
+    from privpub.alphabeta.mechanism import AlphaBeta
+    from privpub.alphabeta.multiview import MultiViewStep
 
-def estimate_sum(estimate: Any, cells: Any, weights: np.ndarray) -> tuple[float, float]:
+
+def estimate_sum(estimate: Callable[[SumCells], tuple[npt.ArrayLike, npt.ArrayLike]],
+                 cells: SumCells, weights: FloatArray) -> tuple[float, float]:
     """Σ_v w_v·Q̃_v with Σ_v w_v²·Var Q̃_v: the cells' estimates (``estimate``,
     the family's count estimator, on all cells at once) combined; the cells
     hold disjoint tuples, so their estimates are independent."""
@@ -50,8 +58,9 @@ def estimate_sum(estimate: Any, cells: Any, weights: np.ndarray) -> tuple[float,
             float(np.dot(w * w, np.asarray(variance, dtype=float))))
 
 
-def part_law(observed: Any, total: Any, keep: float, background: float, weights: np.ndarray,
-             n: int | None, extra: int, noise: Any = None, noise_sq: Any = None
+def part_law(observed: npt.ArrayLike, total: npt.ArrayLike, keep: float, background: float,
+             weights: FloatArray, n: int | None, extra: int,
+             noise: npt.ArrayLike | None = None, noise_sq: npt.ArrayLike | None = None
              ) -> BernsteinLaw:
     """The Bernstein law of one part's sum: cells whose tuples of I are kept with
     ``keep`` (further copies with keep − background) and whose other ``total``
@@ -59,8 +68,8 @@ def part_law(observed: Any, total: Any, keep: float, background: float, weights:
     Σ β(t), ``noise_sq`` = Σ β(t)² per cell)."""
     w = np.asarray(weights, dtype=float)
     total = np.asarray(total, dtype=float)
-    noise = background * total if noise is None else np.asarray(noise, dtype=float)
-    noise_sq = background * background * total if noise_sq is None else \
+    noise_v = background * total if noise is None else np.asarray(noise, dtype=float)
+    noise_sq_v = background * background * total if noise_sq is None else \
         np.asarray(noise_sq, dtype=float)
     slope = keep - background
     # A further copy adds slope(1 − slope) per unit of f²; a first record
@@ -71,14 +80,14 @@ def part_law(observed: Any, total: Any, keep: float, background: float, weights:
     low, high = sum_range(n, total, w, distinct=extra == 0)
     tops = count_top(n, total, extra)
     return BernsteinLaw(float(np.dot(w, np.asarray(observed, dtype=float))),
-                        float(np.dot(w, noise)), slope,
-                        float(np.dot(w * w, noise - noise_sq)), unit, bound,
+                        float(np.dot(w, noise_v)), slope,
+                        float(np.dot(w * w, noise_v - noise_sq_v)), unit, bound,
                         float(np.dot(w * w, tops)), bool(np.all(held >= 0) or np.all(held <= 0)),
                         low, high)
 
 
-def sum_law(mech: Any, cells: Any, weights: np.ndarray, value_range: tuple[float, float]
-            ) -> BernsteinLaw:
+def sum_law(mech: AlphaBeta, cells: SumCells, weights: FloatArray,
+            value_range: tuple[float, float]) -> BernsteinLaw:
     """One view's sum law (module docstring); with a source, β(t) by tuple."""
     n, extra = mech.n, mech.extra_records
     noise = noise_sq = None
@@ -93,7 +102,7 @@ def sum_law(mech: Any, cells: Any, weights: np.ndarray, value_range: tuple[float
     return _within(law, value_range)
 
 
-def views_sum_law(view: Any, cells: Any, weights: np.ndarray,
+def views_sum_law(view: MultiViewStep, cells: SumCells, weights: FloatArray,
                   value_range: tuple[float, float]) -> BernsteinLaw | PartsLaw:
     """View i of several (``view``, a MultiViewStep): the first view's law is one
     view's with (α+β, β) = (s, p_1); a later view's is its two parts' laws

@@ -55,6 +55,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+import numpy.typing as npt
+
 from privpub.core.estimate import Estimates, IntervalLaw
 
 
@@ -93,16 +96,35 @@ class CountIntervalLaw(IntervalLaw, Protocol):
         ...
 
 
+#: One number per cell (per value of the summed column).
+FloatArray = npt.NDArray[np.float64]
+
+
+class SumCells(Protocol):
+    """What a family reads of a sum's cells Q ∧ col = v (a
+    :class:`~privpub.tables.viewcounts.Counts` of arrays, one entry per value v)."""
+
+    @property
+    def n_view(self) -> FloatArray: ...
+
+    @property
+    def n_domain(self) -> FloatArray: ...
+
+    def domain_sum(self, weights: Sequence[FloatArray]) -> FloatArray: ...
+
+    def context(self, name: str) -> tuple[FloatArray, FloatArray]: ...
+
+
 @runtime_checkable
 class SumEstimator(Protocol):
     """Estimates a weighted sum of its cells' true counts (a column's sum)."""
 
-    def estimate_sum(self, cells: Any, weights: Any) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
         """(value, plug-in variance) of Σ_v weights[v]·Q_v(I), from the ``Counts`` of
         the cells Q ∧ col = v (arrays, one entry per value v)."""
         ...
 
-    def sum_law(self, cells: Any, weights: Any, value_range: tuple[float, float]
+    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
                 ) -> CountIntervalLaw:
         """The law the sum's interval is read from (exact or conservative, as its
         ``method`` says), the sum lying in ``value_range``."""
@@ -117,7 +139,7 @@ class RefusesSums(Protocol):
     sum_refusal: str
 
 
-def sum_refusal(mechanism: Any) -> str:
+def sum_refusal(mechanism: object) -> str:
     """Why ``mechanism`` estimates no sums (:class:`RefusesSums`), or a plain word."""
     if isinstance(mechanism, RefusesSums):
         return mechanism.sum_refusal

@@ -29,7 +29,13 @@ import numpy as np
 
 import privpub._core as _core
 from privpub.core import validate
-from privpub.core.capabilities import PrivacyRequest, StatedBound
+from privpub.core.capabilities import (
+    CountIntervalLaw,
+    FloatArray,
+    PrivacyRequest,
+    StatedBound,
+    SumCells,
+)
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import PRIVACY_PARAMETERS, Guarantee, Resolution, warn_if_weak
 from privpub.core.inputs import TableLike
@@ -280,12 +286,13 @@ class FRAPP:
         (:meth:`interval_law`) holds for every count."""
         return estimator.estimate(self, c)
 
-    def estimate_sum(self, cells: Counts, weights: Any) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
         """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v, unbiased, with its plug-in
         variance (:mod:`privpub.frapp.sums`)."""
         return sums.estimate_sum(self, cells, weights)
 
-    def sum_law(self, cells: Counts, weights: Any, value_range: tuple[float, float]) -> Any:
+    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+                ) -> CountIntervalLaw:
         """The sum's interval law: conservative, Bernstein's inequality
         (:mod:`privpub.frapp.sums`)."""
         return sums.sum_law(self, cells, weights, value_range)

@@ -26,50 +26,69 @@ M·|s| (f of one sign over the query's values, M = max |f|) or ≤ Σ_v f(v)²·
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from privpub.core.capabilities import FloatArray, SumCells
 from privpub.frapp.estimator import count_top, n_published
 from privpub.tables.sumlaw import BernsteinLaw
 
+if TYPE_CHECKING:
+    from privpub.frapp.mechanism import FRAPP
 
-def _terms(mech: Any, cells: Any, weights: np.ndarray) -> dict[str, Any]:
+
+@dataclass(frozen=True)
+class _Terms:
+    """The sums the estimator and the law read (module docstring's letters)."""
+
+    w: FloatArray
+    g: float
+    o: float
+    n: int
+    f_d: float
+    f2_d: float
+    bound: float
+    span: float
+    one_signed: bool
+    cap: float
+
+
+def _terms(mech: FRAPP, cells: SumCells, weights: FloatArray) -> _Terms:
     w = np.asarray(weights, dtype=float)
     n_domain = np.asarray(cells.n_domain, dtype=float)
     g, o = mech.gamma_frapp - mech.off_diagonal, mech.off_diagonal
     held = w[n_domain > 0]
-    return {"w": w, "g": g, "o": o, "n": n_published(mech),
-            "f_d": float(np.dot(w, n_domain)), "f2_d": float(np.dot(w * w, n_domain)),
-            "bound": float(np.abs(held).max(initial=0.0)),
-            "span": float(max(held.max(initial=0.0), 0.0) - min(held.min(initial=0.0), 0.0)),
-            "one_signed": bool(np.all(held >= 0) or np.all(held <= 0)),
-            "cap": float(np.dot(w * w, np.broadcast_to(count_top(mech, n_domain),
-                                                       n_domain.shape)))}
+    return _Terms(w, g, o, n_published(mech), float(np.dot(w, n_domain)),
+                  float(np.dot(w * w, n_domain)), float(np.abs(held).max(initial=0.0)),
+                  float(max(held.max(initial=0.0), 0.0) - min(held.min(initial=0.0), 0.0)),
+                  bool(np.all(held >= 0) or np.all(held <= 0)),
+                  float(np.dot(w * w, np.broadcast_to(count_top(mech, n_domain),
+                                                      n_domain.shape))))
 
 
-def _variance(t: dict[str, Any], s: float, squares: float) -> float:
-    g, o, n = t["g"], t["o"], t["n"]
-    return (g * (1 - g) * squares - 2 * g * o * t["f_d"] * s + n * o * t["f2_d"]
-            - n * o * o * t["f_d"] ** 2)
+def _variance(t: _Terms, s: float, squares: float) -> float:
+    g, o, n = t.g, t.o, t.n
+    return g * (1 - g) * squares - 2 * g * o * t.f_d * s + n * o * t.f2_d - n * o * o * t.f_d ** 2
 
 
-def estimate_sum(mech: Any, cells: Any, weights: np.ndarray) -> tuple[float, float]:
+def estimate_sum(mech: FRAPP, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
     """(S̃, plug-in variance) (module docstring)."""
     t = _terms(mech, cells, weights)
     view = np.asarray(cells.n_view, dtype=float)
-    value = (float(np.dot(t["w"], view)) - t["n"] * t["o"] * t["f_d"]) / t["g"]
-    squares = (float(np.dot(t["w"] ** 2, view)) - t["n"] * t["o"] * t["f2_d"]) / t["g"]
-    squares = min(max(squares, 0.0), t["cap"])
-    return value, max(_variance(t, value, squares), 0.0) / t["g"] ** 2
+    value = (float(np.dot(t.w, view)) - t.n * t.o * t.f_d) / t.g
+    squares = (float(np.dot(t.w ** 2, view)) - t.n * t.o * t.f2_d) / t.g
+    squares = min(max(squares, 0.0), t.cap)
+    return value, max(_variance(t, value, squares), 0.0) / t.g ** 2
 
 
-def sum_law(mech: Any, cells: Any, weights: np.ndarray, value_range: tuple[float, float]
-            ) -> BernsteinLaw:
+def sum_law(mech: FRAPP, cells: SumCells, weights: FloatArray,
+            value_range: tuple[float, float]) -> BernsteinLaw:
     """The Bernstein law of S_V (module docstring)."""
     t = _terms(mech, cells, weights)
-    g, o, n = t["g"], t["o"], t["n"]
-    return BernsteinLaw(float(np.dot(t["w"], np.asarray(cells.n_view, dtype=float))),
-                        n * o * t["f_d"], g, n * o * t["f2_d"] - n * o * o * t["f_d"] ** 2,
-                        g * (1 - g), t["bound"], t["cap"], t["one_signed"], *value_range,
-                        linear=-2 * g * o * t["f_d"], spread=t["span"])
+    g, o, n = t.g, t.o, t.n
+    return BernsteinLaw(float(np.dot(t.w, np.asarray(cells.n_view, dtype=float))),
+                        n * o * t.f_d, g, n * o * t.f2_d - n * o * o * t.f_d ** 2,
+                        g * (1 - g), t.bound, t.cap, t.one_signed, *value_range,
+                        linear=-2 * g * o * t.f_d, spread=t.span)

@@ -11,7 +11,8 @@ A release without such a column, or one that estimates no sums, shows none.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,9 +22,12 @@ from privpub.counting.query import Condition
 from privpub.report import html
 from privpub.tables.sums import summed_column
 
+if TYPE_CHECKING:
+    from privpub.tables.published import PublishedView
 
-def sums_block(release: Any, codes: np.ndarray | None, queries: list[dict[str, Any]],
-               hidden: list[str]) -> str:
+
+def sums_block(release: PublishedView, codes: np.ndarray | None,
+               queries: Sequence[Mapping[str, object]], hidden: Sequence[str]) -> str:
     """The block (empty when there is nothing to show); ``codes`` the data's
     tuple codes (None without the data), ``queries`` the card's sampled counts."""
     schema = release.schema
@@ -58,7 +62,8 @@ def sums_block(release: Any, codes: np.ndarray | None, queries: list[dict[str, A
         f"intervals {rows[0]['interval_method']} and {rows[1]['interval_method']}"))
 
 
-def _truths(release: Any, codes: np.ndarray, column: str, texts: list[str]) -> list[float]:
+def _truths(release: PublishedView, codes: np.ndarray, column: str, texts: list[str]
+            ) -> list[float]:
     """Each text's sum or average over the data's rows (distinct tuples when the
     release counts those), computed from the codes."""
     schema = release.schema
@@ -80,7 +85,7 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _literal(value: Any) -> str:
+def _literal(value: object) -> str:
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
     return repr(value.item() if isinstance(value, np.generic) else value)

@@ -34,8 +34,9 @@ import numpy as np
 
 import privpub._core as _core
 from privpub.core import validate
+from privpub.core.capabilities import FloatArray, SumCells
 from privpub.core.errors import ParameterError
-from privpub.core.estimate import Estimate, Estimates, PointLaw
+from privpub.core.estimate import Estimate, Estimates, PointLaw, check_level
 from privpub.core.guarantee import PRIVACY_PARAMETERS, Guarantee
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
@@ -56,10 +57,15 @@ EXACT, POINT = "exact: published unchanged", "point"
 
 
 @dataclass(frozen=True)
-class ExactLaw(PointLaw):
+class ExactLaw:
     """A figure the release publishes unchanged: the point, at every level."""
 
+    value: float
     method: str = POINT
+
+    def interval(self, level: float) -> tuple[float, float]:
+        check_level(level)
+        return self.value, self.value
 
 
 @dataclass(frozen=True)
@@ -211,12 +217,13 @@ class SPLUGen:
         return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.text,
                         notes=notes)
 
-    def estimate_sum(self, cells: Any, weights: Any) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
         """A sum over attributes published unchanged (the floor refuses one that reads
         a sensitive attribute): the published records' own sum, exact."""
         return float(np.dot(weights, np.asarray(cells.n_view, dtype=float))), 0.0
 
-    def sum_law(self, cells: Any, weights: Any, value_range: tuple[float, float]) -> Any:
+    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+                ) -> ExactLaw:
         """The published sum, a point at every level."""
         return ExactLaw(self.estimate_sum(cells, weights)[0])
 

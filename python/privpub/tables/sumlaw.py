@@ -41,11 +41,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from privpub.core.estimate import check_level
+from privpub.core.estimate import IntervalLaw, check_level
 from privpub.core.ranges import inconsistent
 
 #: Interval methods, as Estimate.interval_method reports them.
@@ -146,8 +145,8 @@ class RatioLaw:
     their ratio's range over the rectangle, within [``low``, ``high``] (the
     values' range; module docstring)."""
 
-    total: Any
-    count: Any
+    total: IntervalLaw
+    count: IntervalLaw
     low: float
     high: float
     method: str = RATIO

@@ -29,11 +29,11 @@ this module reads the view and the column, and puts the result in the one
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from privpub.core.capabilities import (
     CountEstimator,
@@ -82,7 +82,7 @@ def summed_column(schema: Schema, column: str, query: str) -> Summed:
     return Summed(column, values, present)
 
 
-def cell_counts(schema: Schema, rows: TableView, context: Any,
+def cell_counts(schema: Schema, rows: TableView, context: Mapping[str, np.ndarray],
                 queries: Sequence[tuple[Condition, str]]) -> list[Counts]:
     """For each (condition, column): the :class:`Counts` of its cells
     (condition ∧ column = v, one per value v of the column, as arrays), the
@@ -117,10 +117,12 @@ class _CellPlan:
     def reduce(self, grid: np.ndarray) -> np.ndarray:
         """A grid over A (flat, first slowest) to the cells: the condition's
         part summed onto the column's values."""
-        return np.sum(np.asarray(grid, dtype=float).reshape(self.shape) * self.mask,
-                      axis=self.others)
+        cells: np.ndarray = np.sum(np.asarray(grid, dtype=float).reshape(self.shape) * self.mask,
+                                   axis=self.others)
+        return cells
 
-    def counts(self, histogram: np.ndarray, rows: TableView, context: Any) -> Counts:
+    def counts(self, histogram: np.ndarray, rows: TableView,
+               context: Mapping[str, np.ndarray]) -> Counts:
         schema = self.schema
         ones = [np.ones(a.size) for a in schema]
 
@@ -142,7 +144,7 @@ class _CellPlan:
 def reduced(cells: Counts, weights: np.ndarray) -> Counts:
     """The counts of the cells' weighted sum (weights 0/1: the count query of
     the chosen cells): every count is linear in the cells."""
-    def total(x: Any) -> float:
+    def total(x: npt.ArrayLike) -> float:
         return float(np.dot(weights, np.asarray(x, dtype=float)))
 
     return Counts(total(cells.n_view), np.float64(total(cells.n_domain)),
@@ -150,7 +152,7 @@ def reduced(cells: Counts, weights: np.ndarray) -> Counts:
                   memo(lambda name: tuple(map(total, cells.context(name)))))
 
 
-def sum_range(n: int | None, n_domain: Any, weights: np.ndarray, distinct: bool
+def sum_range(n: int | None, n_domain: npt.ArrayLike, weights: np.ndarray, distinct: bool
               ) -> tuple[float, float]:
     """The sums the release allows over cells holding ``n_domain`` domain tuples:
     at most n records (None: not known), each a value the cells' domain tuples
@@ -168,7 +170,7 @@ def sum_range(n: int | None, n_domain: Any, weights: np.ndarray, distinct: bool
     return max(b[0] for b in bounds), min(b[1] for b in bounds)
 
 
-def sum_estimate(mech: Any, cond: Condition, summed: Summed, cells: Counts, counts: str,
+def sum_estimate(mech: object, cond: Condition, summed: Summed, cells: Counts, counts: str,
                  distinct: bool) -> Estimate:
     """``sum(col)`` or ``avg(col)`` (the condition's aggregate) from its cells,
     by the family's :class:`~privpub.core.capabilities.SumEstimator`."""
