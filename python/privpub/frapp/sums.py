@@ -34,6 +34,7 @@ import numpy as np
 from privpub.core.capabilities import FloatArray, SumCells
 from privpub.frapp.estimator import count_top, n_published
 from privpub.tables.sumlaw import BernsteinLaw
+from privpub.tables.sums import sum_range
 
 if TYPE_CHECKING:
     from privpub.frapp.mechanism import FRAPP
@@ -88,6 +89,9 @@ def sum_law(mech: FRAPP, cells: SumCells, weights: FloatArray,
     """The Bernstein law of S_V (module docstring)."""
     t = _terms(mech, cells, weights)
     g, o, n = t.g, t.o, t.n
+    low, high = sum_range(n, cells.n_domain, t.w,
+                          (mech.records or {}).get("duplicates") != "records")
+    value_range = (max(value_range[0], low), min(value_range[1], high))
     return BernsteinLaw(float(np.dot(t.w, np.asarray(cells.n_view, dtype=float))),
                         n * o * t.f_d, g, n * o * t.f2_d - n * o * o * t.f_d ** 2,
                         g * (1 - g), t.bound, t.cap, t.one_signed, *value_range,

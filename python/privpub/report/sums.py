@@ -51,9 +51,9 @@ def sums_block(release: PublishedView, codes: np.ndarray | None,
     cells = []
     for i, row in enumerate(rows):
         line = [f"<code>{html.text(row['query'])}</code>" + f" ({row['aggregate']} of "
-                f"{html.text(column)})", html.number(float(row["value"]), 6),
-                html.number(float(row["stderr"]), 4),
-                f"[{html.number(float(row['lo']), 6)}, {html.number(float(row['hi']), 6)}]"]
+                f"{html.text(column)})", html.number(row["value"], 6),
+                html.number(row["stderr"], 4),
+                f"[{html.number(row['lo'], 6)}, {html.number(row['hi'], 6)}]"]
         if truth is not None:
             line.append(html.number(truth[i], 6))
         cells.append(line)

@@ -192,10 +192,11 @@ def sum_estimate(mech: object, cond: Condition, summed: Summed, cells: Counts, c
                "view_sum": float(np.dot(f, cells.n_view)),
                "domain_sum": float(np.dot(f, cells.n_domain))}
     if kind == "sum":
+        stated = total_range if math.isfinite(total_range[1] - total_range[0]) else None
         return Estimate(float(total), math.sqrt(max(float(total_var), 0.0)),
                         f"sum of {summed.column} over {counts}",
                         "unbiased linear estimator (plug-in stderr)", total_law.method,
-                        total_law, query=cond.text, details=details, value_range=total_range)
+                        total_law, query=cond.text, details=details, value_range=stated)
     count, _ = mech.estimate_sum(cells, g)
     ratio = float(total) / float(count) if count > 0 else math.nan
     spread = mech.estimate_sum(cells, f - (0.0 if math.isnan(ratio) else ratio) * g)[1]
