@@ -331,17 +331,17 @@ class AlphaBeta:
         ``duplicates="records"`` with repeated tuples and with a source."""
         return estimator.interval_law(self, c)
 
-    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, cell_weights: FloatArray) -> tuple[float, float]:
         """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v, with its plug-in variance
         (:mod:`privpub.alphabeta.sums`: unbiased, the count estimator's linear
         combination)."""
-        return sums.estimate_sum(self.estimate, cells, weights)
+        return sums.estimate_sum(self.estimate, cells, cell_weights)
 
-    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+    def sum_law(self, cells: SumCells, cell_weights: FloatArray, value_range: tuple[float, float]
                 ) -> CountIntervalLaw:
         """The sum's interval law: conservative, Bernstein's inequality
         (:mod:`privpub.alphabeta.sums`)."""
-        return sums.sum_law(self, cells, weights, value_range)
+        return sums.sum_law(self, cells, cell_weights, value_range)
 
     @property
     def extra_records(self) -> int:

@@ -249,16 +249,16 @@ class MultiViewStep:
         change = (s - p_bg) * (1 - s + p_bg) - (s * (1 - s) - p_bg * (1 - p_bg))
         return further * change / (s - p_bg) ** 2
 
-    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, cell_weights: FloatArray) -> tuple[float, float]:
         """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v: the split estimator's
         linear combination (:mod:`privpub.alphabeta.sums`)."""
-        return sums.estimate_sum(self.estimate, cells, weights)
+        return sums.estimate_sum(self.estimate, cells, cell_weights)
 
-    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+    def sum_law(self, cells: SumCells, cell_weights: FloatArray, value_range: tuple[float, float]
                 ) -> CountIntervalLaw:
         """The sum's interval law: Bernstein's inequality on each part, the
         parts' intervals added (:mod:`privpub.alphabeta.sums`)."""
-        return sums.views_sum_law(self, cells, weights, value_range)
+        return sums.views_sum_law(self, cells, cell_weights, value_range)
 
     def interval_law(self, c: Counts) -> CountLaw | SplitLaw:
         """The law of Q(V_i) given the true count, with the view's counts

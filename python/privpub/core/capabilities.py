@@ -119,12 +119,12 @@ class SumCells(Protocol):
 class SumEstimator(Protocol):
     """Estimates a weighted sum of its cells' true counts (a column's sum)."""
 
-    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
-        """(value, plug-in variance) of Σ_v weights[v]·Q_v(I), from the ``Counts`` of
+    def estimate_sum(self, cells: SumCells, cell_weights: FloatArray) -> tuple[float, float]:
+        """(value, plug-in variance) of Σ_v cell_weights[v]·Q_v(I), from the ``Counts`` of
         the cells Q ∧ col = v (arrays, one entry per value v)."""
         ...
 
-    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+    def sum_law(self, cells: SumCells, cell_weights: FloatArray, value_range: tuple[float, float]
                 ) -> CountIntervalLaw:
         """The law the sum's interval is read from (exact or conservative, as its
         ``method`` says), the sum lying in ``value_range``."""

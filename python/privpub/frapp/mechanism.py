@@ -286,16 +286,16 @@ class FRAPP:
         (:meth:`interval_law`) holds for every count."""
         return estimator.estimate(self, c)
 
-    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, cell_weights: FloatArray) -> tuple[float, float]:
         """Σ_v w_v·Q_v(I) over the cells Q ∧ col = v, unbiased, with its plug-in
         variance (:mod:`privpub.frapp.sums`)."""
-        return sums.estimate_sum(self, cells, weights)
+        return sums.estimate_sum(self, cells, cell_weights)
 
-    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+    def sum_law(self, cells: SumCells, cell_weights: FloatArray, value_range: tuple[float, float]
                 ) -> CountIntervalLaw:
         """The sum's interval law: conservative, Bernstein's inequality
         (:mod:`privpub.frapp.sums`)."""
-        return sums.sum_law(self, cells, weights, value_range)
+        return sums.sum_law(self, cells, cell_weights, value_range)
 
     def interval_law(self, c: Counts) -> KeepLaw:
         """The law of Q(V) given the true count c, with Q(V) observed: Q(V) ~

@@ -217,15 +217,15 @@ class SPLUGen:
         return Estimate(float(n), 0.0, "records", EXACT, POINT, PointLaw(n), query=cond.text,
                         notes=notes)
 
-    def estimate_sum(self, cells: SumCells, weights: FloatArray) -> tuple[float, float]:
+    def estimate_sum(self, cells: SumCells, cell_weights: FloatArray) -> tuple[float, float]:
         """A sum over attributes published unchanged (the floor refuses one that reads
         a sensitive attribute): the published records' own sum, exact."""
-        return float(np.dot(weights, np.asarray(cells.n_view, dtype=float))), 0.0
+        return float(np.dot(cell_weights, np.asarray(cells.n_view, dtype=float))), 0.0
 
-    def sum_law(self, cells: SumCells, weights: FloatArray, value_range: tuple[float, float]
+    def sum_law(self, cells: SumCells, cell_weights: FloatArray, value_range: tuple[float, float]
                 ) -> ExactLaw:
         """The published sum, a point at every level."""
-        return ExactLaw(self.estimate_sum(cells, weights)[0])
+        return ExactLaw(self.estimate_sum(cells, cell_weights)[0])
 
     def hidden_attributes(self) -> list[str]:
         """The sensitive attributes: randomised within decoy groups, so none identifies
