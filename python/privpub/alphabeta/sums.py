@@ -32,7 +32,7 @@ and the ends added (Bonferroni), as for counts.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -41,18 +41,19 @@ from privpub.alphabeta.estimator import count_top
 from privpub.core.capabilities import FloatArray, SumCells
 from privpub.tables.sumlaw import BernsteinLaw, PartsLaw
 from privpub.tables.sums import sum_range
+from privpub.tables.viewcounts import Counts
 
 if TYPE_CHECKING:
     from privpub.alphabeta.mechanism import AlphaBeta
     from privpub.alphabeta.multiview import MultiViewStep
 
 
-def estimate_sum(estimate: Callable[[SumCells], tuple[npt.ArrayLike, npt.ArrayLike]],
+def estimate_sum(estimate: Callable[[Counts], tuple[npt.ArrayLike, npt.ArrayLike]],
                  cells: SumCells, weights: FloatArray) -> tuple[float, float]:
     """Σ_v w_v·Q̃_v with Σ_v w_v²·Var Q̃_v: the cells' estimates (``estimate``,
     the family's count estimator, on all cells at once) combined; the cells
     hold disjoint tuples, so their estimates are independent."""
-    value, variance = estimate(cells)
+    value, variance = estimate(cast(Counts, cells))  # (a Counts of arrays: tables.sums)
     w = np.asarray(weights, dtype=float)
     return (float(np.dot(w, np.asarray(value, dtype=float))),
             float(np.dot(w * w, np.asarray(variance, dtype=float))))

@@ -56,7 +56,7 @@ from privpub.viewfile.columns import codes_of
 EXACT, POINT = "exact: published unchanged", "point"
 
 
-@dataclass(frozen=True)
+@dataclass
 class ExactLaw:
     """A figure the release publishes unchanged: the point, at every level."""
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -207,7 +207,8 @@ class PublishedView(StoredView, Release):
         """Each condition's ``sum(col)`` or ``avg(col)`` (:mod:`privpub.tables.sums`),
         the view read in one histogram pass for the batch."""
         mech = self.mechanism_object()
-        columns = [summed_column(self.schema, c.aggregate[1], c.text) for c in conditions]
+        columns = [summed_column(self.schema, cast(str, c.aggregate[1]), c.text)
+                   for c in conditions]
         all_cells = cell_counts(self.schema, self.rows, self.context,
                                 [(c, s.column) for c, s in zip(conditions, columns, strict=True)])
         distinct = self.counts == "distinct tuples"

@@ -54,7 +54,7 @@ RATIO = "conservative: ratio (Bonferroni)"
 _STEPS = 100
 
 
-@dataclass(frozen=True)
+@dataclass
 class BernsteinLaw:
     """The conservative law of a sum's view statistic (module docstring):
     ``observed`` = S_V, E S_V = ``intercept`` + ``slope``·s, variance at most
@@ -117,7 +117,7 @@ class BernsteinLaw:
         return self._solve(check_level(level))[2]
 
 
-@dataclass(frozen=True)
+@dataclass
 class PartsLaw:
     """A sum of independent parts' sums: each part's interval at level
     1 − (1 − L)/2, the ends added (Bonferroni: all cover with probability ≥ L
@@ -139,7 +139,7 @@ class PartsLaw:
         return any(part.inconsistent(half) for part in self.parts)
 
 
-@dataclass(frozen=True)
+@dataclass
 class RatioLaw:
     """An average's law: a sum's law and a count's law, each at 1 − (1 − L)/2,
     their ratio's range over the rectangle, within [``low``, ``high``] (the
