@@ -35,6 +35,8 @@ NAMES = {
     "k": "prior bound as a multiple of the base rate, d = k·n/m",
     "ks": "a grid of k",
     "failure_probability": "probability that an error bound fails (ε of (ρ, ε)-usefulness)",
+    "remedy": "the requests that make a weak release useful, with their cost in privacy "
+              "(a usefulness warning's lead)",
     "relative_delta": "δ of (d, δ)-relative privacy (αβ, Appendix A)",
     "alpha": "αβ's retention probability α",
     "beta": "αβ's insertion probability β",

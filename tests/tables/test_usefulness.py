@@ -9,6 +9,7 @@ it); usefulness is weak when the bound is at least that."""
 
 import json
 import math
+import re
 import subprocess
 import sys
 import warnings
@@ -45,7 +46,8 @@ def test_the_survey_at_the_default_calibration_warns_with_its_figures(survey):
     assert f"±{bound:,.1f}" in message and "1,331.8 = n/|D| for religious (4 values" in message
     assert "n = 5,327 distinct tuples" in message
     assert "cannot tell typical counts from zero" in message
-    assert "smaller k or a larger γ" in message and "privpub plan" in message
+    assert message.startswith("αβ: to tell typical counts (1,331.8) from zero, ask for k = ")
+    assert "privpub plan" in message
     assert "coarser domains cannot do it" in message      # n/2 = 2,663.5 < the bound too
     claim = view.guarantee()[USEFUL]
     assert claim.holds and claim.weak
@@ -57,10 +59,52 @@ def test_the_survey_at_the_default_calibration_warns_with_its_figures(survey):
 def test_frapp_on_the_survey_warns_too(survey):
     df, schema = survey
     mech = privpub.FRAPP.for_privacy(schema, n=len(df), gamma=0.2, k=10)
-    with pytest.warns(privpub.UsefulnessWarning, match=r"FRAPP: the error bound ±4,458\.9 .* "
+    with pytest.warns(privpub.UsefulnessWarning, match=r"FRAPP: to tell typical counts .* the "
+                                                       r"error bound ±4,458\.9 .* "
                                                        r"≥ 1,591\.5 = n/\|D\| for religious"):
         view = mech.publish(df, seed=1, duplicates="records")
     assert view.guarantee()[USEFUL].weak
+
+
+def said(message: str, pattern: str) -> list[float]:
+    """The numbers of ``pattern`` (a regular expression with groups) in ``message``."""
+    return [float(x.replace(",", "")) for x in re.search(pattern, message).groups()]
+
+
+@pytest.mark.parametrize("family", [privpub.AlphaBeta, privpub.FRAPP])
+def test_the_warning_leads_with_the_request_that_makes_the_release_useful(survey, family):
+    """The warning leads with the largest k at the release's γ and the least γ at its
+    k whose bound tells typical counts from zero, each with its cost in privacy (ε
+    up, fewer adversaries protected); each, asked for, publishes without a
+    warning, and 2% beyond it warns again (the library's own verdict)."""
+    df, schema = survey
+    with pytest.warns(privpub.UsefulnessWarning) as caught:
+        family.for_privacy(schema, n=len(df), gamma=0.2, k=10).publish(df, seed=1,
+                                                                        duplicates="set")
+    (message,) = [str(w.message) for w in caught]
+    assert re.match(r"(αβ|FRAPP): to tell typical counts \(1,331\.8\) from zero, ask for k = ",
+                    message)
+    k, = said(message, r"ask for k = ([\d.]+) instead of 10 at γ = 0\.2")
+    d_new, d_old, eps_new, eps_old = said(
+        message, r"between d = ([\d.e-]+) and ([\d.e-]+) are no longer protected, "
+                 r"and ε = ([\d.]+) instead of ε = ([\d.]+)")
+    assert d_new < d_old and eps_new > eps_old and 1 <= k < 10
+    epsilon, = said(message, r"epsilon=([\d.]+)\)")
+    gamma, = said(message, r"or γ = ([\d.]+) instead of 0\.2 at k = 10")
+    assert 0.2 < gamma < 1
+    useful = [family.for_privacy(schema, n=len(df), gamma=0.2, k=k),
+              family.for_privacy(schema, n=len(df), gamma=0.2, epsilon=epsilon,
+                                 allow_prior_below_base_rate=True),
+              family.for_privacy(schema, n=len(df), gamma=gamma, k=10)]
+    for mech in useful:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", privpub.UsefulnessWarning)
+            mech.publish(df, seed=1, duplicates="set")
+    assert math.isclose(useful[1].d, d_new, rel_tol=0.01)
+    for mech in (family.for_privacy(schema, n=len(df), gamma=0.2, k=k * 1.02),
+                 family.for_privacy(schema, n=len(df), gamma=gamma / 1.02, k=10)):
+        with pytest.warns(privpub.UsefulnessWarning):
+            mech.publish(df, seed=1, duplicates="set")
 
 
 def test_a_bound_beyond_n_says_no_count_is_told_from_zero(survey):
@@ -176,7 +220,9 @@ def test_cli_prints_the_warning_on_stderr_and_inspect_shows_the_claim(survey, tm
     assert run.returncode == 0, run.stderr
     err = run.stderr.splitlines()
     block = [line for line in err if "typical counts" in line]
-    assert len(block) == 1 and block[0].startswith("warning: αβ: the error bound ±2,760.5")
+    assert len(block) == 1 and block[0].startswith("warning: αβ: to tell typical counts "
+                                                   "(1,331.8) from zero, ask for k = 2.29")
+    assert "the error bound ±2,760.5" in block[0]
     assert "1,331.8 = n/|D| for religious" in block[0]
     assert "UsefulnessWarning" not in run.stderr and "warnings.warn" not in run.stderr
     at = err.index(block[0])
@@ -195,7 +241,8 @@ def test_cli_prints_the_warning_on_stderr_and_inspect_shows_the_claim(survey, tm
                      "--duplicates", "records", "--seed", "1",
                      "--exact-domain", "age,yrs_married,children,affairs"]) == 0
     err = capsys.readouterr().err
-    assert "warning: FRAPP: the error bound ±4,458.9" in err and "UsefulnessWarning" not in err
+    assert "warning: FRAPP: to tell typical counts" in err and "±4,458.9" in err
+    assert "UsefulnessWarning" not in err
 
 
 def test_cli_does_not_warn_on_adult(tmp_path, capsys):

@@ -53,7 +53,9 @@ def publish(mech: AlphaBeta, data: TableLike | np.ndarray, seed: SeedLike,
     (view,) = run.chunks()
     released = PublishedView(as_schema_codes(mech.schema, view), mech.schema, mech.name,
                              _released(mech, records, facts, run.revealed()), rand.policy)
-    warn_if_weak(released.mechanism_object().resolution(), stacklevel=3)  # AlphaBeta's caller
+    stated = released.mechanism_object()
+    warn_if_weak(stated.resolution(), stacklevel=3,  # AlphaBeta's caller
+                 remedy=stated.usefulness_remedy)
     return released
 
 
@@ -88,7 +90,9 @@ def publish_to_parquet(mech: AlphaBeta, data: TableLike | np.ndarray,
     write_view(path, mech.schema, batches(), metadata, overwrite=overwrite, inputs=inputs,
                sign=key)
     released = PublishedView.open(path, trust=None if key is None else key.public_key())
-    warn_if_weak(released.mechanism_object().resolution(), stacklevel=3)  # AlphaBeta's caller
+    stated = released.mechanism_object()
+    warn_if_weak(stated.resolution(), stacklevel=3,  # AlphaBeta's caller
+                 remedy=stated.usefulness_remedy)
     return released
 
 

@@ -113,9 +113,10 @@ def _summary(frame: Any) -> Any:
     keep["MB"] = (number["bytes"] / 1e6).round(2)
     keep["rows"] = number["rows"].round()
     keep["error_bound"] = number["error_bound"].round(1)
+    keep["epsilon"] = pd.to_numeric(keep["epsilon"], errors="coerce").round(2)
     keep["reason"] = keep["reason"].fillna("").str.slice(0, 60)
     columns = ["mechanism", "sensitive", "k", "gamma", "group_size", "feasible", "alpha",
-               "beta", "error_bound", "rows", "MB", "reason"]
+               "beta", "error_bound", "epsilon", "rows", "MB", "reason"]
     shown = keep[[c for c in columns if c in keep]]
     # Blank cells for the terminal: object columns, as numbers cannot hold "".
     return shown.dropna(axis=1, how="all").astype(object).fillna("")
@@ -129,7 +130,8 @@ def report_weak_usefulness(view: Any, table: Any, schema: Schema, args: argparse
     from privpub.core.planners import planners
     from privpub.planning import DEFAULT_GAMMAS, DEFAULT_KS, plan
 
-    resolution = view.mechanism_object().resolution()
+    stated = view.mechanism_object()
+    resolution = stated.resolution()
     if resolution is None or not resolution.weak:
         return
     found = plan(table.select(list(schema.names)), schema=schema,
@@ -139,7 +141,7 @@ def report_weak_usefulness(view: Any, table: Any, schema: Schema, args: argparse
                  failure_probability=args.failure_probability,
                  duplicates=args.duplicates or "set")
     lines = found.alternatives(view.mechanism, calibration, args.k, args.gamma)
-    print(f"warning: {resolution.warning()}", file=sys.stderr)
+    print(f"warning: {resolution.warning(stated.usefulness_remedy())}", file=sys.stderr)
     print(f"  `privpub plan` finds {'these' if lines else 'no'} requests for this table with a "
           f"bound below {resolution.typical:,.1f}" + (":" if lines else " in its grid"),
           file=sys.stderr)

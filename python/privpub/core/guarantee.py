@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,12 +184,19 @@ class Resolution:
                 f"count n/|D| is within the bound for {shown}; it exceeds the bound for "
                 f"{', '.join(kept)}.")
 
-    def warning(self) -> str:
-        """The text of the :class:`UsefulnessWarning` of a weak release."""
-        return (f"{self.mechanism}: the error bound ±{self.bound:,.1f} (each query, w.p. ≥ "
-                f"{1 - self.failure_probability:g}) {self._failure()}; the guarantee says "
-                "usefulness "
-                f"holds only weakly. A bound below {self.typical:,.1f} would "
+    def warning(self, remedy: str | None = None) -> str:
+        """The text of the :class:`UsefulnessWarning` of a weak release. ``remedy``
+        (:func:`privpub.core.useful.remedy`: the requests that make the release
+        useful and their cost in privacy) leads it when given."""
+        figures = (f"the error bound ±{self.bound:,.1f} (each query, w.p. ≥ "
+                   f"{1 - self.failure_probability:g}) {self._failure()}; the guarantee says "
+                   "usefulness holds only weakly")
+        if remedy is not None:
+            return (f"{self.mechanism}: to tell typical counts ({self.typical:,.1f}) from "
+                    f"zero, ask for {remedy}. As published, {figures}. Other routes: another "
+                    "mechanism or αβ calibration (privpub.plan(table) and `privpub plan "
+                    f"--input FILE` give each one's bound); {self._domain_advice()}.")
+        return (f"{self.mechanism}: {figures}. A bound below {self.typical:,.1f} would "
                 "resolve them: a smaller k or a larger γ, or another mechanism or αβ "
                 "calibration (privpub.plan(table) and `privpub plan --input FILE` give "
                 f"each one's bound); {self._domain_advice()}.")
@@ -214,11 +221,14 @@ def usefulness_claim(statement: str, source: str, resolution: Resolution) -> Cla
                  weak=resolution.weak)
 
 
-def warn_if_weak(resolution: Resolution | None, stacklevel: int = 2) -> None:
+def warn_if_weak(resolution: Resolution | None, stacklevel: int = 2,
+                 remedy: Callable[[], str | None] | None = None) -> None:
     """A :class:`UsefulnessWarning` when a release's usefulness is weak
-    (``stacklevel`` as for :func:`warnings.warn`, counted from the caller)."""
+    (``stacklevel`` as for :func:`warnings.warn`, counted from the caller),
+    led by ``remedy()`` (asked only then) when given."""
     if resolution is not None and resolution.weak:
-        warnings.warn(resolution.warning(), UsefulnessWarning, stacklevel=stacklevel + 1)
+        warnings.warn(resolution.warning(None if remedy is None else remedy()),
+                      UsefulnessWarning, stacklevel=stacklevel + 1)
 
 
 #: The parameters of (d, γ)-privacy, (ρ, ε)-usefulness and record publication that the

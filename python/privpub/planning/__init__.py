@@ -94,8 +94,8 @@ def expected_view_size(mech: Any, n_distinct: int | None = None
 COLUMNS = ("mechanism", "calibration", "sensitive", "k", "gamma", "d", "group_size", "feasible",
            "reason", "library_error", "alpha", "beta", "gamma_frapp", "error_bound",
            "typical_count", "weak_usefulness", "splu_utility_threshold", "splu_small_sum_privacy",
-           "rows", "rows_stderr", "bytes", "largest_k", "least_gamma", "largest_group_size",
-           "claims_not_met")
+           "epsilon", "rows", "rows_stderr", "bytes", "largest_k", "least_gamma",
+           "largest_group_size", "claims_not_met")
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,12 @@ class Plan:
     FRAPP, per calibration and γ, the largest accepted k ≥ 1 — or > 0 when
     priors below the base rate were allowed — as ``largest_k``, and the largest
     accepted k of any size as ``largest_k_any``; for SPLU-Gen, per sensitive
-    set, the largest eligible γ)."""
+    set, the largest eligible γ). A (k, γ) region also holds, per γ, the largest
+    accepted k whose bound tells the typical count from zero (``largest_useful_k``,
+    None: none does) and that request's ε (``useful_epsilon``); each row's
+    ``epsilon`` is its parameters' pure-DP ε under replacement of one tuple (None:
+    none finite), whether or not the claim holds for the data (its
+    ``claims_not_met`` say)."""
 
     n: int
     m: int

@@ -39,7 +39,10 @@ def explain_grid(p: Plan, mechanism: str) -> str:
     name = label if main is None else f"{label} (calibration {main!r})"
     floor = "k ≥ 1" if all(r["largest_k"] is None or r["largest_k"] >= 1 for r in region) \
         else "k"
-    lines = [f"{name}: the largest feasible {floor} by γ: " + "; ".join(
+    useful, leads = _useful_lead(p, name, mechanism, main, region)
+    lines = [f"{name}: {useful}"] if leads else []
+    lines += [("For privacy alone" if leads else name) + f": the largest feasible {floor} by "
+              "γ: " + "; ".join(
         f"γ = {r['gamma']:g}: " + ("none" if r["largest_k"] is None else f"{r['largest_k']:.4g}")
         for r in region) + "."]
     # Dense: no k ≥ 1 at some γ (whether or not smaller k were allowed).
@@ -63,6 +66,8 @@ def explain_grid(p: Plan, mechanism: str) -> str:
                          f"the typical count {weak[0]['typical_count']:,.1f} (n/|D| for the "
                          "attribute with the fewest values), so the release could not tell "
                          "typical counts from zero: usefulness only weak (weak_usefulness).")
+            if not leads:
+                lines.append(useful[0].upper() + useful[1:])
     for other in calibrations:
         if other != main:
             lines.append(f"Calibration {other!r}: largest feasible k by γ: " + "; ".join(
@@ -70,6 +75,55 @@ def explain_grid(p: Plan, mechanism: str) -> str:
                 + ("none" if r["largest_k"] is None else f"{r['largest_k']:.4g}")
                 for r in regions if r["calibration"] == other) + ".")
     return " ".join(lines)
+
+
+def _useful_lead(p: Plan, name: str, mechanism: str, main: str | None,
+                 region: list[dict[str, Any]]) -> tuple[str, bool]:
+    """Where some accepted request cannot tell the typical count from zero (most of the
+    grid on an office-size table): by γ, the largest k whose bound can, with its prior
+    bound and ε (said once when every γ's is the same, as αβ's exclusive calibration
+    makes it), and what that costs in privacy against the accepted request nearest the
+    default k = 10, γ = 0.2; and whether that request is weak (then the paragraph leads
+    with this). ("", False) when every accepted request is useful."""
+    feasible = [r for r in p.rows if r["mechanism"] == mechanism and r["calibration"] == main
+                and r["feasible"]]
+    weak = [r for r in feasible if r["weak_usefulness"]]
+    if not weak:
+        return "", False
+    near = min(feasible, key=lambda r: (abs(math.log(r["k"] / 10)), abs(r["gamma"] - 0.2)))
+    useful = [r for r in region if r.get("largest_useful_k") is not None]
+    losses = [r["useful_epsilon"] for r in useful]
+    one = (bool(losses) and None not in losses
+           and max(losses) - min(losses) <= 1e-3 * max(losses))
+    said = []
+    for r in region:
+        k = r.get("largest_useful_k")
+        if k is None:
+            said.append(f"γ = {r['gamma']:g}: none")
+            continue
+        loss = "" if one else ", " + _loss(r["useful_epsilon"])
+        said.append(f"γ = {r['gamma']:g}: k ≤ {k:.3g} (d = {k * p.density:.3g}{loss})")
+    text = (f"to tell the typical count {weak[0]['typical_count']:,.1f} (n/|D| for the "
+            "attribute with the fewest values) from zero, ask for ")
+    if one:
+        text += (f"ε ≥ {losses[0]:.3g} (for_privacy(gamma=γ, epsilon={losses[0]:.4g})); by γ, "
+                 "that is: ")
+    text += "; ".join(said) + "."
+    if not useful:
+        text += (" No k does at any γ planned: try a larger γ, coarser domains or another "
+                 "mechanism.")
+    elif near["weak_usefulness"]:
+        text += (f" The cost in privacy: adversaries whose prior exceeds that d are no "
+                 f"longer protected, and {_loss(losses[0] if one else None)} against the "
+                 f"{_loss(near['epsilon'])} of k = {near['k']:g}, γ = {near['gamma']:g}, "
+                 "which cannot.")
+    else:
+        text += f" (k = {near['k']:g}, γ = {near['gamma']:g} does, at {_loss(near['epsilon'])}.)"
+    return text, bool(near["weak_usefulness"])
+
+
+def _loss(epsilon: float | None) -> str:
+    return "no finite ε" if epsilon is None else f"ε = {epsilon:.3g}"
 
 
 def _dense(p: Plan, label: str, mechanism: str, worst: dict[str, Any],

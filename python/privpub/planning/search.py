@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from privpub.core.errors import ParameterError
+from privpub.core.useful import computed_epsilon, edge, largest_useful_k
 from privpub.planning.explain import explain_grid
 from privpub.planning.facts import TableFacts
 
 if TYPE_CHECKING:
     from privpub.planning import Plan
 
-#: γ over (0, 1): 80 halvings leave a relative gap far below the digits shown).
-STEPS = 80
 #: Smallest k searched when priors below the base rate are allowed.
 TINY_K = 1e-9
 
@@ -30,21 +29,6 @@ def _accepts(build: Callable[[], Any]) -> bool:
     except ParameterError:
         return False
     return True
-
-
-def _edge(ok: Callable[[Any], bool], good: float, bad: float, scale: str) -> Any:
-    """The last accepted value between ``good`` (accepted) and ``bad`` (refused),
-    by bisection (``scale``: "linear", "log" or "integer"): the region's edge as
-    the library draws it, not a formula."""
-    for _ in range(STEPS):
-        if scale == "integer":
-            mid = (good + bad) // 2
-        else:
-            mid = math.sqrt(good * bad) if scale == "log" else (good + bad) / 2
-        if mid in (good, bad):
-            break
-        good, bad = (mid, bad) if ok(mid) else (good, mid)
-    return good
 
 
 def _largest_k(family: Any, variant: str | None, facts: TableFacts, gamma: float,
@@ -59,7 +43,7 @@ def _largest_k(family: Any, variant: str | None, facts: TableFacts, gamma: float
     top = facts.m / facts.n
     if top <= TINY_K or not ok(TINY_K):
         return None
-    return _edge(ok, TINY_K, top, "log")
+    return edge(ok, TINY_K, top, "log")
 
 
 def _least_gamma(family: Any, variant: str | None, facts: TableFacts, k: float,
@@ -72,7 +56,7 @@ def _least_gamma(family: Any, variant: str | None, facts: TableFacts, k: float,
     top, bottom = 1 - 1e-12, 1e-12
     if not ok(top):
         return None
-    return bottom if ok(bottom) else _edge(ok, top, bottom, "linear")
+    return bottom if ok(bottom) else edge(ok, top, bottom, "linear")
 
 
 # ---- the grid ---------------------------------------------------------------------------------
@@ -95,7 +79,7 @@ class Search:
     """The plan's grid and search, handed to each family's ``plan_rows``."""
 
     accepts = staticmethod(_accepts)
-    edge = staticmethod(_edge)
+    edge = staticmethod(edge)
 
     @staticmethod
     def explain_grid(p: Plan, mechanism: str) -> str:
@@ -115,10 +99,37 @@ class Search:
             largest = {g: k if k is not None and (k >= 1 or request.allow) else None
                        for g, k in edges.items()}
             rows.extend(_grid_rows(family, variant, facts, request, largest))
-            regions.extend({"mechanism": family.name, "calibration": variant, "gamma": g,
-                            "largest_k": largest[g], "largest_k_any": edges[g]}
-                           for g in request.gammas)
+            for g in request.gammas:
+                useful = _largest_useful_k(family, variant, facts, g, request, largest[g])
+                regions.append({"mechanism": family.name, "calibration": variant, "gamma": g,
+                                "largest_k": largest[g], "largest_k_any": edges[g],
+                                "largest_useful_k": None if useful is None else useful.k,
+                                "useful_epsilon": None if useful is None else
+                                _finite(useful.epsilon)})
         return rows, regions
+
+
+def _largest_useful_k(family: Any, variant: str | None, facts: TableFacts, gamma: float,
+                      request: Request, top: float | None) -> Any:
+    """The largest accepted k at γ (``top``: the region's, k ≥ 1 unless allowed) whose
+    release's bound tells the typical count from zero, as a
+    :class:`~privpub.core.useful.UsefulRequest` with its ε (None: none is)."""
+    fp, allow = request.failure_probability, request.allow
+    least = TINY_K if allow else 1.0
+    if top is None or top < least:
+        return None
+
+    def build(k: float, g: float) -> Any:
+        return family.released(family.build(facts, variant, k, g, fp, allow), facts, g, fp,
+                               allow)
+
+    typical = build(top, gamma).resolution().typical
+    return largest_useful_k(build, gamma, typical, least, top)
+
+
+def _finite(value: float) -> float | None:
+    """A privacy loss as a plan states it (None: no finite ε)."""
+    return None if math.isinf(value) else value
 
 
 def _refusal(family: Any, variant: str | None, facts: TableFacts, k: float, gamma: float,
@@ -169,12 +180,12 @@ def _grid_rows(family: Any, variant: str | None, facts: TableFacts, request: Req
                                                     facts.distinct or facts.published)
             # The release states n, and the bound, for the records published.
             released = family.released(mech, facts, gamma, fp, allow)
-            resolution = released.resolution()
+            resolution, guarantee = released.resolution(), released.guarantee()
             rows.append(row | {
                 "feasible": True, **family.grid_parameters(mech),
                 "error_bound": released.error_bound(), "typical_count": resolution.typical,
                 "weak_usefulness": resolution.weak, "rows": expected, "rows_stderr": stderr,
                 "bytes": family.view_bytes(mech, expected),
-                "claims_not_met": [c.name for c in released.guarantee().claims
-                                   if not c.holds]})
+                "epsilon": _finite(computed_epsilon(guarantee)),
+                "claims_not_met": [c.name for c in guarantee.claims if not c.holds]})
     return rows
