@@ -36,6 +36,7 @@ repeat a tuple:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -65,7 +66,7 @@ from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike
-from privpub.core.useful import remedy, request, useful_requests
+from privpub.core.useful import release_remedy
 from privpub.domain.schema import Schema
 from privpub.tables.records import check_record_facts, counted
 
@@ -285,27 +286,14 @@ class AlphaBeta:
 
     def usefulness_remedy(self) -> str | None:
         """When this release's usefulness is weak: the largest k at its γ and the least
-        γ at its k that make it useful, each with its cost in privacy
-        (:func:`privpub.core.useful.remedy`), searched over :meth:`for_privacy` with
-        this release's calibration, n and records. None when there is none, or the
-        mechanism was not built for a (d, γ) request by a calibration (or has a source)."""
-        resolution = self.resolution()
-        if (resolution is None or not resolution.weak or self.d is None or self.gamma is None
-                or self.calibration is None or self.source is not None):
+        γ at its k that make it useful, each with its cost in privacy, searched over
+        :meth:`for_privacy` with this release's calibration
+        (:func:`privpub.core.useful.release_remedy`). None when there is none, or the
+        mechanism was not built by a calibration (or has a source)."""
+        if self.calibration is None or self.source is not None:
             return None
-        given = (self.records or {}).get("records_given", self.n)
-
-        def build(k: float, gamma: float) -> AlphaBeta:
-            mech = AlphaBeta.for_privacy(
-                self.schema, n=given, gamma=gamma, k=k,
-                failure_probability=self.failure_probability, calibration=self.calibration,
-                allow_prior_below_base_rate=self.allow_prior_below_base_rate)
-            return mech.with_records(self.n, self.records) if self.records else mech
-
-        k = self.d * self.schema.size / given
-        least_k = 1e-9 if self.allow_prior_below_base_rate else 1.0
-        return remedy(request(build, k, self.gamma),
-                      *useful_requests(build, k, self.gamma, resolution.typical, least_k))
+        return release_remedy(self, functools.partial(AlphaBeta.for_privacy,
+                                                      calibration=self.calibration))
 
     def error_bound(self) -> float | None:
         """The per-query (ρ, ε) bound ρ√n when n is known

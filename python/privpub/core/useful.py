@@ -151,3 +151,26 @@ def remedy(current: UsefulRequest, by_k: UsefulRequest | None,
             f"{by_gamma.gamma:.3g}, and {_epsilon(by_gamma.epsilon)} instead of "
             f"{_epsilon(current.epsilon)}")
     return "; or ".join(said) if said else None
+
+
+def release_remedy(mech: Any, for_privacy: Callable[..., Any]) -> str | None:
+    """:func:`remedy` for a release ``mech`` of a (k, γ) family whose usefulness is weak,
+    searched over ``for_privacy`` (the family's constructor, with any option of its
+    own bound, e.g. αβ's calibration) at the release's n, records, failure
+    probability and prior floor. None when usefulness is not weak, when the release
+    states no (d, γ) request, or when no k or γ makes it useful."""
+    resolution = mech.resolution()
+    if resolution is None or not resolution.weak or mech.d is None or mech.gamma is None:
+        return None
+    given = (mech.records or {}).get("records_given", mech.n)
+
+    def build(k: float, gamma: float) -> Any:
+        built = for_privacy(mech.schema, n=given, gamma=gamma, k=k,
+                            failure_probability=mech.failure_probability,
+                            allow_prior_below_base_rate=mech.allow_prior_below_base_rate)
+        return built.with_records(mech.n, mech.records) if mech.records else built
+
+    k = mech.d * mech.schema.size / given
+    least_k = 1e-9 if mech.allow_prior_below_base_rate else 1.0
+    return remedy(request(build, k, mech.gamma),
+                  *useful_requests(build, k, mech.gamma, resolution.typical, least_k))

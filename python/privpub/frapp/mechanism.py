@@ -42,7 +42,7 @@ from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.renamed import renamed_keywords
 from privpub.core.seeding import RandomSource, SeedLike, resolve_seed
-from privpub.core.useful import remedy, request, useful_requests
+from privpub.core.useful import release_remedy
 from privpub.domain.schema import Schema
 from privpub.frapp import claims, estimator, sums
 from privpub.frapp.accounting import (
@@ -274,26 +274,9 @@ class FRAPP:
 
     def usefulness_remedy(self) -> str | None:
         """When this release's usefulness is weak: the largest k at its γ and the least
-        γ at its k that make it useful, each with its cost in privacy
-        (:func:`privpub.core.useful.remedy`), searched over :meth:`for_privacy` with
-        this release's n and records. None when there is none, or the mechanism was
-        not built for a (d, γ) request."""
-        resolution = self.resolution()
-        if resolution is None or not resolution.weak or self.d is None or self.gamma is None:
-            return None
-        given = (self.records or {}).get("records_given", self.n)
-
-        def build(k: float, gamma: float) -> FRAPP:
-            mech = FRAPP.for_privacy(
-                self.schema, n=given, gamma=gamma, k=k,
-                failure_probability=self.failure_probability,
-                allow_prior_below_base_rate=self.allow_prior_below_base_rate)
-            return mech.with_records(self.n, self.records) if self.records else mech
-
-        k = self.d * self.schema.size / given
-        least_k = 1e-9 if self.allow_prior_below_base_rate else 1.0
-        return remedy(request(build, k, self.gamma),
-                      *useful_requests(build, k, self.gamma, resolution.typical, least_k))
+        γ at its k that make it useful, each with its cost in privacy, searched over
+        :meth:`for_privacy` (:func:`privpub.core.useful.release_remedy`)."""
+        return release_remedy(self, FRAPP.for_privacy)
 
     def resolution(self) -> Resolution | None:
         """Which counts the error bound tells from zero, when n is known
