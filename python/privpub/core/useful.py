@@ -16,12 +16,12 @@ with the plan's search (:mod:`privpub.planning.search`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from privpub.core.errors import ParameterError
-from privpub.core.guarantee import INDISTINGUISHABILITY, Guarantee
+from privpub.core.guarantee import INDISTINGUISHABILITY, Guarantee, Resolution
 
 #: Bisection steps of a region's edge (γ over (0, 1): 80 halvings leave a relative gap
 #: far below the digits shown).
@@ -33,11 +33,45 @@ USEFUL_STEPS = 24
 TOP_GAMMA = 1 - 1e-9
 
 
-def edge(ok: Callable[[Any], bool], good: float, bad: float, scale: str,
-         steps: int = STEPS) -> Any:
+class BuiltRelease(Protocol):
+    """What the search reads of a release a (k, γ) family builds for a request."""
+
+    d: float | None
+
+    def error_bound(self) -> float | None: ...
+
+    def guarantee(self) -> Guarantee: ...
+
+
+class Domain(Protocol):
+    size: int
+
+
+class StatedRequest(BuiltRelease, Protocol):
+    """What :func:`release_remedy` reads of a release: its request and how it was built."""
+
+    schema: Domain
+    gamma: float | None
+    n: int | None
+    records: Mapping[str, Any] | None
+    failure_probability: float
+    allow_prior_below_base_rate: bool
+
+    def resolution(self) -> Resolution | None: ...
+
+    def with_records(self, n: int, records: Mapping[str, object]) -> StatedRequest: ...
+
+
+#: A family's release for a request (k, γ), or its ParameterError.
+Build = Callable[[float, float], BuiltRelease]
+
+
+def edge(ok: Callable[[float], bool], good: float, bad: float, scale: str,
+         steps: int = STEPS) -> float:
     """The last accepted value between ``good`` (accepted) and ``bad`` (refused),
-    by bisection (``scale``: "linear", "log" or "integer"): a region's edge as
-    the library draws it, not a formula."""
+    by bisection (``scale``: "linear", "log" or "integer"; with "integer" and
+    integer ends, every value tried, and the one returned, is an integer): a
+    region's edge as the library draws it, not a formula."""
     for _ in range(steps):
         if scale == "integer":
             mid = (good + bad) // 2
@@ -61,10 +95,14 @@ class UsefulRequest:
     epsilon: float
 
 
-def request(build: Callable[[float, float], Any], k: float, gamma: float) -> UsefulRequest:
+def request(build: Build, k: float, gamma: float) -> UsefulRequest:
     """The release ``build(k, γ)`` gives (its ParameterError passes through), as a request."""
     mech = build(k, gamma)
-    return UsefulRequest(k, gamma, mech.d, mech.error_bound(), computed_epsilon(mech.guarantee()))
+    d, bound = mech.d, mech.error_bound()
+    if d is None or bound is None:
+        raise ParameterError(f"a release for k = {k:g}, γ = {gamma:g} states no prior bound d "
+                             "or no error bound (it has no n)")
+    return UsefulRequest(k, gamma, d, bound, computed_epsilon(mech.guarantee()))
 
 
 def computed_epsilon(guarantee: Guarantee) -> float:
@@ -78,15 +116,16 @@ def computed_epsilon(guarantee: Guarantee) -> float:
     return math.inf
 
 
-def _useful(build: Callable[[float, float], Any], k: float, gamma: float,
+def _useful(build: Build, k: float, gamma: float,
             typical: float) -> bool:
     try:
-        return build(k, gamma).error_bound() < typical
+        bound = build(k, gamma).error_bound()
     except ParameterError:
         return False
+    return bound is not None and bound < typical
 
 
-def largest_useful_k(build: Callable[[float, float], Any], gamma: float, typical: float,
+def largest_useful_k(build: Build, gamma: float, typical: float,
                      least_k: float, top: float) -> UsefulRequest | None:
     """The largest k in [``least_k``, ``top``] at γ whose release (``build(k, γ)``)
     has a bound below ``typical`` (``top`` itself when its bound is), as a request
@@ -101,7 +140,7 @@ def largest_useful_k(build: Callable[[float, float], Any], gamma: float, typical
     return request(build, shown if shown >= least_k else found, gamma)
 
 
-def useful_requests(build: Callable[[float, float], Any], k: float, gamma: float,
+def useful_requests(build: Build, k: float, gamma: float,
                     typical: float, least_k: float
                     ) -> tuple[UsefulRequest | None, UsefulRequest | None]:
     """For the request (k, γ), whose bound does not tell ``typical`` from zero: the
@@ -153,22 +192,24 @@ def remedy(current: UsefulRequest, by_k: UsefulRequest | None,
     return "; or ".join(said) if said else None
 
 
-def release_remedy(mech: Any, for_privacy: Callable[..., Any]) -> str | None:
+def release_remedy(mech: StatedRequest, for_privacy: Callable[..., StatedRequest]
+                   ) -> str | None:
     """:func:`remedy` for a release ``mech`` of a (k, γ) family whose usefulness is weak,
     searched over ``for_privacy`` (the family's constructor, with any option of its
     own bound, e.g. αβ's calibration) at the release's n, records, failure
     probability and prior floor. None when usefulness is not weak, when the release
     states no (d, γ) request, or when no k or γ makes it useful."""
     resolution = mech.resolution()
-    if resolution is None or not resolution.weak or mech.d is None or mech.gamma is None:
+    if (resolution is None or not resolution.weak or mech.n is None or mech.d is None
+            or mech.gamma is None):
         return None
-    given = (mech.records or {}).get("records_given", mech.n)
+    n, given = mech.n, (mech.records or {}).get("records_given", mech.n)
 
-    def build(k: float, gamma: float) -> Any:
+    def build(k: float, gamma: float) -> StatedRequest:
         built = for_privacy(mech.schema, n=given, gamma=gamma, k=k,
                             failure_probability=mech.failure_probability,
                             allow_prior_below_base_rate=mech.allow_prior_below_base_rate)
-        return built.with_records(mech.n, mech.records) if mech.records else built
+        return built.with_records(n, mech.records) if mech.records else built
 
     k = mech.d * mech.schema.size / given
     least_k = 1e-9 if mech.allow_prior_below_base_rate else 1.0
