@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from privpub.core.errors import ParameterError
 from privpub.core.guarantee import INDISTINGUISHABILITY, Guarantee, Resolution
@@ -36,7 +36,8 @@ TOP_GAMMA = 1 - 1e-9
 class BuiltRelease(Protocol):
     """What the search reads of a release a (k, γ) family builds for a request."""
 
-    d: float | None
+    @property
+    def d(self) -> float | None: ...
 
     def error_bound(self) -> float | None: ...
 
@@ -44,18 +45,25 @@ class BuiltRelease(Protocol):
 
 
 class Domain(Protocol):
-    size: int
+    @property
+    def size(self) -> int: ...
 
 
 class StatedRequest(BuiltRelease, Protocol):
     """What :func:`release_remedy` reads of a release: its request and how it was built."""
 
-    schema: Domain
-    gamma: float | None
-    n: int | None
-    records: Mapping[str, Any] | None
-    failure_probability: float
-    allow_prior_below_base_rate: bool
+    @property
+    def schema(self) -> Domain: ...
+    @property
+    def gamma(self) -> float | None: ...
+    @property
+    def n(self) -> int | None: ...
+    @property
+    def records(self) -> Mapping[str, object] | None: ...
+    @property
+    def failure_probability(self) -> float: ...
+    @property
+    def allow_prior_below_base_rate(self) -> bool: ...
 
     def resolution(self) -> Resolution | None: ...
 
@@ -203,7 +211,8 @@ def release_remedy(mech: StatedRequest, for_privacy: Callable[..., StatedRequest
     if (resolution is None or not resolution.weak or mech.n is None or mech.d is None
             or mech.gamma is None):
         return None
-    n, given = mech.n, (mech.records or {}).get("records_given", mech.n)
+    n, stated = mech.n, (mech.records or {}).get("records_given")
+    given = stated if isinstance(stated, int) else n  # the records for_privacy was given
 
     def build(k: float, gamma: float) -> StatedRequest:
         built = for_privacy(mech.schema, n=given, gamma=gamma, k=k,
