@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 __all__ = ["ADULT_ATTRIBUTES", "CENSUS_CARDINALITIES", "load_adult", "load_graph",
            "synthetic_census"]
 
-#: The nine Adult attributes of the αβ paper's experiment, in its order.
 ADULT_ATTRIBUTES = ("age", "workclass", "education", "marital-status", "occupation",
                     "race", "sex", "native-country", "salary")
+"""The nine Adult attributes of the αβ paper's experiment, in its order."""
 
 _ADULT_FILES = {"train": "adult.data.csv.gz", "test": "adult.test.csv.gz"}
 _GRAPH_FILES = {"facebook": "facebook_combined.txt.gz", "ca-grqc": "ca-GrQc.txt.gz"}

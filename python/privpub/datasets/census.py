@@ -28,9 +28,9 @@ from privpub.core.errors import ParameterError
 from privpub.domain.attributes import IntRange
 from privpub.domain.schema import Schema
 
-#: Attribute → number of values (the paper's CENSUS cardinalities), in its order.
 CENSUS_CARDINALITIES = {"gender": 2, "education": 17, "marital": 6, "race": 9,
                         "workclass": 10, "country": 83, "age": 78, "occupation": 50}
+"""Attribute → number of values (the paper's CENSUS cardinalities), in its order."""
 #: Seed of the conditional tables: one fixed synthetic population for every ``seed``.
 MODEL_SEED = 20_130_101
 #: Ages 17..94 (78 values), as the attribute's domain.

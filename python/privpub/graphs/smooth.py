@@ -175,7 +175,8 @@ def smooth_sensitivity(graph: Graph, smoothing: float) -> SmoothSensitivity:
 @register_mechanism
 class SmoothTriangleMechanism:
     """Δ + round(12 S*_β/ε · Laplace(1)): (ε, δ)-differential privacy per edge
-    (add or remove one), (2ε, (1 + e^ε)δ) when one edge replaces another.
+    (add or remove one), (2ε, (1 + e^ε)δ) when one edge replaces another, with
+    β = ε/(2 ln(2/δ)). See the module docstring for what is relied on.
 
     Parameters
     ----------
@@ -184,8 +185,6 @@ class SmoothTriangleMechanism:
         Stated, not tuned: the experiment uses δ = 1/m².
     m : int ≥ 3
         The number of nodes (public; :attr:`Graph.m`).
-
-    β = ε/(2 ln(2/δ)). See the module docstring for what is relied on.
 
     Examples
     --------

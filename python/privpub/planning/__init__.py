@@ -208,9 +208,19 @@ def plan(table_or_schema: TableLike | Schema, *, n: int | None = None,
     allow_prior_below_base_rate : passed to ``AlphaBeta.for_privacy``; with
         False, αβ refuses k < 1 and the region is drawn for k ≥ 1.
 
+    Returns
+    -------
+    Plan
+        Each grid point's verdict, parameters, error bound and view size, the
+        feasible region and the explanations.
+
+    Notes
+    -----
     Every verdict is the mechanisms' own (their ``ParameterError`` text is kept
     in ``library_error``); see the module docstring.
 
+    Examples
+    --------
     >>> import privpub
     >>> df, schema = privpub.datasets.load_adult()
     >>> p = privpub.plan(df, schema=schema, mechanisms=["alphabeta"], ks=[10], gammas=[0.2],

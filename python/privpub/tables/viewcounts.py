@@ -26,7 +26,7 @@ from privpub.viewfile.rows import TableView
 class Counts:
     """What an estimator reads, for one query (scalars) or a batch (arrays).
 
-    ``domain_sum(weights)`` is Σ_{t ∈ Q(D)} Π_j weights[j][t_j];
+    ``domain_sum(weights)`` is ``Σ_{t ∈ Q(D)} Π_j weights[j][t_j]``;
     ``context(name)`` is (Q(V ∩ C), Q(C)) for the release's context set C.
     """
 
