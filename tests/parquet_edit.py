@@ -1,7 +1,7 @@
 """Parquet files taken apart and put back together byte by byte, for tests that
-edit what pyarrow will not write: a footer edited in place (tests/tables/
-test_tampering.py), page headers with hostile fields and footers with hostile
-values (tests/tables/test_pages_hostile.py).
+edit what pyarrow will not write: a footer edited in place
+(tests/viewfile/test_tampering.py), page headers with hostile fields and footers with
+hostile values (tests/viewfile/test_pages_hostile.py).
 
 Thrift's compact protocol is parsed here only as far as well-formed files need
 (the files edited are written by pyarrow); the hostile bytes are added raw."""

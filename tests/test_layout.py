@@ -1,7 +1,8 @@
 """The package's layering: core ← domain ← counting ← viewfile ← tables ← mechanism
 families ← experiments/cli, no cycles; what a value means is decided in domain/ alone; no
 shared floor names a family (it calls the capabilities core declares); the Rust extension's
-submodules mirror its binding files, one stub file each.
+submodules mirror its binding files, one stub file each. (The files and docs cited in the
+repo are checked by test_cited_files.py.)
 
 Imports are read from the source (every import statement, including ones
 inside functions, which is where a cycle hides; ``if TYPE_CHECKING:`` blocks
@@ -549,73 +550,8 @@ def test_the_key_check_sees_each_kind_of_read(tmp_path):
     assert lines == [0, 1, 3, 4, 6, 8, 8, 8]
 
 
-# ---- every doc a comment or a text cites is in the repo --------------------------------------
-
 #: The checkout (from this file: the package may be installed elsewhere, as CI installs it).
 REPO = Path(__file__).resolve().parents[1]
-#: What the references are read in: the package, the Rust kernels, tests, benches, docs.
-CITING = ("python", "rust/src", "tests", "benches", "docs", "README.md")
-#: Names of docs that are not this repo's, and what they are.
-NOT_OURS = {"doc/specs/thrift-compact-protocol.md": "the Thrift spec (rust/src/pages.rs)",
-            "FILE.md": "the metavar of `privpub bench --output`"}
-#: A doc of this repo: a path with a folder (docs/design.md) or a capitalised name
-#: (README.md); a bare lower-case name (bench.md) is a file the code writes.
-DOC_REF = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.-]+\.md|[A-Z][A-Z_]*\.md)\b")
-
-
-def _plain(text: str) -> str:
-    """Text as read: comment marks at line starts, markup and line breaks gone."""
-    text = re.sub(r"(?m)^\s*(?://[/!]?|#:?)", " ", text)
-    return " ".join(re.sub(r"[`*]", "", text).split()).lower()
-
-
-def doc_reference_faults(path: Path, text: str | None = None) -> list[str]:
-    """Each cited doc that does not exist, and each cited part of one that it does not
-    hold. A part is cited in quotes after the file (``docs/design.md, "Conventions"``):
-    the first words of a heading, a list item or a paragraph; an unquoted heading after
-    the file is refused, as nothing could check it. ``text`` stands in for the file's own."""
-    text = path.read_text() if text is None else text
-    faults = []
-    for m in DOC_REF.finditer(text):
-        name = m.group(1)
-        where = f"{path.relative_to(REPO)}:{text.count(chr(10), 0, m.start()) + 1}"
-        if name in NOT_OURS:
-            continue
-        doc = next((p for p in (REPO / name, path.parent / name) if p.is_file()), None)
-        if doc is None:
-            faults.append(f"{where}: {name} does not exist")
-            continue
-        after, body = text[m.end():m.end() + 300], doc.read_text()
-        quoted = re.match(r'\s*[,(;]\s*"([^"]+)"', after)
-        bare = re.match(r"\s*[,(]\s*([^\"]+)", after)
-        headings = [_plain(re.split(r"[(:]", h)[0]) for h in re.findall(r"(?m)^#+ (.+)$", body)]
-        parts = [_plain(re.sub(r"^\s*(#+|[-*]|\d+\.)\s", "", block))
-                 for block in re.split(r"\n(?=\s*(?:#|[-*] |\d+\. |\n))", body)]
-        if quoted and not any(part.startswith(_plain(quoted.group(1))) for part in parts):
-            faults.append(f"{where}: {name} holds no {quoted.group(1)!r}")
-        elif not quoted and bare and any(_plain(bare.group(1)).startswith(h) for h in headings):
-            faults.append(f"{where}: quote the part of {name} cited: {bare.group(1)[:40]!r}")
-    return faults
-
-
-def test_every_cited_doc_and_part_exists():
-    files = [p for top in CITING for p in ([REPO / top] if top.endswith(".md")
-             else sorted((REPO / top).rglob("*"))) if p.suffix in (".py", ".pyi", ".rs", ".md")]
-    assert len(files) > 100
-    found = [fault for path in files for fault in doc_reference_faults(path)]
-    assert not found, "\n".join(found)
-
-
-def test_the_doc_check_sees_each_kind_of_fault():
-    """Power: a missing doc, a missing part and an unquoted heading are each reported; a
-    quoted passage across comment lines, a file the code writes and another project's
-    doc are not."""
-    design = "docs/design" + ".md"
-    planted = ["# DESIGN" ".md says so", f'# {design}, "No such section"',
-               f"# {design}, Notes on the papers", f'# ({design}, "Notes on\n#: the papers")',
-               "# writes bench" ".md", f"# {sorted(NOT_OURS)[0]}"]
-    faults = doc_reference_faults(Path(__file__), "\n".join(planted) + "\n")
-    assert [f.split(": ", 1)[0].rsplit(":", 1)[1] for f in faults] == ["1", "2", "3"], faults
 
 
 # ---- the extension's submodules mirror the binding files ------------------------------------

@@ -4,7 +4,9 @@ extra that installs it; a progress bar is shown only where tqdm is installed."""
 from __future__ import annotations
 
 import importlib.abc
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +89,25 @@ def test_with_tqdm_the_bar_is_tqdm():
     assert isinstance(bar, tqdm)
     assert list(bar) == [0, 1]
     assert not isinstance(progress_bar(range(2), desc="work", unit="step", show=False), tqdm)
+
+
+def extras_of(pyproject: str) -> dict[str, str]:
+    """Each extra of [project.optional-dependencies] and the text of its list."""
+    table = pyproject.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    return dict(re.findall(r"(?m)^([\w-]+)\s*=\s*(\[[^\]]*\])", table))
+
+
+def test_pyproject_extras_install_what_the_messages_name():
+    """A message that says `pip install 'privpub[report]'` is true: that extra lists the
+    distribution (and `[all]` installs the extra)."""
+    extras = extras_of((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    for module, (distribution, extra) in optional.EXTRAS.items():
+        assert f'"{distribution}>=' in extras.get(extra, ""), (module, extra, extras)
+        assert re.search(rf"privpub\[[^\]]*\b{extra}\b", extras["all"]), (extra, extras["all"])
+
+
+def test_the_extras_check_reads_the_lists():
+    """Power: the reader finds each list, so a dropped distribution is seen."""
+    text = '[project.optional-dependencies]\nreport = ["matplotlib>=3.8"]\nyaml = []\n\n[x]\n'
+    assert extras_of(text) == {"report": '["matplotlib>=3.8"]', "yaml": "[]"}
+    assert '"pyyaml>=' not in extras_of(text)["yaml"]

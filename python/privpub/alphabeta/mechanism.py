@@ -112,8 +112,8 @@ class AlphaBeta:
     >>> import privpub
     >>> df, schema = privpub.datasets.load_adult()
     >>> mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
-    >>> round(mech.alpha + mech.beta, 4), round(mech.beta, 6)
-    (0.4991, 0.001852)
+    >>> round(mech.alpha, 5), round(mech.beta, 7)
+    (0.49722, 0.0018523)
     """
 
     name: ClassVar[str] = "alphabeta"

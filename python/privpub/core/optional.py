@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 #: module → (distribution that provides it, the privpub extra that installs it);
-#: pyproject.toml's [project.optional-dependencies] lists the same (tests/test_packaging.py).
+#: pyproject.toml's [project.optional-dependencies] lists the same (tests/core/test_optional.py).
 EXTRAS = {
     "matplotlib": ("matplotlib", "report"),
     "yaml": ("pyyaml", "yaml"),
