@@ -65,6 +65,9 @@ def test_marginals_agree_with_one_query_at_a_time(name):
         [view.estimate({"a": a}).value for a in range(4)])
 
 
+# A few records: the view says its bound is weak (UsefulnessWarning); this test
+# checks the error for a bad attribute.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_marginals_refuse_bad_attributes():
     view = privpub.AlphaBeta(SCHEMA, 0.3, 0.15).publish(RECORDS, duplicates="records", seed=1)
     with pytest.raises(privpub.SchemaError, match="no attribute 'c'"):

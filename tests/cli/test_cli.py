@@ -87,7 +87,8 @@ def test_publish_inspect_estimate_round_trip(tmp_path, capsys):
     assert "(d, γ)-privacy: holds" in out.out and "inferred from the data" in out.err
     assert "not for real releases" in out.err and "about 1,2" in out.err  # ≈1.2M rows
     # The CLI's release is the library's, byte for byte.
-    schema = privpub.Schema.from_frame(df)
+    with pytest.warns(privpub.PrivacyWarning, match="derived from the data"):
+        schema = privpub.Schema.from_frame(df)
     mech = privpub.AlphaBeta.for_privacy(schema, n=len(df), gamma=0.2, k=10)
     same = mech.publish(df, seed=4, duplicates="records")
     assert (privpub.PublishedView.read_parquet(view).codes == same.codes).all()

@@ -134,6 +134,9 @@ def test_an_oserror_naming_no_file_says_where_it_was_raised(monkeypatch, capsys)
     assert "Bad file descriptor (at test_cli_options.py:" in err and "in bad)" in err
 
 
+# 4 records of a 20-tuple domain: the bound is wide, which the release says
+# (UsefulnessWarning); this test checks how the command line reads its arguments.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_queries_may_follow_the_options(tmp_path, capsys):
     """`estimate R --format csv "a > 1"` took "a > 1" for an unknown argument."""
     schema = privpub.Schema([privpub.IntRange("a", 0, 9), privpub.Categorical("b", ["x", "y"])])
@@ -149,6 +152,9 @@ def test_queries_may_follow_the_options(tmp_path, capsys):
     assert "unrecognized arguments: stray" in capsys.readouterr().err
 
 
+# A user's default filters (not the suite's `error`): the warning is shown, and what
+# is checked is how the command shows it.
+@pytest.mark.filterwarnings("default::privpub.UsefulnessWarning")
 def test_a_warning_the_command_does_not_say_itself_is_one_line(monkeypatch, capsys):
     """No file path or source line of privpub's reaches a user (a SPLU release's card
     printed '/…/splu/mechanism.py:223: ReconstructionWarning: …' and the line)."""
@@ -164,6 +170,9 @@ def test_a_warning_the_command_does_not_say_itself_is_one_line(monkeypatch, caps
     assert err == "privpub: warning: the EM stopped at the cap\n"
 
 
+# A user's default filters (not the suite's `error`): the warning is shown, and what
+# is checked is how the command shows it.
+@pytest.mark.filterwarnings("default::privpub.UsefulnessWarning")
 def test_messages_escape_control_characters(tmp_path, monkeypatch, capsys):
     """Terminal escapes and other control characters read from an input (Arrow
     quotes a bad CSV row as it is) reach the terminal as text: \\x1b, not ESC."""

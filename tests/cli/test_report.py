@@ -79,6 +79,9 @@ def test_demo_audit_needs_a_card(capsys):
     assert "--audit adds the audits to the card" in capsys.readouterr().err
 
 
+# Domains derived from the data, which SPLU-Gen says (PrivacyWarning); this test
+# checks which schema the report reads the CSV with.
+@pytest.mark.filterwarnings("ignore::privpub.PrivacyWarning")
 def test_report_data_reads_the_csv_with_the_release_schema(tmp_path, capsys):
     # A text domain of zip codes: read untyped, '02134' would be the number 2134
     # (the card's accuracy section then refuses the integer column).

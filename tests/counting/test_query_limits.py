@@ -90,6 +90,9 @@ def test_wide_literals_elsewhere_are_refused_by_name():
         count_domain(SMALL, f"a IN (1, {TEN_400})")
 
 
+# 12 records of a small domain: the view says its bound is weak (UsefulnessWarning);
+# this test checks the query's limits.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_wide_literals_in_a_view_estimate():
     df = pd.DataFrame({"a": [0, 1, 2, 3] * 3, "b": list(range(8)) + [0, 1, 2, 3]})
     view = privpub.AlphaBeta(SMALL, alpha=0.5, beta=0.1).publish(df, duplicates="records",
@@ -295,6 +298,9 @@ def test_the_stated_terms_and_values_limits_themselves():
         count_domain(schema, f"a IN ({values}, 1)")
 
 
+# 4 records: the view says its bound is weak (UsefulnessWarning); this test
+# checks the command line's message.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_the_command_line_names_the_limit_without_a_traceback(tmp_path):
     df = pd.DataFrame({"a": [0, 1, 2, 3], "b": [0, 1, 2, 3]})
     path = tmp_path / "view.parquet"

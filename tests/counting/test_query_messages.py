@@ -127,6 +127,9 @@ def test_double_equals_and_bang_equals_count_as_in_duckdb(text):
 # ---- the command line ---------------------------------------------------------------------------
 
 
+# A view of a small domain says its bound is weak (UsefulnessWarning); this test
+# checks the command line's message.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_the_command_line_prints_one_line_for_a_unicode_digit(tmp_path):
     """main: a 41-line ValueError traceback from np.fromstring."""
     path = tmp_path / "v.parquet"

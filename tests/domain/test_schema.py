@@ -78,7 +78,8 @@ def assert_privpub_error(excinfo, cls, *needles):
 
 def test_from_frame_round_trip_every_dtype():
     df = mixed_frame()
-    schema = Schema.from_frame(df, exact_domain=["f"])  # (its floats kept on purpose)
+    with pytest.warns(privpub.PrivacyWarning, match="derived from the data"):
+        schema = Schema.from_frame(df, exact_domain=["f"])  # (its floats kept on purpose)
     codes = schema.encode(df)
     assert codes.dtype == np.uint64 and codes.shape == (len(df),)
     assert codes.tolist() == brute_codes(schema, df)
@@ -324,7 +325,8 @@ def test_forty_attributes_of_a_thousand_values_past_2_pow_128():
 
 def test_from_frame_active_domains_sorted_and_dtypes_remembered():
     df = mixed_frame()
-    schema = Schema.from_frame(df, exact_domain=["f"])
+    with pytest.warns(privpub.PrivacyWarning, match="derived from the data"):
+        schema = Schema.from_frame(df, exact_domain=["f"])
     assert schema.names == tuple(df.columns)
     assert schema["s"].values == ("a", "b", "c")
     assert schema["o"].values == ("x", "y")
@@ -361,7 +363,8 @@ def test_from_frame_category_is_a_declared_domain():
 
 def test_from_frame_columns_subset_in_given_order():
     df = mixed_frame()
-    schema = Schema.from_frame(df, columns=["i32", "s"])
+    with pytest.warns(privpub.PrivacyWarning, match="derived from the data"):
+        schema = Schema.from_frame(df, columns=["i32", "s"])
     assert schema.names == ("i32", "s")
     back = schema.decode(schema.encode(df))
     pd.testing.assert_frame_equal(back, df[["i32", "s"]])
@@ -369,7 +372,8 @@ def test_from_frame_columns_subset_in_given_order():
 
 def test_from_frame_uint64_above_int64_max():
     df = pd.DataFrame({"u": np.array([1, 2**64 - 1, 1], dtype=np.uint64)})
-    schema = Schema.from_frame(df)
+    with pytest.warns(privpub.PrivacyWarning, match="derived from the data"):
+        schema = Schema.from_frame(df)
     assert schema["u"].values == (1, 2**64 - 1)
     pd.testing.assert_frame_equal(schema.decode(schema.encode(df)), df)
 
@@ -570,7 +574,8 @@ def test_to_dict_from_dict_round_trip():
         assert type(a) is type(b) and a.dtype == b.dtype
     assert d["attributes"][0] == {"type": "int_range", "name": "a", "lo": -3, "hi": 4,
                                   "dtype": "int32"}
-    inferred = Schema.from_frame(mixed_frame(), exact_domain=["f"])
+    with pytest.warns(privpub.PrivacyWarning, match="derived from the data"):
+        inferred = Schema.from_frame(mixed_frame(), exact_domain=["f"])
     assert Schema.from_dict(inferred.to_dict()) == inferred
     # Equality is by content.
     assert schema != Schema(list(schema)[:-1])

@@ -10,6 +10,10 @@ import pytest
 import privpub
 from privpub.frapp import FRAPP, accounting
 
+# The law tests publish a few records of a 16-tuple domain thousands of times: every bound
+# is wide, which each view says (UsefulnessWarning); they check the transition law.
+pytestmark = pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
+
 
 @pytest.fixture(scope="module")
 def small():

@@ -3,6 +3,7 @@
 import itertools
 
 import numpy as np
+import pytest
 
 import privpub
 from privpub.tables.cover import budgeted_cover, maximal_cover, sum_down
@@ -59,6 +60,9 @@ def test_budgeted_histograms_equal_direct_ones_on_adult():
             == true_marginals(schema, df, subsets)).all()
 
 
+# A few records of a small domain: the view says its bound is weak
+# (UsefulnessWarning); this test checks that marginals agree with single queries.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_marginal_arrays_agree_with_frames_and_single_queries():
     schema = privpub.Schema([privpub.IntRange("a", 0, 3), privpub.IntRange("b", 0, 7),
                              privpub.Categorical("c", ["x", "y", "z"])])
@@ -75,6 +79,9 @@ def test_marginal_arrays_agree_with_frames_and_single_queries():
         assert single.n_view == row["n_view"] and abs(single.value - row["estimate"]) < 1e-9
 
 
+# 3 records: the view says its bound is weak (UsefulnessWarning); this test checks
+# the marginal's labels.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_marginal_frames_label_cells_from_codes_in_projection_order():
     """Labels are the projection's values, first attribute slowest: strings as a
     Categorical over the declared categories (and order), integers as integers."""

@@ -12,6 +12,9 @@ from privpub.core.errors import ArtifactError, ParameterError
 
 SCHEMA = privpub.Schema([privpub.IntRange("a", 0, 99)])
 REPEATS = np.array([3, 3, 3, 7, 9, 9, 40], dtype=np.uint64)
+# 7 records of 100 tuples: every view says its bound is wide (UsefulnessWarning); these
+# tests check how repeated tuples are published and stated.
+pytestmark = pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 
 
 def test_repeats_must_be_chosen_and_are_named():

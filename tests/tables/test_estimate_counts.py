@@ -51,6 +51,9 @@ def test_data_without_repeats_count_records():
     assert view.estimate(QUERY).counts == view.counts == "records"
 
 
+# A small table: FRAPP's and the multi-view's views say their bounds are weak
+# (UsefulnessWarning); this test checks what their estimates count.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_marginals_frapp_and_multiview_say_it():
     view = exact_view("set")
     assert view.estimate_marginals(["sex"]).attrs["counts"] == "distinct tuples"

@@ -91,6 +91,9 @@ def test_missing_category_in_a_pandas_categorical_and_a_float_column():
         "c": ["a", "?", "b"], "x": [0.5, -1.0, 1.5]}
 
 
+# 4 records: the view says its bound is weak (UsefulnessWarning); this test checks
+# the missing category's round trip.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_inferred_missing_category_and_its_round_trip(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text(CSV)
@@ -227,6 +230,9 @@ def test_schema_types_the_csv_columns(tmp_path):
     assert schema.decode(schema.encode(table))["zip"].tolist() == ["02134", "10001"]
 
 
+# 2 records: the views say their bounds are weak (UsefulnessWarning); this test
+# checks how a CSV path's text columns are read.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_a_csv_path_is_read_with_the_schemas_text_columns(tmp_path):
     """The API reads a CSV path as the CLI does: a text domain's column as text,
     so encode, publish (αβ, SPLU-Gen) and plan take '02134' (they said the column

@@ -119,6 +119,9 @@ def test_alphabeta_with_source():
     _check(*_reported(lambda s: mech.publish(DISTINCT, seed=s), TRIALS // 2), wrong=1.25)
 
 
+# A small table with repeats: the views say their bounds are weak
+# (UsefulnessWarning); this test checks the reported standard error.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_frapp_with_repeats():
     mech = privpub.FRAPP(SCHEMA, 0.5, n=len(TWICE))
     _check(*_sample(lambda s: mech.publish(TWICE, seed=s, duplicates="records"), QUERIES,
@@ -162,6 +165,9 @@ def test_multiview_reinserts_previous_noise_with_p_prime(factor):
     assert (z < 4) if factor == 1.0 else (z > 4)
 
 
+# A small table: the views say their bounds are weak (UsefulnessWarning); this test
+# checks that each view draws fresh randomness.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_multiview_views_draw_fresh_randomness_with_the_same_seed():
     schema = privpub.Schema([privpub.IntRange("a", 0, 9999)])
     records = np.arange(0, 10_000, 50, dtype=np.uint64)

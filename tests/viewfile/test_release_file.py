@@ -52,6 +52,9 @@ def rewrite(path, out, edit_meta=None, edit_table=None):
     return out
 
 
+# 500 Adult records: the views say their bounds are weak (UsefulnessWarning); this
+# test checks the release contract.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_mechanisms_implement_the_contract(adult):
     df, schema = adult
     for mech in (AlphaBeta.for_privacy(schema, n=500, gamma=0.2, k=10),
@@ -198,6 +201,9 @@ def test_not_a_privpub_file(tmp_path):
         PublishedView.open(tmp_path / "missing.parquet")
 
 
+# 2,000 Adult records: FRAPP's and the second view's bounds are weak, which they say
+# (UsefulnessWarning); this test checks that the files reopen.
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")
 def test_frapp_and_multiview_releases_reopen(adult, tmp_path):
     df, schema = adult
     small = df.head(2000)

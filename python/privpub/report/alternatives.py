@@ -64,7 +64,8 @@ def tradeoff_plot(rows: list[dict[str, Any]], mine: tuple[float, float] | None, 
         ax.set_xlabel("posterior bound γ (smaller is more private)")
         ax.set_ylabel("error bound ρ√n (count, per query)")
         ax.set_title(f"Error against privacy at k = {k:.4g} (d = k·n/m)")
-        ax.legend(loc="best", frameon=True)
+        if series or mine is not None:  # (nothing to name: matplotlib would warn the user)
+            ax.legend(loc="best", frameon=True)
         uri = plots.svg_uri(fig)
     return html.figure(uri, "error bound against γ for each mechanism and calibration",
                        "Only the requests each mechanism accepts are drawn; a missing point "
