@@ -155,8 +155,9 @@ def _reads(cases: list[tuple[str, Path]]) -> list[dict]:
         worker.wait(timeout=30)
     finally:
         worker.kill()
-    assert current is None and worker.returncode == 0, \
-        f"{current}: the worker died (exit {worker.returncode}): {worker.stderr.read()[-2000:]}"
+    with worker.stdout, worker.stderr:  # closed here, not left to the collector
+        assert current is None and worker.returncode == 0, \
+            f"{current}: the worker died (exit {worker.returncode}): {worker.stderr.read()[-2000:]}"
     return results
 
 
