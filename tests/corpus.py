@@ -58,6 +58,8 @@ from privpub.core.errors import (
     PrivpubError,
     SchemaError,
 )
+from privpub.datasets import load_anes96, load_fair
+from privpub.datasets.statsmodels_tables import bands, declared, whole
 
 MISSING = "(missing)"
 
@@ -94,36 +96,9 @@ class Table:
         return bool(filled(self).duplicated().any())
 
 
-def whole(series: pd.Series) -> pd.Series:
-    """Integer codes stored as floats, cast after checking each is whole (a
-    plain astype would truncate 2.5 to 2 without a word)."""
-    present = series.dropna()
-    assert (present % 1 == 0).all(), f"{series.name} holds non-integral values"
-    return series.astype("Int64" if series.hasnans else "int64")
-
-
-def bands(series: pd.Series, edges: list[float], labels: list[str], *,
-          missing: str | None = None, right: bool = False) -> pd.Series:
-    """A float column binned with pd.cut into an ordered Categorical whose
-    categories are ``labels`` (+ ``missing`` last, for the missing cells)."""
-    cut = pd.cut(series, edges, labels=labels, right=right, ordered=True)
-    outside = cut.isna() & series.notna()
-    assert not outside.any(), f"{series.name}: {series[outside].iloc[0]} is outside the bins"
-    if missing is None:
-        return cut
-    return cut.cat.add_categories([missing])  # the cells stay missing: the schema fills them
-
-
 def band_labels(edges: list[float], fmt: str = "{:g}") -> list[str]:
     pairs = zip(edges[:-1], edges[1:], strict=True)
     return [f"[{fmt.format(a)}, {fmt.format(b)})" for a, b in pairs]
-
-
-def declared(frame: pd.DataFrame, name: str, *, missing: str | None = None) -> Categorical:
-    """An ordered Categorical attribute from a binned column's categories."""
-    dtype = frame[name].dtype
-    return Categorical(name, list(dtype.categories), dtype="category", ordered=dtype.ordered,
-                       missing=missing)
 
 
 def filled(table: Table) -> pd.DataFrame:
@@ -162,29 +137,7 @@ def fair() -> Table:
     import statsmodels.api as sm
 
     raw = sm.datasets.fair.load_pandas().data
-    edges = [-math.inf, 1e-9, 1, 5, math.inf]
-    frame = pd.DataFrame({
-        "rate_marriage": whole(raw["rate_marriage"]),
-        "age": raw["age"],                    # the survey's age brackets: 17.5, 22, …, 42
-        "yrs_married": raw["yrs_married"],    # 0.5, 2.5, 6, 9, 13, 16.5, 23
-        "children": raw["children"],          # 0 … 4, 5.5
-        "religious": whole(raw["religious"]),
-        "educ": whole(raw["educ"]),
-        "occupation": whole(raw["occupation"]),
-        "occupation_husb": whole(raw["occupation_husb"]),
-        "affairs": bands(raw["affairs"], edges, ["none", "(0, 1)", "[1, 5)", "5 or more"]),
-    })
-    schema = Schema([
-        IntRange("rate_marriage", 1, 5),
-        Categorical("age", [17.5, 22.0, 27.0, 32.0, 37.0, 42.0]),
-        Categorical("yrs_married", [0.5, 2.5, 6.0, 9.0, 13.0, 16.5, 23.0]),
-        Categorical("children", [0.0, 1.0, 2.0, 3.0, 4.0, 5.5]),
-        IntRange("religious", 1, 4),
-        Categorical("educ", [9, 12, 14, 16, 17, 20]),
-        IntRange("occupation", 1, 6),
-        IntRange("occupation_husb", 1, 6),
-        declared(frame, "affairs"),
-    ])
+    frame, schema = load_fair()  # prepared in privpub.datasets, as a user of it gets them
     return Table("statsmodels.fair", frame, schema, (10, 0.2), "occupation", (
         Failure("codes left as floats", lambda: raw.drop(columns="affairs").assign(
             affairs=frame["affairs"]), schema, DataTypeError, ("rate_marriage", "float")),
@@ -201,19 +154,7 @@ def anes96() -> Table:
     import statsmodels.api as sm
 
     raw = sm.datasets.anes96.load_pandas().data
-    popul = ["0", "1–9", "10–99", "100–999", "≥ 1000"]  # thousands of people; en dash, ≥
-    frame = pd.DataFrame({
-        "TVnews": whole(raw["TVnews"]),
-        "PID": whole(raw["PID"]),
-        "age": whole(raw["age"]),
-        "educ": whole(raw["educ"]),
-        "income": whole(raw["income"]),
-        "vote": raw["vote"].map({0.0: "Clinton", 1.0: "Dole"}),
-        "popul": bands(raw["popul"], [0, 1, 10, 100, 1000, math.inf], popul),
-    })
-    schema = Schema([IntRange("TVnews", 0, 7), IntRange("PID", 0, 6), IntRange("age", 18, 99),
-                     IntRange("educ", 1, 7), IntRange("income", 1, 24),
-                     Categorical("vote", ["Clinton", "Dole"]), declared(frame, "popul")])
+    frame, schema = load_anes96()
     return Table("statsmodels.anes96", frame, schema, (10, 0.2), "income", (
         Failure("age as a float", lambda: frame.assign(age=raw["age"]), schema, DataTypeError,
                 ("age", "float")),

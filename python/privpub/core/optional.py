@@ -18,6 +18,8 @@ EXTRAS = {
     "matplotlib": ("matplotlib", "report"),
     "yaml": ("pyyaml", "yaml"),
     "tqdm": ("tqdm", "progress"),
+    "statsmodels": ("statsmodels", "datasets"),
+    "opendp": ("opendp", "yardstick"),
 }
 
 

@@ -14,13 +14,14 @@ import pandas as pd
 
 from privpub.core.errors import ParameterError, PrivacyWarning
 from privpub.datasets.census import CENSUS_CARDINALITIES, synthetic_census
+from privpub.datasets.statsmodels_tables import load_anes96, load_fair
 from privpub.domain.schema import Schema
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # (importlib.resources.abc from Python 3.11)
 
-__all__ = ["ADULT_ATTRIBUTES", "CENSUS_CARDINALITIES", "load_adult", "load_graph",
-           "synthetic_census"]
+__all__ = ["ADULT_ATTRIBUTES", "CENSUS_CARDINALITIES", "load_adult", "load_anes96",
+           "load_fair", "load_graph", "synthetic_census"]
 
 ADULT_ATTRIBUTES = ("age", "workclass", "education", "marital-status", "occupation",
                     "race", "sex", "native-country", "salary")
