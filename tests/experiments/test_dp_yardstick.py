@@ -119,6 +119,18 @@ def test_opendp_counts_a_replacement_as_two_and_composes_to_epsilon():
     assert facts["scale"] == 118 and facts["epsilon_stated_by_opendp"] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("mechanism", ["alphabeta", "frapp"])
+def test_an_unreachable_epsilon_keeps_its_reason(anes96, mechanism):
+    """ε = 40 asks for a prior far below ANES's base rate: no mechanism, the
+    ParameterError's reason instead (the summary's "not reachable" cell)."""
+    schema, distinct, *_ = anes96
+    mech, reason = yardstick.calibrated(mechanism, schema, len(distinct), 40.0)
+    assert mech is None and "below the base rate" in reason and "epsilon = 40.0" in reason
+    mech, reason = yardstick.calibrated(mechanism, schema, len(distinct), 5.0)
+    assert reason is None and mech.guarantee()[yardstick.EPSILON_CLAIM].epsilon == \
+        pytest.approx(5.0, rel=1e-6)
+
+
 def test_missing_opendp_names_the_extra(tmp_path, monkeypatch):
     real = importlib.import_module
 
