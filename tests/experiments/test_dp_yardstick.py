@@ -55,8 +55,8 @@ def test_alphabeta_at_alpha_one_beta_zero_gives_the_true_counts(anes96):
     schema, distinct, _, subsets, position, counts, cells = anes96
     view = AlphaBeta(schema, 1.0, 0.0, n=len(distinct)).publish(distinct, seed=1)
     np.testing.assert_array_equal(view.estimate_marginals_arrays(subsets).estimate, counts)
-    exact = yardstick.alphabeta_by_distribution(AlphaBeta(schema, 1.0, 0.0), schema,
-                                                counts[position], cells,
+    exact = yardstick.alphabeta_by_distribution(AlphaBeta(schema, 1.0, 0.0), counts[position],
+                                                cells,
                                                 np.random.default_rng(0))
     np.testing.assert_array_equal(exact, counts[position])
 
@@ -71,7 +71,7 @@ def test_published_views_and_drawn_counts_have_the_exact_variance(anes96):
     truth = counts[position]
     sd = exact_sd(mech, truth, cells)
     rng = np.random.default_rng(11)
-    drawn = np.array([yardstick.alphabeta_by_distribution(mech, schema, truth, cells, rng)
+    drawn = np.array([yardstick.alphabeta_by_distribution(mech, truth, cells, rng)
                       for _ in range(20)])
     published = np.array([mech.publish(distinct, seed=s).estimate_marginals_arrays(subsets)
                           .estimate[position] for s in range(20)])
@@ -90,7 +90,7 @@ def test_drawn_counts_are_unbiased_where_beta_is_large(anes96):
     truth = counts[position]
     sd = exact_sd(mech, truth, cells)
     rng = np.random.default_rng(12)
-    z = np.array([(yardstick.alphabeta_by_distribution(mech, schema, truth, cells, rng) - truth)
+    z = np.array([(yardstick.alphabeta_by_distribution(mech, truth, cells, rng) - truth)
                   / sd for _ in range(2000)])
     assert abs(np.mean(z)) < 4 / np.sqrt(z.size)
     assert np.mean(z ** 2) == pytest.approx(1, abs=0.02)

@@ -49,18 +49,24 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from privpub.alphabeta import AlphaBeta
 from privpub.core.errors import ParameterError, UsefulnessWarning
 from privpub.core.files import check_outputs, save_figure, write_text
 from privpub.core.optional import require
-from privpub.core.seeding import SeedLike
 from privpub.datasets import load_adult, load_anes96, load_fair
+from privpub.domain.schema import Schema
 from privpub.frapp import FRAPP
+from privpub.tables.published import PublishedView
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 TABLES = {"adult": load_adult, "fair": load_fair, "anes96": load_anes96}
 EPSILONS = (0.5, 1.0, 2.0, 5.0)
@@ -69,15 +75,19 @@ EPSILON_CLAIM = "ε-indistinguishability (replace one tuple)"
 QUERIES_PER_SIZE = 30                   # one workload in --quick and the full run alike
 MECHANISMS = ("alphabeta", "frapp", "opendp")
 OUTPUTS = ("yardstick.png", "summary.json")
+#: A query: its attribute subset (in schema order) and its cell in that marginal.
+Query = tuple[tuple[str, ...], int]
+#: The JSON summary and its parts (values of several kinds, by key).
+Summary = dict[str, Any]
 
 
-def distinct_tuples(df, schema) -> tuple[Any, np.ndarray]:
+def distinct_tuples(df: pd.DataFrame, schema: Schema) -> tuple[pd.DataFrame, np.ndarray]:
     """The table as the set of its distinct tuples, and their digits (rows × attributes)."""
     distinct = df.drop_duplicates().reset_index(drop=True)
     return distinct, np.asarray(schema.digits(schema.encode(distinct)), dtype=np.int64).T
 
 
-def cell_index(schema, digits: np.ndarray, subset: tuple[str, ...]) -> np.ndarray:
+def cell_index(schema: Schema, digits: np.ndarray, subset: tuple[str, ...]) -> np.ndarray:
     """Each row's cell in the subset's marginal (first attribute slowest, as
     ``estimate_marginals_arrays`` lays cells out)."""
     index = np.zeros(digits.shape[0], dtype=np.int64)
@@ -86,12 +96,12 @@ def cell_index(schema, digits: np.ndarray, subset: tuple[str, ...]) -> np.ndarra
     return index
 
 
-def marginal_cells(schema, subset: tuple[str, ...]) -> int:
-    return math.prod(schema[a].size for a in subset)
+def marginal_cells(schema: Schema, subset: tuple[str, ...]) -> int:
+    return math.prod(int(schema[a].size) for a in subset)
 
 
-def draw_queries(schema, digits: np.ndarray, rng: np.random.Generator,
-                 per_size: int = QUERIES_PER_SIZE) -> list[tuple[tuple[str, ...], int]]:
+def draw_queries(schema: Schema, digits: np.ndarray, rng: np.random.Generator,
+                 per_size: int = QUERIES_PER_SIZE) -> list[Query]:
     """``per_size`` equality queries over 1, 2 and 3 attributes each: the
     attributes drawn at random, the values those of a random row (so every
     query selects at least one tuple), as (subset in schema order, cell)."""
@@ -105,7 +115,7 @@ def draw_queries(schema, digits: np.ndarray, rng: np.random.Generator,
     return queries
 
 
-def workload(schema, queries) -> tuple[list[tuple[str, ...]], np.ndarray]:
+def workload(schema: Schema, queries: list[Query]) -> tuple[list[tuple[str, ...]], np.ndarray]:
     """The distinct subsets the queries use, and each query's position in the
     concatenation of those subsets' marginals."""
     subsets = sorted({s for s, _ in queries}, key=lambda s: (len(s), s))
@@ -114,12 +124,14 @@ def workload(schema, queries) -> tuple[list[tuple[str, ...]], np.ndarray]:
     return subsets, np.array([where[s] + c for s, c in queries], dtype=np.int64)
 
 
-def true_marginals(schema, digits, subsets) -> np.ndarray:
+def true_marginals(schema: Schema, digits: np.ndarray,
+                   subsets: list[tuple[str, ...]]) -> np.ndarray:
     return np.concatenate([np.bincount(cell_index(schema, digits, s),
                                        minlength=marginal_cells(schema, s)) for s in subsets])
 
 
-def opendp_marginals(q: int, epsilon: float) -> tuple[Any, dict]:
+def opendp_marginals(q: int,
+                     epsilon: float) -> tuple[Callable[[list[int]], list[int]], dict[str, float]]:
     """OpenDP's discrete Laplace on the concatenated counts of q marginals at ε
     in total: a replacement moves each marginal by at most 2 in L1, so the
     vector by 2q (d_in = 2q; one call composes the q releases of ε/q each),
@@ -137,17 +149,18 @@ def opendp_marginals(q: int, epsilon: float) -> tuple[Any, dict]:
                   "epsilon_stated_by_opendp": stated}
 
 
-def alphabeta_by_distribution(mech: AlphaBeta, schema, truth: np.ndarray, query_cells,
+def alphabeta_by_distribution(mech: AlphaBeta, truth: np.ndarray, query_cells: np.ndarray,
                               rng: np.random.Generator) -> np.ndarray:
     """αβ's estimate of each query with its count in V drawn from the exact
     distribution the view gives it (no view materialised)."""
     a, b = mech.alpha, mech.beta
     present = rng.binomial(truth, a + b)
     absent = rng.binomial(query_cells - truth, b)
-    return (present + absent - b * query_cells) / a
+    return np.asarray((present + absent - b * query_cells) / a, dtype=np.float64)
 
 
-def calibrated(name: str, schema, n: int, epsilon: float | None) -> tuple[Any, str | None]:
+def calibrated(name: str, schema: Schema, n: int,
+               epsilon: float | None) -> tuple[AlphaBeta | FRAPP | None, str | None]:
     """The mechanism for ε (the default (k, γ) calibration when None), or the
     ParameterError's message where it cannot be reached."""
     cls = AlphaBeta if name == "alphabeta" else FRAPP
@@ -159,16 +172,16 @@ def calibrated(name: str, schema, n: int, epsilon: float | None) -> tuple[Any, s
         return None, str(exc)
 
 
-def errors_summary(err: np.ndarray, sizes: np.ndarray) -> dict:
+def errors_summary(err: np.ndarray, sizes: np.ndarray) -> Summary:
     """RMSE and median |error| over queries × runs, overall and per query size."""
-    def stats(e: np.ndarray) -> dict:
+    def stats(e: np.ndarray) -> Summary:
         return {"rmse": float(np.sqrt(np.mean(e ** 2))),
                 "median_abs_error": float(np.median(np.abs(e)))}
     return stats(err) | {"by_attributes": {str(k): stats(err[:, sizes == k])
                                            for k in (1, 2, 3)}}
 
 
-def run_table(name: str, seed: SeedLike, runs: int, max_view_rows: int) -> dict:
+def run_table(name: str, seed: int | None, runs: int, max_view_rows: int) -> Summary:
     df, schema = TABLES[name]()
     distinct, digits = distinct_tuples(df, schema)
     n, m = len(distinct), schema.size
@@ -182,13 +195,15 @@ def run_table(name: str, seed: SeedLike, runs: int, max_view_rows: int) -> dict:
     query_cells = np.array([m // marginal_cells(schema, s) for s, _ in queries], dtype=np.int64)
     default = AlphaBeta.for_privacy(schema, n=n, gamma=GAMMA, k=K)
     default_eps = default.guarantee()[EPSILON_CLAIM].epsilon
+    if default_eps is None:
+        raise ParameterError(f"{name}: the default αβ calibration states no ε")
     cells = []
     for epsilon in sorted({*EPSILONS, default_eps}):
         is_default = epsilon == default_eps
         for mechanism in MECHANISMS:
-            cell: dict[str, Any] = {"epsilon": epsilon, "mechanism": mechanism,
-                                    "default_calibration": is_default}
-            estimates = []
+            cell: Summary = {"epsilon": epsilon, "mechanism": mechanism,
+                             "default_calibration": is_default}
+            estimates: list[np.ndarray] = []
             if mechanism == "opendp":
                 meas, facts = opendp_marginals(len(subsets), epsilon)
                 for _ in range(runs):
@@ -202,30 +217,9 @@ def run_table(name: str, seed: SeedLike, runs: int, max_view_rows: int) -> dict:
                 if mech is None:
                     cells.append(cell | {"status": "not reachable", "reason": reason})
                     continue
-                params = ({"alpha": mech.alpha, "beta": mech.beta} if mechanism == "alphabeta"
-                          else {"gamma_frapp": mech.gamma_frapp})
-                claim = mech.guarantee()[EPSILON_CLAIM]
-                cell |= {"status": "ok", "parameters": params | {"d": mech.d},
-                         "stated_epsilon": claim.epsilon, "epsilon_holds": claim.holds}
-                view_rows = (mech.alpha + mech.beta) * n + mech.beta * (m - n) \
-                    if mechanism == "alphabeta" else n
-                cell["expected_view_rows"] = float(view_rows)
-                by_distribution = view_rows > max_view_rows
-                cell["method"] = ("count in V drawn from its exact distribution (view of "
-                                  f"{view_rows:,.0f} rows above {max_view_rows:,})"
-                                  if by_distribution else "published view")
-                for r in range(runs):
-                    if by_distribution:
-                        estimates.append(alphabeta_by_distribution(mech, schema, truth,
-                                                                   query_cells, rng))
-                        continue
-                    with warnings.catch_warnings():
-                        # the usefulness warning says what the errors below measure
-                        warnings.simplefilter("ignore", UsefulnessWarning)
-                        view = mech.publish(distinct, seed=rng.integers(2 ** 63))
-                    if r == 0:
-                        cell["stated_epsilon"] = view.guarantee()[EPSILON_CLAIM].epsilon
-                    estimates.append(view.estimate_marginals_arrays(subsets).estimate[position])
+                facts, estimates = _measure(mech, distinct, subsets, position, truth,
+                                            query_cells, runs, max_view_rows, rng)
+                cell |= facts
             cell |= errors_summary(np.array(estimates) - truth, sizes)
             cells.append(cell)
     # A domain derived from the data voids every release's ε here, OpenDP's too (its
@@ -238,8 +232,45 @@ def run_table(name: str, seed: SeedLike, runs: int, max_view_rows: int) -> dict:
             "cells": cells}
 
 
-def run(out: str | Path, seed: SeedLike = 0, quick: bool = False,
-        overwrite: bool = False) -> dict:
+def _measure(mech: AlphaBeta | FRAPP, distinct: pd.DataFrame, subsets: list[tuple[str, ...]],
+             position: np.ndarray, truth: np.ndarray, query_cells: np.ndarray, runs: int,
+             max_view_rows: int, rng: np.random.Generator) -> tuple[Summary, list[np.ndarray]]:
+    """A calibrated αβ or FRAPP mechanism's facts and its estimates of the
+    queries over ``runs`` views (an αβ view above ``max_view_rows``: each
+    query's count in V drawn from its exact distribution)."""
+    n, m = len(distinct), mech.schema.size
+    claim = mech.guarantee()[EPSILON_CLAIM]
+    if isinstance(mech, AlphaBeta):
+        params = {"alpha": mech.alpha, "beta": mech.beta, "d": mech.d}
+        view_rows = (mech.alpha + mech.beta) * n + mech.beta * (m - n)
+    else:
+        params = {"gamma_frapp": mech.gamma_frapp, "d": mech.d}
+        view_rows = float(n)
+    drawn = isinstance(mech, AlphaBeta) and view_rows > max_view_rows
+    facts: Summary = {
+        "status": "ok", "parameters": params, "stated_epsilon": claim.epsilon,
+        "epsilon_holds": claim.holds, "expected_view_rows": float(view_rows),
+        "method": (f"count in V drawn from its exact distribution (view of {view_rows:,.0f} "
+                   f"rows above {max_view_rows:,})" if drawn else "published view")}
+    estimates = []
+    for r in range(runs):
+        if drawn and isinstance(mech, AlphaBeta):
+            estimates.append(alphabeta_by_distribution(mech, truth, query_cells, rng))
+            continue
+        with warnings.catch_warnings():
+            # the usefulness warning says what the errors below measure
+            warnings.simplefilter("ignore", UsefulnessWarning)
+            view = mech.publish(distinct, seed=int(rng.integers(2 ** 63)))
+        if not isinstance(view, PublishedView):  # pandas in, one view out (not Dask)
+            raise TypeError(f"expected a PublishedView, got {type(view).__name__}")
+        if r == 0:
+            facts["stated_epsilon"] = view.guarantee()[EPSILON_CLAIM].epsilon
+        estimates.append(view.estimate_marginals_arrays(subsets).estimate[position])
+    return facts, estimates
+
+
+def run(out: str | Path, seed: int | None = 0, quick: bool = False,
+        overwrite: bool = False) -> Summary:
     """Run the yardstick, write yardstick.png and summary.json to ``out`` and
     return the summary. ``quick``: 2 runs per cell and αβ views above 2M rows
     drawn by distribution (the full run: 10 runs, views up to 20M rows)."""
@@ -267,7 +298,7 @@ def run(out: str | Path, seed: SeedLike = 0, quick: bool = False,
 LABELS = {"alphabeta": "αβ", "frapp": "FRAPP", "opendp": "OpenDP discrete Laplace"}
 
 
-def markdown(summary: dict) -> str:
+def markdown(summary: Summary) -> str:
     """RMSE (median |error|) per table, ε and mechanism, as a Markdown table."""
     lines = ["| table | ε | αβ | FRAPP | OpenDP |", "|---|---|---|---|---|"]
     for name, table in summary["tables"].items():
@@ -283,7 +314,7 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _plot(summary: dict) -> Any:
+def _plot(summary: Summary) -> Figure:
     from matplotlib.figure import Figure  # no pyplot: no GUI backend to set up
 
     tables = summary["tables"]
