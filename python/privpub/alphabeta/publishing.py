@@ -20,7 +20,7 @@ from privpub.core import validate
 from privpub.core.errors import ParameterError
 from privpub.core.files import PARQUET, check_output
 from privpub.core.guarantee import warn_if_weak
-from privpub.core.inputs import TableLike
+from privpub.core.inputs import TableFile, TableLike
 from privpub.core.seeding import SeedLike, resolve_seed
 from privpub.core.signing import signing_key
 from privpub.tables.distributed import DaskRelease, is_dask
@@ -70,7 +70,8 @@ def publish_to_parquet(mech: AlphaBeta, data: TableLike | np.ndarray,
     if is_dask(data):
         raise ParameterError("publish_to_parquet takes an in-memory table or a file; for a "
                              "dask DataFrame use publish(ddf, seed=...).to_parquet(directory)")
-    inputs = (data,) if isinstance(data, (str, os.PathLike)) else ()
+    inputs = (data,) if isinstance(data, (str, os.PathLike)) else \
+        (data.name,) if isinstance(data, TableFile) else ()
     check_output(path, overwrite=overwrite, suffix=PARQUET, inputs=inputs)
     key = signing_key(sign)
     records, facts = prepare_records(mech.schema, data, mech.n, duplicates)

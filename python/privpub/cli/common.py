@@ -160,13 +160,22 @@ def read_table_arg(path: str, option: str, **options: Any) -> Any:
         raise ParameterError(f"{option} {exc}") from None
 
 
-def read_input(args: argparse.Namespace) -> Any:
+def read_input(args: argparse.Namespace, batched: bool = False) -> Any:
     """The --input table (Arrow), restricted to --columns; with --schema, each
-    CSV column is read as its attribute's kind (a text domain keeps '02134')."""
-    from privpub.core.errors import SchemaError
+    CSV column is read as its attribute's kind (a text domain keeps '02134').
+    ``batched``: a file is returned as a :class:`~privpub.core.inputs.TableFile`,
+    read in batches by what takes it (standard input is still read whole)."""
+    from privpub.core.errors import ParameterError, SchemaError
+    from privpub.core.inputs import TableFile
 
     types = read_schema(args.schema).csv_types() if args.schema else None
-    table = read_table_arg(args.input, "--input", column_types=types, **csv_options(args))
+    if batched and args.input != STDIN:
+        try:
+            table = TableFile(args.input, column_types=types, **csv_options(args))
+        except ParameterError as exc:
+            raise ParameterError(f"--input {exc}") from None
+    else:
+        table = read_table_arg(args.input, "--input", column_types=types, **csv_options(args))
     if args.columns:
         wanted = args.columns.split(",")
         missing = [c for c in wanted if c not in table.column_names]
@@ -282,8 +291,6 @@ def exact_columns(args: argparse.Namespace) -> list[str]:
 def missing_labels(args: argparse.Namespace, table: Any) -> dict[str, Any] | None:
     """--missing as Schema.from_frame's ``missing``: {column: label} for the columns
     with missing cells (or named), each label read as its column's kind."""
-    import pyarrow.compute as pc
-
     from privpub.core.errors import ParameterError
 
     given = getattr(args, "missing", None)
@@ -299,12 +306,11 @@ def missing_labels(args: argparse.Namespace, table: Any) -> dict[str, Any] | Non
             default = spec
     labels = {}
     for name in table.column_names:
-        column = table.column(name)
-        if name not in named and (default is None or not pc.any(
-                pc.is_null(column, nan_is_null=True)).as_py()):
+        if name not in named and (default is None or not _has_missing(table, name)):
             continue
         text = named.get(name, default)
-        kind = column.type.value_type if hasattr(column.type, "value_type") else column.type
+        kind = _column_type(table, name)
+        kind = kind.value_type if hasattr(kind, "value_type") else kind
         try:
             labels[name] = int(text) if pa_kind(kind) == "integer" else \
                 float(text) if pa_kind(kind) == "float" else text
@@ -313,6 +319,24 @@ def missing_labels(args: argparse.Namespace, table: Any) -> dict[str, Any] | Non
                                  f"label must be one; give it as --missing {name}=NUMBER"
                                  ) from None
     return labels
+
+
+def _has_missing(table: Any, name: str) -> bool:
+    """Whether column ``name`` of an Arrow table or a table file (read in batches)
+    holds a missing cell (NaN too)."""
+    import pyarrow.compute as pc
+
+    from privpub.core.inputs import TableFile
+
+    parts = (b.column(name) for b in table.batches([name])) if isinstance(table, TableFile) \
+        else (table.column(name),)
+    return any(pc.any(pc.is_null(part, nan_is_null=True)).as_py() for part in parts)
+
+
+def _column_type(table: Any, name: str) -> Any:
+    from privpub.core.inputs import TableFile
+
+    return table.field_type(name) if isinstance(table, TableFile) else table.column(name).type
 
 
 def pa_kind(arrow_type: Any) -> str:

@@ -156,7 +156,7 @@ def _alphabeta(args: argparse.Namespace) -> int:
 
     destination = _destination(args)
     key = signing_key(args.sign)
-    table = read_input(args)
+    table = read_input(args, batched=True)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: AlphaBeta.for_privacy(
         schema, n=table.num_rows, gamma=args.gamma, **prior_request(args),
@@ -190,7 +190,7 @@ def _frapp(args: argparse.Namespace) -> int:
 
     destination = _destination(args)
     key = signing_key(args.sign)
-    table = read_input(args)
+    table = read_input(args, batched=True)
     schema = table_schema(args, table)
     mech = _calibrated(args, lambda: FRAPP.for_privacy(
         schema, n=table.num_rows, gamma=args.gamma, **prior_request(args),
@@ -215,7 +215,7 @@ def _splu(args: argparse.Namespace) -> int:
 
     destination = _destination(args)
     key = signing_key(args.sign)
-    table = read_input(args)
+    table = read_input(args, batched=True)
     schema = table_schema(args, table)
     mech = SPLUGen(args.group_size, args.sensitive.split(","), schema=schema)
     warn_if_seeded(args.seed)

@@ -238,14 +238,14 @@ def arrow_column(table: pa.Table, name: str) -> pa.Array:
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
-def check_arrow_missing(name: str, array: pa.Array) -> None:
+def check_arrow_missing(name: str, array: pa.Array, first_row: int = 0) -> None:
     value_type = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
     if array.null_count == 0 and not pa.types.is_floating(value_type):
         return  # (null_count is stored: no pass over the rows)
     missing = pc.is_null(array, nan_is_null=True)
     total = pc.sum(missing).as_py() or 0
     if total:
-        raise missing_error(name, total, pc.index(missing, True).as_py())
+        raise missing_error(name, total, first_row + pc.index(missing, True).as_py())
 
 
 class RawColumn:
@@ -261,7 +261,10 @@ class RawColumn:
         self.dictionary_size = dictionary_size
 
     @classmethod
-    def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute) -> RawColumn:
+    def of(cls, table: pd.DataFrame | pa.Table, attr: Attribute, first_row: int = 0
+           ) -> RawColumn:
+        """``attr``'s column of ``table``; an Arrow table's rows are named from
+        ``first_row`` (a batch of a file read in batches)."""
         if isinstance(table, pd.DataFrame):
             values = _fill_missing(attr, frame_column(table, attr.name))
             check_no_missing(attr.name, values)
@@ -271,9 +274,9 @@ class RawColumn:
                        lambda row: python_scalar(values.index[row]))
         array = _fill_arrow_missing(attr, arrow_column(table, attr.name))
         kind = arrow_kind(attr.name, array.type)
-        check_arrow_missing(attr.name, array)
+        check_arrow_missing(attr.name, array, first_row)
         if kind not in (attr.kind, "empty"):
-            example = f" (e.g. {array[0].as_py()!r} at row 0)" if len(array) else ""
+            example = f" (e.g. {array[0].as_py()!r} at row {first_row})" if len(array) else ""
             raise DataTypeError(
                 f"column {attr.name!r} holds {kind} values{example} but attribute "
                 f"{attr.name!r} has a {attr.kind} domain ({attr.describe()}); convert the "
@@ -281,7 +284,8 @@ class RawColumn:
         raw, offset, remap = _arrow_raw(attr, array)
         indexed = (pa.types.is_dictionary(array.type) and len(array) > 0
                    and not isinstance(attr, IntRange))  # as _arrow_raw reads it
-        return cls(raw, offset, remap, lambda row: array[row].as_py(), lambda row: row,
+        return cls(raw, offset, remap, lambda row: array[row].as_py(),
+                   lambda row: first_row + row,
                    len(array.dictionary) if indexed else None)
 
 

@@ -6,6 +6,7 @@ record's own value (non-integer numbers, identifiers)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,16 +15,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from privpub.core.errors import SchemaError
+from privpub.core.inputs import TableFile
 from privpub.domain.attributes import Categorical, value_kind
 from privpub.domain.columns import (
     arrow_column,
     arrow_count_of,
     arrow_kind,
-    check_arrow_missing,
     check_no_missing,
     collision_error,
     column_kind,
     frame_column,
+    missing_error,
 )
 
 #: An inferred domain of more values than this, held by more than half the rows,
@@ -104,28 +106,86 @@ def _infer_pandas(name: str, values: pd.Series, label: Any = None,
                          collisions)
 
 
-def _infer_arrow(name: str, array: pa.Array, label: Any = None,
+@dataclass(frozen=True)
+class Observed:
+    """What inferring a column's domain reads of it, from the whole column or summed
+    over its batches (:meth:`merge`): its type, its distinct present values (a
+    dictionary column's dictionary, in its order), its rows, its missing cells
+    (NaN too) and the first one's row, and how many cells hold ``label`` (the
+    missing label asked for, read as the column's kind)."""
+
+    type: pa.DataType
+    values: pa.Array
+    rows: int
+    missing: int
+    first_missing: int | None
+    label_cells: int
+
+    @classmethod
+    def of(cls, name: str, array: pa.Array, label: Any = None, first_row: int = 0) -> Observed:
+        kind = arrow_kind(name, array.type)
+        value_type = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
+        missing, first = 0, None
+        if array.null_count or pa.types.is_floating(value_type):
+            mask = pc.is_null(array, nan_is_null=True)
+            missing = pc.sum(mask).as_py() or 0
+            first = first_row + pc.index(mask, True).as_py() if missing else None
+        cells = 0
+        if label is not None and value_kind(_label_of_kind(label, kind)) == kind:
+            cells = arrow_count_of(array, _label_of_kind(label, kind))
+        if pa.types.is_dictionary(array.type):
+            values = array.dictionary
+        else:
+            values = pc.unique(pc.drop_null(pc.if_else(pc.is_nan(array), None, array)
+                                            if pa.types.is_floating(array.type) else array))
+        return cls(array.type, values, len(array), missing, first, cells)
+
+    def merge(self, later: Observed) -> Observed:
+        """This column's rows followed by ``later``'s: a dictionary column's
+        dictionaries unified in order of first appearance, as Arrow unifies a
+        whole column's chunks."""
+        values = pc.unique(pa.concat_arrays([self.values, later.values]))
+        return Observed(self.type, values, self.rows + later.rows,
+                        self.missing + later.missing,
+                        self.first_missing if self.missing else later.first_missing,
+                        self.label_cells + later.label_cells)
+
+
+def _infer_arrow(name: str, seen: Observed, label: Any = None,
                  declared: bool = False) -> Categorical:
-    kind = arrow_kind(name, array.type)
+    kind = arrow_kind(name, seen.type)
     collisions = 0
-    if label is None or pc.sum(pc.is_null(array, nan_is_null=True)).as_py() == 0:
-        check_arrow_missing(name, array)
+    if label is None or seen.missing == 0:
+        if seen.missing:
+            raise missing_error(name, seen.missing, seen.first_missing)
         label = label if declared else None
     else:
         label = _label_of_kind(label, kind)
         if value_kind(label) == kind:  # (another kind is refused by _with_missing)
-            collisions = arrow_count_of(array, label)
-    if kind == "empty" or len(array) == 0:
+            collisions = seen.label_cells
+    if kind == "empty" or seen.rows == 0:
         raise SchemaError(f"column {name!r} is empty: cannot infer a domain")
-    if pa.types.is_dictionary(array.type):
-        categories = array.dictionary.to_pylist()
-        ordered = bool(array.type.ordered)
+    if pa.types.is_dictionary(seen.type):
+        categories = seen.values.to_pylist()
+        ordered = bool(seen.type.ordered)
         return _with_missing(name, kind, categories if ordered else sorted(categories), label,
                              "category", ordered, collisions)
-    present = pc.drop_null(pc.if_else(pc.is_nan(array), None, array)
-                           if pa.types.is_floating(array.type) else array)
-    return _with_missing(name, kind, sorted(pc.unique(present).to_pylist()), label,
-                         _pandas_dtype(array.type), False, collisions)
+    return _with_missing(name, kind, sorted(seen.values.to_pylist()), label,
+                         _pandas_dtype(seen.type), False, collisions)
+
+
+def _observed_batches(table: TableFile, names: Sequence[str],
+                      labels: dict[str, Any]) -> dict[str, Observed]:
+    """:class:`Observed` of each named column of a table file, read batch by batch."""
+    seen = {name: Observed.of(name, pa.array([], table.field_type(name)), labels.get(name))
+            for name in names}
+    at = 0
+    for batch in table.batches(names):
+        for name in names:
+            seen[name] = seen[name].merge(Observed.of(name, arrow_column(batch, name),
+                                                      labels.get(name), at))
+        at += batch.num_rows
+    return seen
 
 
 def _pandas_dtype(arrow_type: pa.DataType) -> str:
@@ -136,16 +196,21 @@ def _pandas_dtype(arrow_type: pa.DataType) -> str:
     return str(np.dtype(arrow_type.to_pandas_dtype()))
 
 
-def infer_attributes(table: pd.DataFrame | pa.Table, names: Sequence[str],
+def infer_attributes(table: pd.DataFrame | pa.Table | TableFile, names: Sequence[str],
                      labels: dict[str, Any], declared: bool,
                      exact_domain: Sequence[str]) -> list[Categorical]:
     """Each named column's inferred attribute (see :meth:`Schema.from_frame`)."""
     if isinstance(table, pd.DataFrame):
         attributes = [_infer_pandas(name, frame_column(table, name), labels.get(name), declared)
                       for name in names]
-    else:
-        attributes = [_infer_arrow(name, arrow_column(table, name), labels.get(name), declared)
+    elif isinstance(table, TableFile):  # read in batches: what the whole column shows
+        seen = _observed_batches(table, names, labels)
+        attributes = [_infer_arrow(name, seen[name], labels.get(name), declared)
                       for name in names]
+    else:
+        attributes = [_infer_arrow(name, Observed.of(name, arrow_column(table, name),
+                                                     labels.get(name)),
+                                   labels.get(name), declared) for name in names]
     rows = len(table) if isinstance(table, pd.DataFrame) else table.num_rows
     for attr in attributes:
         if attr.name not in exact_domain and attr.dtype != "category":

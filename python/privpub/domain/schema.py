@@ -32,7 +32,7 @@ import pyarrow as pa
 
 import privpub._core as _core
 from privpub.core.errors import CodeError, DomainError, PrivacyWarning, SchemaError
-from privpub.core.inputs import TableLike, column_names, tabular
+from privpub.core.inputs import TableFile, TableLike, column_names, tabular
 from privpub.core.limbs import ints_from_limbs, limbs_from_ints
 from privpub.domain import schemafile
 from privpub.domain.attributes import (
@@ -125,7 +125,9 @@ class Schema:
         identifier), is refused as such a domain, with how to bin it; name it in
         ``exact_domain`` to publish its values as they are.
         """
-        table = tabular(data)
+        # A file is read in batches (twice over for a CSV file: its types, then its values).
+        table = TableFile(data) if isinstance(data, (str, os.PathLike)) else \
+            data if isinstance(data, TableFile) else tabular(data)
         names = column_names(table) if columns is None else list(columns)
         labels = missing if isinstance(missing, dict) else dict.fromkeys(names, missing)
         unknown = [n for n in labels if n not in names]
@@ -282,8 +284,32 @@ class Schema:
         column, row and value at fault. A CSV path is read with the column types
         of :meth:`csv_types`.
         """
-        table = tabular(data, column_types=self.csv_types())
-        columns = [RawColumn.of(table, a) for a in self.attributes]
+        if isinstance(data, (str, os.PathLike)):
+            data = TableFile(data, column_types=self.csv_types())
+        if isinstance(data, TableFile):
+            return self._encode_batches(data)
+        return self._encode_table(tabular(data, column_types=self.csv_types()))
+
+    def _encode_batches(self, table: TableFile) -> np.ndarray:
+        """:meth:`encode` of a file read batch by batch: the codes are the only array
+        as long as the file (a bad value is named by its row in the file; the count
+        of such rows in an error is its batch's)."""
+        codes = np.empty((table.num_rows, self.limbs) if self.is_wide else table.num_rows,
+                         dtype=np.uint64)
+        at = 0
+        for batch in table.batches(list(self.names)):
+            rows = batch.num_rows
+            try:
+                codes[at:at + rows] = self._encode_table(batch, first_row=at)
+            except DomainError as exc:  # (a MissingValueError too)
+                raise type(exc)(f"{exc} (counted in rows {at:,}–{at + rows - 1:,}, the batch "
+                                "of the file it was found in)") from None
+            at += rows
+        return codes
+
+    def _encode_table(self, table: pd.DataFrame | pa.Table, first_row: int = 0) -> np.ndarray:
+        """:meth:`encode` of a table in memory, its rows numbered from ``first_row``."""
+        columns = [RawColumn.of(table, a, first_row) for a in self.attributes]
         # Aligned too: a frame deserialised from a buffer (a Dask partition) may not be.
         raws = [np.require(c.raw, requirements=["C", "A"]) for c in columns]
         radices = list(self.radices)

@@ -12,7 +12,7 @@ import numpy as np
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.inputs import tabular
+from privpub.core.inputs import TableFile, tabular
 from privpub.domain.schema import Schema
 from privpub.tables.records import (
     as_schema_codes,
@@ -64,7 +64,9 @@ def table_facts(data: Any, n: int | None, schema: Schema | None, duplicates: str
         return TableFacts(data, n, None, 0, None, duplicates)
     if n is not None:
         raise ParameterError("n is read from the table; give n only with a Schema")
-    table = tabular(data, column_types=None if schema is None else schema.csv_types())
+    # A table file stays one, read in batches by the encoder.
+    table = data if isinstance(data, TableFile) else \
+        tabular(data, column_types=None if schema is None else schema.csv_types())
     if schema is None:
         with warnings.catch_warnings():  # the plan says the domains were derived
             warnings.simplefilter("ignore")

@@ -6,6 +6,7 @@ m ≤ 2^64); these helpers convert from what users pass and back.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 import privpub._core as _core
 from privpub.core import validate
 from privpub.core.errors import ParameterError
-from privpub.core.inputs import TableLike, column_names, tabular
+from privpub.core.inputs import TableFile, TableLike, column_names, tabular
 from privpub.core.limbs import LIMB_BITS, limbs_from_ints
 from privpub.domain.schema import Schema
 
@@ -30,7 +31,9 @@ def records_as_codes(schema: Schema, data: TableLike | np.ndarray) -> np.ndarray
         if len(codes) and schema.is_wide:
             schema.decode(codes)  # raises CodeError on any code ≥ m
         return codes
-    table = tabular(data, column_types=schema.csv_types())
+    if isinstance(data, (str, os.PathLike)):  # read in batches by the encoder
+        data = TableFile(data, column_types=schema.csv_types())
+    table = data if isinstance(data, TableFile) else tabular(data, column_types=schema.csv_types())
     extra = [c for c in column_names(table) if c not in schema.names]
     if extra:
         raise ParameterError(f"the table has columns not in the schema: {extra}; publishing "
