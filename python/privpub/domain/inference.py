@@ -122,7 +122,7 @@ class Observed:
     label_cells: int
 
     @classmethod
-    def of(cls, name: str, array: pa.Array, label: Any = None, first_row: int = 0) -> Observed:
+    def of(cls, name: str, array: pa.Array, label: object = None, first_row: int = 0) -> Observed:
         kind = arrow_kind(name, array.type)
         value_type = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
         missing, first = 0, None
