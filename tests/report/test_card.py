@@ -201,3 +201,48 @@ def test_a_release_of_data_without_repeats_has_its_alternatives():
     # calibration), read from what the mechanism declares (StatesPrivacyRequest).
     assert "k = 2 (this release's)" in page
     assert "αβ (exclusive) — <strong>this release</strong>" in page
+
+
+def test_the_verdict_states_the_headline_figures_in_its_sentence(small, card):
+    """The card opens with one sentence holding the release's own figures: its error
+    bound, its ε (and whether it is in force), the (d, γ) it meets. Each figure
+    is found in the sentence's text as the page shows it, and is the API's."""
+    df, view = small
+    sentence = re.search(r'<p class="verdict">(.*?)</p>', card, re.S).group(1)
+    found = headlines(sentence)
+    mech = view.mechanism_object()
+    bound = mech.stated_bound().bound
+    request = mech.privacy_request()
+    claim = view.guarantee()["ε-indistinguishability (replace one tuple)"]
+    assert float(found["verdict-bound"]) == bound and f"{bound:,.0f}</span>" in sentence
+    assert float(found["verdict-d"]) == request.d and float(found["verdict-gamma"]) == 0.5
+    assert float(found["verdict-epsilon"]) == claim.epsilon
+    plain = re.sub(r"<[^>]+>", "", sentence)
+    assert f"Counts above about {bound:,.0f} are told from zero with 95% confidence" in plain
+    assert f"ε = {claim.epsilon:.3g}" in plain and f"γ = {0.5:g}" in plain
+    assert ("not in force" in plain) == (not claim.holds)
+    assert card.index('class="verdict"') < card.index('class="summary"')
+
+
+def test_a_verdict_says_what_a_release_does_not_state():
+    """A graph answer has no count bound and states its ε; a made-up guarantee
+    without an ε is said to have none, never given one."""
+    from privpub.report.verdict import verdict
+
+    g = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0]]), directed=True, m=40)
+    answer = LaplaceMechanism.for_graph(1.0, triangle(), g).answer(g, seed=1)
+    text = re.sub(r"<[^>]+>", "", verdict(answer))
+    assert text.startswith("Its answer's noise law and interval are below; ε = 1 ")
+
+    class NoEpsilon:
+        answers_own_query = False
+
+        def guarantee(self):
+            return privpub.Guarantee("m", (privpub.Claim("a", True, "fine", "Thm 1"),))
+
+        def mechanism_object(self):
+            return object()
+
+    text = re.sub(r"<[^>]+>", "", verdict(NoEpsilon()))
+    assert text == ("This release states no error bound for its counts; no finite ε is stated "
+                    "(differential privacy, one tuple replaced) (see who is protected).")

@@ -21,6 +21,7 @@ from privpub.core.release import Release
 from privpub.core.seeding import resolve_seed
 from privpub.core.version import LIBRARY_VERSION
 from privpub.report import accuracy, alternatives, attacker, html, protected, released
+from privpub.report.verdict import verdict
 from privpub.tables.distributed import DaskRelease
 
 #: The accuracy section's sampling rule, as the footer states it.
@@ -102,5 +103,6 @@ def build(release: Release, data: Any = None, audit: bool = False, *, n_queries:
               f"{html.text(seed_text)}. {html.text(SAMPLING_RULE)} Every statement about "
               "privacy is the release's own guarantee(); nothing here adds to it.")
     title = f"Release card: {release.mechanism} release"
-    return Card(html.page(title, summary(release, facts), [s for s in sections if s],
+    return Card(html.page(title, verdict(release) + summary(release, facts),
+                          [s for s in sections if s],
                           footer, LIBRARY_VERSION))

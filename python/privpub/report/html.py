@@ -103,6 +103,7 @@ caption { caption-side: top; text-align: left; font-style: italic; padding-botto
 figure { margin: 3mm 0; page-break-inside: avoid; }
 figure img { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 8.5pt; color: #333; }
+.verdict { font-size: 11pt; margin: 2mm 0 3mm; }
 .summary { display: flex; flex-wrap: wrap; gap: 2mm; margin: 3mm 0; }
 .summary div { border: 1px solid #bbb; border-radius: 2mm; padding: 1.5mm 3mm; flex: 1 1 40mm; }
 .summary .label { display: block; font-size: 8pt; color: #444; }
