@@ -5,6 +5,7 @@ test_browser.py; these read the HTML text and run in the quick suite."""
 
 from __future__ import annotations
 
+import html
 import re
 import warnings
 
@@ -246,3 +247,20 @@ def test_a_verdict_says_what_a_release_does_not_state():
     text = re.sub(r"<[^>]+>", "", verdict(NoEpsilon()))
     assert text == ("This release states no error bound for its counts; no finite ε is stated "
                     "(differential privacy, one tuple replaced) (see who is protected).")
+
+
+def test_the_attribute_audit_has_a_plain_verdict_against_its_prior(card):
+    """The verdict follows the recovered share's interval against the prior: above
+    it a leak, below it none, across it none found at this size."""
+    from privpub.report.attacker import attribute_verdict
+
+    assert attribute_verdict(0.6, 0.8, 0.5).startswith("the release leaks the secret")
+    assert attribute_verdict(0.2, 0.4, 0.5).startswith("no leak found: the attack does worse")
+    assert attribute_verdict(0.4, 0.6, 0.5).startswith("no leak found at this audit's size")
+    recovered = re.search(r"bits recovered</th><td>.*?\((\d+)% interval \[([\d.]+)%, "
+                          r"([\d.]+)%\]\)", card, re.S)
+    prior = re.search(r"the majority guess without the release: ([\d.]+)%", card)
+    low, high, base = (float(recovered.group(2)) / 100, float(recovered.group(3)) / 100,
+                       float(prior.group(1)) / 100)
+    said = html.unescape(re.search(r"verdict</th><td>([^<]*)</td>", card).group(1))
+    assert said.split(":")[0] == attribute_verdict(low, high, base).split(":")[0]

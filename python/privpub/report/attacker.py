@@ -54,12 +54,26 @@ def attribute_part(release: PublishedView, data: Any, n_targets: int, seed: Any)
          + f" ({result.confidence:.0%} interval [{lo:.1%}, {hi:.1%}])"),
         ("prior assumed", f"the majority guess without the release: {result.baseline:.1%}"),
         ("advantage over the prior", f"{result.advantage:+.1%}"),
+        ("verdict", html.text(attribute_verdict(lo, hi, result.baseline))),
         ("reconstruction threshold",
          f"√n = {threshold:.1f} for these n = {result.n_targets} targets: answers whose "
          "error stays well below √n let a decoder recover almost every bit (Dinur–Nissim, "
          "Theorem 3); errors well above it do not"),
     ]
     return "<h3>Attribute inference</h3>" + html.pairs(rows)
+
+
+def attribute_verdict(low: float, high: float, prior: float) -> str:
+    """The attribute audit in plain terms: whether the share of bits recovered, by
+    its interval, is above the guess without the release (the prior)."""
+    if low > prior:
+        return (f"the release leaks the secret: the attack recovers more than the guess "
+                f"without it ({low:.1%} at least, against {prior:.1%})")
+    if high < prior:
+        return (f"no leak found: the attack does worse than the guess without the release "
+                f"({high:.1%} at most, against {prior:.1%})")
+    return (f"no leak found at this audit's size: the attack cannot be told from the guess "
+            f"without the release ({prior:.1%} lies in its interval)")
 
 
 def presence_part(release: PublishedView, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
