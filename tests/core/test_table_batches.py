@@ -16,7 +16,7 @@ import pytest
 
 from privpub import AlphaBeta, Categorical, PublishedView, Schema
 from privpub.core import inputs
-from privpub.core.errors import MissingValueError, PrivacyWarning
+from privpub.core.errors import MissingValueError, PrivacyWarning, SchemaError
 from privpub.core.inputs import TableFile, read_table_file
 
 ROWS = 5_000
@@ -100,6 +100,18 @@ def test_batched_publish_is_the_whole_tables_view(kind, tmp_path, small_batches)
     assert np.array_equal(views[0].rows.codes(), views[1].rows.codes())
     stored = [pq.read_metadata(out[name]).metadata for name in ("batched", "whole")]
     assert stored[0][b"privpub"] == stored[1][b"privpub"]
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_a_file_with_two_columns_of_one_name_is_refused_by_name(kind, tmp_path):
+    """(Arrow's batch readers fail on such a file with a bare KeyError.)"""
+    path = tmp_path / f"doubled.{kind}"
+    if kind == "csv":
+        path.write_text("a,b,a\n1,2,3\n")
+    else:
+        pq.write_table(pa.table([[1], [2], [3]], names=["a", "b", "a"]), path)
+    with pytest.raises(SchemaError, match="more than one column named 'a'"):
+        TableFile(path)
 
 
 def test_a_bad_cell_is_named_by_its_row_in_the_file(tmp_path, small_batches):

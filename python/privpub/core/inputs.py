@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from privpub.core.errors import DataTypeError, ParameterError, printable
+from privpub.core.errors import DataTypeError, ParameterError, SchemaError, printable
 
 #: What the library accepts wherever a table is expected (a polars DataFrame
 #: too, typed as Any so polars stays optional).
@@ -258,6 +258,9 @@ class TableFile:
             else:
                 types, self.num_rows = self._csv_types(dict(column_types or {}),
                                                        check_sep=delimiter is None)
+        doubled = sorted({n for n in types.names if types.names.count(n) > 1})
+        if doubled:  # (Arrow's readers would fail on its name with a bare KeyError)
+            raise SchemaError(f"{self.name!r} has more than one column named {doubled[0]!r}")
         self._types = types
         self.column_names = list(types.names if columns is None else columns)
 
@@ -321,6 +324,8 @@ class TableFile:
         with pa_csv.open_csv(self.name, read_options=options, parse_options=parse,
                              convert_options=convert) as first:
             names = first.schema.names  # (its types are the first block's: not used)
+        if len(set(names)) < len(names):  # named as the constructor names it
+            return pa.schema([pa.field(n, pa.string()) for n in names]), 0
         as_text = {n: fixed.get(n, pa.string()) for n in names}
         distinct: dict[str, list[pa.Array]] = {n: [] for n in names if n not in fixed}
         rows, first_value = 0, None
