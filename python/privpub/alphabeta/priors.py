@@ -23,7 +23,7 @@ def prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float | None
     """The prior bound d of ``for_privacy(epsilon=...)``: the d at which the
     ``calibration`` has privacy loss ε (for the most likely tuple's d·max w(t),
     with a source), or the given k/d once checked to give that ε."""
-    epsilon = _privacy_loss(epsilon)
+    epsilon = validate.privacy_loss(epsilon)
     if calibration not in CALIBRATIONS:
         raise ParameterError(f"calibration must be one of {list(CALIBRATIONS)}, "
                              f"got {calibration!r}")
@@ -32,7 +32,8 @@ def prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float | None
     if k is not None or d is not None:
         d = validate.prior_bound(schema.size, n, k, d)
         stated = calibration_epsilon(min(d * w_max, 0.999999), gamma, calibration, share)
-        return _agreeing(d, stated, epsilon, schema, n, gamma, f"the {calibration!r} calibration")
+        return validate.prior_agrees(d, stated, epsilon, schema.size, n, gamma,
+                                     f"the {calibration!r} calibration")
     d = prior_for_epsilon(epsilon, gamma, calibration, share) / w_max
     return _at_base_rate(d, epsilon, schema, n, gamma, allow_below)
 
@@ -52,7 +53,7 @@ def views_prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float 
 
     from privpub.alphabeta.sequence import calibrate_views, sequence_epsilon
 
-    epsilon = _privacy_loss(epsilon)
+    epsilon = validate.privacy_loss(epsilon)
     what = f"the {calibration!r} calibration of {max_views} views"
 
     def planned(prior: float) -> float:
@@ -61,7 +62,7 @@ def views_prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float 
 
     if k is not None or d is not None:
         d = validate.prior_bound(schema.size, n, k, d)
-        return _agreeing(d, planned(d), epsilon, schema, n, gamma, what)
+        return validate.prior_agrees(d, planned(d), epsilon, schema.size, n, gamma, what)
     unmet = ParameterError(f"epsilon = {epsilon} cannot be met by {what} at γ = {gamma}: "
                            "its least ε, near d = γ, is above it; raise epsilon or gamma")
     low = gamma / (gamma + (1 - gamma) * math.exp(epsilon))
@@ -82,25 +83,6 @@ def views_prior_for_privacy_loss(schema: Schema, n: int, gamma: float, k: float 
     root = optimize.brentq(lambda x: planned(math.exp(x)) - epsilon, math.log(low),
                            math.log(high), rtol=1e-12)
     return _at_base_rate(math.exp(root), epsilon, schema, n, gamma, allow_below)
-
-
-def _privacy_loss(epsilon: Any) -> float:
-    epsilon = validate.real("epsilon", epsilon)
-    if epsilon <= 0:
-        raise ParameterError(f"epsilon (the privacy loss) must be positive, got {epsilon}")
-    return epsilon
-
-
-def _agreeing(d: float, stated: float, epsilon: float, schema: Schema, n: int, gamma: float,
-              what: str) -> float:
-    """``d`` when ``stated``, the ε of ``what`` at d, is the ε asked for."""
-    if not math.isclose(stated, epsilon, rel_tol=1e-6):
-        raise ParameterError(
-            f"epsilon = {epsilon} disagrees with d = {d:.6g} (k = {d * schema.size / n:.6g}) "
-            f"at γ = {gamma}: {what} there has ε = {stated:.6g}. Give epsilon or k/d, not "
-            "both (the usefulness failure probability, once called epsilon, is "
-            "failure_probability)")
-    return d
 
 
 def _at_base_rate(d: float, epsilon: float, schema: Schema, n: int, gamma: float,

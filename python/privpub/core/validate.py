@@ -101,6 +101,27 @@ def prior_bound(m: int, n: int, k: float | None, d: float | None) -> float:
     return d
 
 
+def privacy_loss(epsilon: object) -> float:
+    """A privacy loss ε asked for: a positive real."""
+    epsilon = real("epsilon", epsilon)
+    if epsilon <= 0:
+        raise ParameterError(f"epsilon (the privacy loss) must be positive, got {epsilon}")
+    return epsilon
+
+
+def prior_agrees(d: float, stated: float, epsilon: float, m: int, n: int, gamma: float,
+                 what: str) -> float:
+    """``d`` when ``stated``, the ε of ``what`` at d, is the ε asked for (a
+    ``for_privacy`` given both epsilon and k or d); else a ParameterError."""
+    if not math.isclose(stated, epsilon, rel_tol=1e-6):
+        raise ParameterError(
+            f"epsilon = {epsilon} disagrees with d = {d:.6g} (k = {d * m / n:.6g}) "
+            f"at γ = {gamma}: {what} there has ε = {stated:.6g}. Give epsilon or k/d, not "
+            "both (the usefulness failure probability, once called epsilon, is "
+            "failure_probability)")
+    return d
+
+
 def prior_at_least_base_rate(d: float | None, n: int | None, m: int, allow: Any) -> bool:
     """``allow``, checked, after refusing d below the base rate n/m unless it is True.
 

@@ -184,18 +184,11 @@ class FRAPP:
                      epsilon: Any, failure_probability: float, allow_below: bool) -> FRAPP:
         """:meth:`for_privacy` from a privacy loss (``d`` given: checked against it)."""
         m = schema.size
-        epsilon = validate.real("epsilon", epsilon)
-        if epsilon <= 0:
-            raise ParameterError(f"epsilon (the privacy loss) must be positive, got {epsilon}")
+        epsilon = validate.privacy_loss(epsilon)
         gamma_frapp = frapp_gamma_for_epsilon(epsilon, m)
         if d is not None:
             stated = frapp_epsilon(frapp_gamma_for_privacy(d, gamma, m, n), m)
-            if not math.isclose(stated, epsilon, rel_tol=1e-6):
-                raise ParameterError(
-                    f"epsilon = {epsilon} disagrees with d = {d:.6g} (k = {d * m / n:.6g}) at "
-                    f"γ = {gamma}: the γ_frapp calibrated there has ε = {stated:.6g}. Give "
-                    "epsilon or k/d, not both (the usefulness failure probability, once "
-                    "called epsilon, is failure_probability)")
+            validate.prior_agrees(d, stated, epsilon, m, n, gamma, "the γ_frapp calibrated")
         else:
             d = frapp_prior_for(gamma_frapp, gamma, m, n)
             if d is None:
