@@ -91,7 +91,10 @@ def _bench(args: argparse.Namespace) -> int:
             "PRIVPUB_BENCH_OVERWRITE": "1" if args.force else ""}
     command = [sys.executable, "-m", "pytest", *map(str, files), "-q", "-p", "no:cacheprovider",
                "--benchmark-enable", "--benchmark-columns=median,rounds",
-               f"--rootdir={benches.parent}"]
+               f"--rootdir={benches.parent}",
+               # The suites time weak releases and stopped iterations on purpose: their
+               # warnings are shown, not raised (the test run makes them errors), as CI does.
+               "-W", "default"]
     if args.quick:
         env["PRIVPUB_BENCH_QUICK"] = "1"
         command += ["--benchmark-min-rounds=3", "--benchmark-max-time=0.1",
