@@ -109,6 +109,12 @@ class TableView:
         return self.batches(attributes)
 
 
+#: A binary search for one end of a run of codes costs about as much as the
+#: counting pass spends on this many rows (searches into 1.5M sorted codes:
+#: 100-500 ns each, cache misses; the Rust pass: ~3 ns a row). Past it, the pass.
+_ROWS_PER_SEARCH = 64
+
+
 class MemoryView(TableView):
     """Rows held in memory as a code array (uint64 (n,), or (n, limbs) when
     m > 2^64), or as each attribute's domain indices (``digits``, one array
@@ -155,7 +161,9 @@ class MemoryView(TableView):
         mechanism publishes them): the first attribute is the code's slowest
         digit, so the tuples whose leading values make the condition true are
         runs of codes, each counted by a binary search, in
-        O(runs · log n) and without reading the rows."""
+        O(runs · log n) and without reading the rows. A condition with so many
+        runs that their searches cost more than a pass over the rows (a long IN
+        list on the leading attribute) is left to the pass."""
         names = self.schema.names
         chosen = {i: c for i, c in enumerate(conditions)
                   if c.attributes and tuple(c.attributes) == tuple(names[:len(c.attributes)])
@@ -167,6 +175,8 @@ class MemoryView(TableView):
         for i, condition in chosen.items():
             table = condition.truth_table()
             edges = np.flatnonzero(np.diff(table.astype(np.int8), prepend=0, append=0))
+            if len(edges) * _ROWS_PER_SEARCH > len(codes):
+                continue
             stride = size // len(table)  # the codes one leading combination spans
             # Run ends at the top of the domain (code m, which uint64 may not hold)
             # count every row from their start.
