@@ -61,6 +61,9 @@ def test_sum_and_avg_of_the_issue_are_estimated():
     assert total.counts == "sum of age over records" and total.aggregate == "sum"
     assert mean.counts == "average of age over records" and "ratio" in mean.method
     assert total.interval() == (total.value, total.value) or total.lo <= total.value <= total.hi
+    # An average's ends are shown as its value is, not rounded to whole numbers.
+    lo, hi = mean.interval()
+    assert not float(lo).is_integer() and f"[{lo:,.1f}, {hi:,.1f}]" in str(mean), str(mean)
     # count(*) in the same form is the count; a batch mixes the three.
     batch = view.estimate_many(["SELECT count(*) FROM adult WHERE sex = 'Female'",
                                 "SELECT sum(hours) FROM adult WHERE age > 40",
