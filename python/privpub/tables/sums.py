@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +48,7 @@ from privpub.core.estimate import Estimate
 from privpub.counting.query import Condition
 from privpub.domain.schema import Schema
 from privpub.tables.marginals import MARGINAL_CELLS, covered_histograms, product_sums
-from privpub.tables.sumlaw import RatioLaw
+from privpub.tables.sumlaw import AverageLaw, BernsteinLaw, RatioLaw
 from privpub.tables.viewcounts import Counts, batches_within, context_set, memo
 from privpub.viewfile.rows import MemoryView, TableView
 
@@ -206,7 +207,12 @@ def sum_estimate(mech: object, cond: Condition, summed: Summed, cells: Counts, c
     # The count's own law where the family states one (exact for αβ sets and FRAPP).
     count_law = mech.interval_law(reduced(cells, g)) if isinstance(mech, CountEstimator) \
         else mech.sum_law(cells, g, sum_range(None, cells.n_domain, g, distinct))
-    law = RatioLaw(total_law, count_law, low, high)
+    law: RatioLaw | AverageLaw = RatioLaw(total_law, count_law, low, high)
+    if isinstance(total_law, BernsteinLaw):  # the test of sum − a·count (tables.sumlaw)
+        # (the family's law is a Bernstein law for any weights when it is for the sum's)
+        law = AverageLaw(lambda w: cast(BernsteinLaw, mech.sum_law(
+                             cells, w, sum_range(None, cells.n_domain, w, distinct))),
+                         f, g, count_law, low, high)
     notes = () if count > 0 else ("the count estimate is not positive: no average is "
                                   "estimated (the interval is the values' range)",)
     return Estimate(ratio, stderr, f"average of {summed.column} over {counts}",
