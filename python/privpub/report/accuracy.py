@@ -29,7 +29,7 @@ from privpub.core.estimate import LEVEL
 from privpub.core.ranges import clamp
 from privpub.core.release import Release
 from privpub.domain.schema import Schema
-from privpub.report import html, plots
+from privpub.report import html, plots, protected
 from privpub.report.sums import sums_block
 from privpub.tables.published import PublishedView
 
@@ -97,12 +97,12 @@ def accuracy_plot(x: np.ndarray, rows: list[dict[str, Any]], bound: float | None
     with plots.figure() as (fig, ax):
         # Points, not a line: a query's error depends on more than its count.
         ax.plot(xs, half, marker=plots.MARKERS[0], color=plots.PALETTE[0],
-                linestyle="none", label=f"{LEVEL:.0%} interval half-width")
+                linestyle="none", label=f"{html.percent(LEVEL)} interval half-width")
         ax.plot(xs, stderr, marker=plots.MARKERS[1], color=plots.PALETTE[1],
                 linestyle="none", label="standard error")
         if bound is not None:
             ax.axhline(bound, color=plots.PALETTE[5], linestyle=plots.DASHES[2],
-                       label=f"stated error bound ±{bound:,.0f}")
+                       label=f"stated error bound ±{html.number(bound)}")
         ax.set_xlabel("true count of the query (records or tuples)" if with_truth else
                       "estimated count of the query (no data given: not the truth)")
         ax.set_ylabel("error scale (count)")
@@ -133,7 +133,8 @@ def estimates(release: PublishedView, queries: list[dict[str, Any]]
             rows.append(release.estimate_many([query]).to_records(LEVEL)[0])
         except PrivpubError as exc:
             rows.append(None)
-            refusals.append(f"{query!r}: {type(exc).__name__}: {exc}")
+            shown = " AND ".join(html.condition(a, v) for a, v in query.items())
+            refusals.append(f"{shown}: {type(exc).__name__}: {exc}")
     return rows, html.block("warning", f"{len(refusals)} of {len(queries)} sampled queries "
                             "were refused by the release's estimator:", "<ul>" + "".join(
                                 f"<li>{html.text(r)}</li>" for r in refusals) + "</ul>")
@@ -141,8 +142,8 @@ def estimates(release: PublishedView, queries: list[dict[str, Any]]
 
 def resolution_warnings(release: Release) -> str:
     """A warning block per claim that holds only weakly (the guarantee's words)."""
-    return "".join(html.block("warning", f"{c.name}: the release cannot tell typical counts "
-                              "from zero", html.paragraphs(c.statement))
+    return "".join(html.block("warning", f"{protected.plain(c)[0]}: the release cannot tell "
+                              "typical counts from zero", protected.meaning(c))
                    for c in release.guarantee().claims if c.holds and c.weak)
 
 
@@ -165,25 +166,26 @@ def table_section(release: PublishedView, data: Any, n_queries: int, seed: Any) 
     bound = None if declared is None else declared.bound
     body = resolution_warnings(release) + refused
     stated = ("none stated" if bound is None else
-              html.headline("error-bound", bound, f"±{bound:,.1f}")
+              html.headline("error-bound", bound, f"±{html.number(bound)}")
               + f" for each fixed query, with probability ≥ "
-                f"{1 - declared.failure_probability:g}")
+                f"{html.percent(1 - declared.failure_probability)}")
     body += html.pairs([("stated error bound", stated),
                         ("what estimates count", html.text(rows[0]["counts"]))])
-    header = ["query", "estimate", "stderr", f"{LEVEL:.0%} interval"]
+    header = ["query", "estimate", "stderr", f"{html.percent(LEVEL)} interval"]
     widths = (44, 14, 12, 30) if truth is None else (31, 13, 10, 20, 13, 13)
     table_rows = []
     covered = 0
     for i, row in enumerate(rows):
         value, low, high = float(row["value"]), row["range_lo"], row["range_hi"]
-        shown = html.number(value, 6)
+        shown = html.number(value)
         if low is not None and not low <= value <= high:  # estimate.clamped()'s value
-            shown += f" (clamped into [{low:,}, {high:,}]: {clamp(value, low, high):,})"
+            shown += (f" (clamped into [{html.number(low)}, {html.number(high)}]: "
+                      f"{html.number(clamp(value, low, high))})")
         interval = f"[{html.number(row['lo'])}, {html.number(row['hi'])}]"
         if row["inconsistent"]:
             interval = f"no count consistent at this level: {interval}"
-        cells = [f"<code>{html.text(row['query'])}</code>", shown,
-                 html.number(float(row["stderr"]), 4), interval]
+        cells = [f"<code>{html.text(row['query'])}</code>" + html.notes(row["notes"]), shown,
+                 html.number(float(row["stderr"])), interval]
         if truth is not None:
             inside = row["lo"] <= truth[i] <= row["hi"]
             covered += inside
@@ -194,15 +196,11 @@ def table_section(release: PublishedView, data: Any, n_queries: int, seed: Any) 
     body += html.table(header, table_rows, widths=widths, caption=(
         f"{len(rows)} sampled queries (the seeded rule of the footer)"))
     if truth is not None:
-        body += (f"<p>Measured coverage: {html.headline('coverage', covered, str(covered))} of "
-                 f"{len(rows)} intervals hold the true count (each is built to hold it with "
-                 f"probability ≥ {LEVEL:.0%}; a sample this small measures coverage only "
-                 "roughly).</p>")
+        shown = html.headline("coverage", covered, html.number(covered))
+        body += (f"<p>Measured coverage: {shown} of {len(rows)} intervals hold the true count "
+                 f"(each is built to hold it with probability ≥ {html.percent(LEVEL)}; a sample "
+                 "this small measures coverage only roughly).</p>")
     body += sums_block(release, codes, queries, sensitive)
-    notes = sorted({n for row in rows for n in row["notes"]})
-    if notes:
-        body += html.block("note", "Notes the estimates carry:", "<ul>" + "".join(
-            f"<li>{html.text(n)}</li>" for n in notes) + "</ul>")
     x = np.array(truth if truth is not None else [r["value"] for r in rows], dtype=float)
     body += accuracy_plot(x, rows, bound, truth is not None)
     return html.section("accuracy", "How accurate", body)
@@ -213,13 +211,15 @@ def graph_section(release: Release, truth: list[int] | None) -> str:
     answer, so there is no curve to plot); with its data, the true answers
     (``truth``, from the release's ``true_answers``)."""
     rows = release.estimate_many().to_records(LEVEL)
-    header = ["query", "released answer", "stderr", f"{LEVEL:.0%} interval", "method"]
+    header = ["query", "released answer", "stderr", f"{html.percent(LEVEL)} interval",
+              "method"]
     if truth is not None:
         header.append("true answer")
     table_rows = []
     for i, row in enumerate(rows):
-        cells = [f"<code>{html.text(row['query'])}</code>", html.number(row["value"]),
-                 html.number(float(row["stderr"]), 6),
+        cells = [f"<code>{html.text(row['query'])}</code>" + html.notes(row["notes"]),
+                 html.number(row["value"]),
+                 html.number(float(row["stderr"])),
                  f"[{html.number(row['lo'])}, {html.number(row['hi'])}]",
                  html.text(row["interval_method"])]
         if truth is not None:
@@ -228,7 +228,7 @@ def graph_section(release: Release, truth: list[int] | None) -> str:
     body = html.table(header, table_rows, caption="The released answers")
     stderr = float(rows[0]["stderr"])
     body += (f"<p>Standard error of the first answer: "
-             f"{html.headline('stderr', stderr, html.number(stderr, 6))}"
+             f"{html.headline('stderr', stderr, html.number(stderr))}"
              "; the noise law is the same whatever the true answer, so the error does not "
              "vary with it.</p>")
     return html.section("accuracy", "How accurate", body)

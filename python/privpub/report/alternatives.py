@@ -63,7 +63,7 @@ def tradeoff_plot(rows: list[dict[str, Any]], mine: tuple[float, float] | None, 
         ax.set_yscale("log")
         ax.set_xlabel("posterior bound γ (smaller is more private)")
         ax.set_ylabel("error bound ρ√n (count, per query)")
-        ax.set_title(f"Error against privacy at k = {k:.4g} (d = k·n/m)")
+        ax.set_title(f"Error against privacy at k = {html.number(k)} (d = k·n/m)")
         if series or mine is not None:  # (nothing to name: matplotlib would warn the user)
             ax.legend(loc="best", frameon=True)
         uri = plots.svg_uri(fig)
@@ -76,7 +76,7 @@ def grid_table(rows: list[dict[str, Any]], mine: tuple[str, str | None, float] |
     out = []
     for row in rows:
         this = mine is not None and (row["mechanism"], row["calibration"], row["gamma"]) == mine
-        bound = ("refused" if not row["feasible"] else html.number(row["error_bound"], 5)
+        bound = ("refused" if not row["feasible"] else html.number(row["error_bound"])
                  + (" (weak)" if row.get("weak_usefulness") else ""))
         out.append((html.text(series_name(row)) + (" — <strong>this release</strong>"
                                                    if this else ""),
@@ -136,11 +136,11 @@ def section(release: PublishedView, data: Any) -> str:
         if declared is not None and declared.bound is not None:
             point = (request.gamma, declared.bound)
     feasible = sum(r["feasible"] for r in table_rows)
-    gammas = ", ".join(f"{g:g}" for g in sorted({r["gamma"] for r in table_rows}))
+    gammas = ", ".join(html.number(g) for g in sorted({r["gamma"] for r in table_rows}))
     intro = (f"<p>privpub.plan over γ ∈ {{{gammas}}} at "
-             f"k = {grid_k:.4g}" + (" (this release's)" if k is not None else
+             f"k = {html.number(grid_k)}" + (" (this release's)" if k is not None else
                                      " (the paper's; this release states no d)")
-             + f": {html.headline('alternatives-feasible', feasible, str(feasible))} of "
+             + f": {html.headline('alternatives-feasible', feasible, html.number(feasible))} of "
                f"{len(table_rows)} requests accepted.</p>")
     body = intro + tradeoff_plot(table_rows, point, grid_k) + grid_table(table_rows, mine)
     splu = [r for r in found.rows if not planner(r["mechanism"]).privacy_grid]

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from privpub.attacks.audit import attribute_value, audit
-from privpub.attacks.presence import audit_presence
+from privpub.attacks.presence import PresenceAuditResult, audit_presence
 from privpub.core.capabilities import hidden_attributes
 from privpub.core.errors import ParameterError
 from privpub.report import html
@@ -44,21 +44,24 @@ def attribute_part(release: PublishedView, data: Any, n_targets: int, seed: Any)
     lo, hi = result.interval
     threshold = math.sqrt(result.n_targets)
     rows = [
-        ("secret", html.text(f"{column} = {value!r}") + " (bit 1), of "
-         f"{result.n_targets:,} records with a unique quasi-identifier (of "
-         f"{result.eligible:,} eligible)"),
-        ("attack", f"{html.text(result.decoder)} decoder over {result.n_queries:,} random "
-                   "subset-count queries, answered by the release's estimator"),
+        ("secret", f"<code>{html.text(html.condition(column, value))}</code> (bit 1), of "
+         f"{html.number(result.n_targets)} records with a unique quasi-identifier (of "
+         f"{html.number(result.eligible)} eligible)"),
+        ("attack", f"{html.text(result.decoder)} decoder over "
+                   f"{html.number(result.n_queries)} random subset-count queries, answered by the "
+                   "release's estimator"),
         ("bits recovered", html.headline("audit-recovered", result.recovered,
-                                         f"{result.recovered:.1%}")
-         + f" ({result.confidence:.0%} interval [{lo:.1%}, {hi:.1%}])"),
-        ("prior assumed", f"the majority guess without the release: {result.baseline:.1%}"),
-        ("advantage over the prior", f"{result.advantage:+.1%}"),
+                                         html.percent(result.recovered))
+         + f" ({html.percent(result.confidence)} interval [{html.percent(lo)}, "
+           f"{html.percent(hi)}])"),
+        ("prior assumed",
+         "the majority guess without the release: " + html.percent(result.baseline)),
+        ("advantage over the prior", html.percent(result.advantage, signed=True)),
         ("verdict", html.text(attribute_verdict(lo, hi, result.baseline))),
         ("reconstruction threshold",
-         f"√n = {threshold:.1f} for these n = {result.n_targets} targets: answers whose "
-         "error stays well below √n let a decoder recover almost every bit (Dinur–Nissim, "
-         "Theorem 3); errors well above it do not"),
+         f"√n = {html.number(threshold)} for these n = {html.number(result.n_targets)} "
+         "targets: answers whose error stays well below √n let a decoder recover almost "
+         "every bit (Dinur–Nissim, Theorem 3); errors well above it do not"),
     ]
     return "<h3>Attribute inference</h3>" + html.pairs(rows)
 
@@ -68,12 +71,12 @@ def attribute_verdict(low: float, high: float, prior: float) -> str:
     its interval, is above the guess without the release (the prior)."""
     if low > prior:
         return (f"the release leaks the secret: the attack recovers more than the guess "
-                f"without it ({low:.1%} at least, against {prior:.1%})")
+                f"without it ({html.percent(low)} at least, against {html.percent(prior)})")
     if high < prior:
         return (f"no leak found: the attack does worse than the guess without the release "
-                f"({high:.1%} at most, against {prior:.1%})")
+                f"({html.percent(high)} at most, against {html.percent(prior)})")
     return (f"no leak found at this audit's size: the attack cannot be told from the guess "
-            f"without the release ({prior:.1%} lies in its interval)")
+            f"without the release ({html.percent(prior)} lies in its interval)")
 
 
 def presence_part(release: PublishedView, data: Any, n_targets: int, rounds: int, seed: Any) -> str:
@@ -83,25 +86,48 @@ def presence_part(release: PublishedView, data: Any, n_targets: int, rounds: int
     except ParameterError as exc:  # a family without presence claims, or no stated d
         return ("<h3>Presence</h3>" + html.block("note", "Not run:", html.paragraphs(str(exc))))
     lo, hi = result.interval
-    posterior = (html.headline("audit-posterior", result.posterior, f"{result.posterior:.1%}")
-                 + f" ({result.confidence:.0%} interval [{lo:.1%}, {hi:.1%}])"
+    posterior = (html.headline("audit-posterior", result.posterior, html.percent(result.posterior))
+                 + f" ({html.percent(result.confidence)} interval [{html.percent(lo)}, "
+                   f"{html.percent(hi)}])"
                  if result.named else "none: the decoder named no candidate present")
     rows = [
-        ("prior assumed", f"{result.prior:.4g} per candidate (the release's d)"),
-        ("candidates", f"{result.rounds:,} rounds × {result.n_candidates} candidates; "
-                       f"{result.present:,} were in the data"),
-        ("named present", f"{result.named:,}, of which {result.correct:,} were"),
+        ("prior assumed", f"{html.number(result.prior)} per candidate (the release's d)"),
+        ("candidates", f"{html.number(result.rounds)} rounds × {html.number(result.n_candidates)} "
+                       f"candidates; {html.number(result.present)} were in the data"),
+        ("named present",
+         f"{html.number(result.named)}, of which {html.number(result.correct)} were"),
         ("posterior measured", posterior),
-        ("verdict", html.text(str(result))),
+        ("verdict", html.text(presence_verdict(result))
+         + "<details><summary>The audit's own account (Theorem 2.6)</summary>"
+         + html.paragraphs(str(result)) + "</details>"),
     ]
     expected = result.rounds * result.n_candidates * result.prior
     body = html.pairs(rows)
     if expected < 10:
         body += html.block("note", "A small audit:", html.paragraphs(
-            f"about {expected:.2g} candidates were expected in the data; the posterior is "
+            f"about {html.number(expected)} candidates were expected in the data; the posterior is "
             "measured only roughly or not at all. A larger audit: privpub attack RELEASE "
             "--data TABLE --presence --rounds R (about 200 present candidates by default)."))
     return "<h3>Presence (Theorem 2.6's adversary)</h3>" + body
+
+
+def presence_verdict(result: PresenceAuditResult) -> str:
+    """The presence audit in plain terms: whether the attacker's measured posterior,
+    by its interval, is above the γ the release promises at its prior."""
+    if not result.named:
+        return "nothing to judge: the attack named no candidate present"
+    lo, hi = result.interval
+    if result.gamma is None or result.d is None or result.prior > result.d:
+        return (f"the release promises nothing at this prior; the attack is right about "
+                f"{html.percent(result.posterior)} of the candidates it names")
+    if result.breaks_promise:
+        return (f"the release breaks its promise: the attack is surer than γ = "
+                f"{html.number(result.gamma)} ({html.percent(lo)} at least)")
+    if hi <= result.gamma:
+        return (f"no leak found: the attack stays within the promised γ = "
+                f"{html.number(result.gamma)} ({html.percent(hi)} at most)")
+    return (f"no breach found at this audit's size: the attack cannot be told from the "
+            f"promised γ = {html.number(result.gamma)} (it lies in the interval)")
 
 
 def section(release: PublishedView, data: Any, n_targets: int, rounds: int, seed: Any) -> str:

@@ -56,9 +56,11 @@ def summary(release: Release, facts: dict[str, Any]) -> str:
     declared = stated_bound(release.mechanism_object())
     bound = None if declared is None else declared.bound
     cells = [("mechanism", html.text(guarantee.mechanism)),
-             ("published", f"{facts['rows']:,} " + released.unit(facts)),
-             ("guarantee", f"{held} of {len(guarantee.claims)} claims hold"),
-             ("error bound", "none stated" if bound is None else f"±{bound:,.1f} per query")]
+             ("published", f"{html.number(facts['rows'])} " + released.unit(facts)),
+             ("guarantee", f"{html.number(held)} of {html.number(len(guarantee.claims))} "
+                           "claims hold"),
+             ("error bound",
+              "none stated" if bound is None else f"±{html.number(bound)} per query")]
     return ('<div class="summary">' + "".join(
         f'<div><span class="label">{k}</span>{v}</div>' for k, v in cells) + "</div>")
 

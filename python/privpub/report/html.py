@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from string import Template
 from typing import Any
+
+import numpy as np
+
+from privpub.counting.querytree import render
 
 
 def text(value: Any) -> str:
@@ -20,18 +25,68 @@ def text(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def number(value: Any, digits: int = 4) -> str:
-    """A number as a reader wants it: integers with separators, floats to
-    ``digits`` significant digits; None and NaN as an em dash."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+#: Significant digits of every figure on the card that is not a whole number below
+#: 1,000 (probabilities, ε, stderrs, averages, estimates); from 1,000 up a figure is
+#: shown whole, with separators, as a count is.
+SIGNIFICANT = 4
+#: Below this a figure is written with a power of ten (more leading zeros are not read).
+SMALLEST_PLAIN = 1e-6
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def number(value: Any) -> str:
+    """The card's one way of writing a number (every figure of report/ goes through
+    it or :func:`percent`): whole numbers and anything from 1,000 up rounded whole
+    with thousands separators; others to :data:`SIGNIFICANT` significant digits in
+    plain decimals (0.00004412, not 4.4121e-05), or with a power of ten below
+    :data:`SMALLEST_PLAIN`; None and NaN as an em dash, infinity as ∞."""
+    if value is None:
         return "—"
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.{digits}g}" if abs(value) < 1000 else f"{value:,.1f}"
-    return text(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if not isinstance(value, numbers.Real):
+        return text(value)
+    x = float(value)
+    if math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if x.is_integer() or abs(x) >= 10 ** (SIGNIFICANT - 1):
+        return f"{round(x):,}"
+    if abs(x) < SMALLEST_PLAIN:
+        mantissa, exponent = f"{x:.{SIGNIFICANT - 1}e}".split("e")
+        return f"{_trimmed(mantissa)} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
+    decimals = SIGNIFICANT - 1 - math.floor(math.log10(abs(x)))
+    return _trimmed(f"{x:,.{decimals}f}")
+
+
+def percent(share: float, signed: bool = False) -> str:
+    """A share in [0, 1] as a percentage, the card's one way: to one decimal place,
+    a trailing .0 dropped (95%, 71.9%), below 0.1% as :func:`number` writes it
+    (``signed``: a leading + on a positive change)."""
+    points = 100 * share
+    shown = (_trimmed(f"{points:,.1f}") if points == 0 or abs(points) >= 0.1 else
+             number(points))
+    return ("+" if signed and share > 0 else "") + shown + "%"
+
+
+def _trimmed(decimal: str) -> str:
+    """Trailing zeros of a decimal fraction dropped (0.5000 → 0.5, 2.000 → 2)."""
+    return decimal.rstrip("0").rstrip(".") if "." in decimal else decimal
+
+
+def quoted(name: str) -> str:
+    """An attribute's name as SQL text quotes it (plain text: escape it to show it)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def condition(name: str, value: object) -> str:
+    """``"name" = value`` as the card's queries write it (plain SQL text: escape it to
+    show it): the value as the schema's label (a category's text, a band's label),
+    never a domain index."""
+    return f"{quoted(name)} = {render(value)}"
 
 
 def headline(key: str, value: float | int | str, shown: str) -> str:
@@ -59,6 +114,12 @@ def pairs(rows: Iterable[tuple[str, str]]) -> str:
     """A two-column table of (name, value) rows, both HTML already."""
     body = "".join(f'<tr><th scope="row">{k}</th><td>{v}</td></tr>' for k, v in rows)
     return f'<table class="pairs"><tbody>{body}</tbody></table>'
+
+
+def notes(items: Iterable[str]) -> str:
+    """An estimate's notes as a list to sit beside its query ("" for none)."""
+    listed = "".join(f"<li>{text(n)}</li>" for n in items)
+    return f'<ul class="notes">{listed}</ul>' if listed else ""
 
 
 def figure(uri: str, alt: str, caption: str) -> str:
@@ -114,6 +175,9 @@ figcaption { font-size: 8.5pt; color: #333; }
 .warning { border: 2px solid #D55E00; background: #fff3ea; padding: 2mm 3mm; margin: 3mm 0; }
 .note { border: 1px solid #0072B2; background: #eef6fb; padding: 2mm 3mm; margin: 3mm 0; }
 .warning strong, .note strong { display: block; }
+details { margin: 1mm 0; }
+details summary { cursor: pointer; color: #0072B2; font-size: 8.5pt; }
+ul.notes { margin: 1mm 0 0; padding-left: 4mm; font-size: 8.5pt; color: #333; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 8.5pt; }
 footer { margin-top: 8mm; font-size: 8pt; color: #444; }
 @media print { body { padding: 0; max-width: none; } h2 { page-break-after: avoid; } }

@@ -16,13 +16,68 @@ from typing import Any
 import numpy as np
 
 from privpub.core.capabilities import PosteriorCurves
-from privpub.core.guarantee import Claim, Guarantee
+from privpub.core.guarantee import DIFFERENTIAL_PRIVACY, INDISTINGUISHABILITY, Claim, Guarantee
 from privpub.core.release import Release
 from privpub.report import html, plots
 
 #: Priors plotted: from this far below d (or 1e-9 without d) up to 0.99.
 PRIOR_DECADES = 3
 PRIOR_POINTS = 200
+
+
+#: Each kind of claim in plain words, by a piece of its name (first match wins): a
+#: short title and one line a steward reads; the claim's own name, source and
+#: statement (the papers' wording, which says for whom it does not hold) sit one
+#: click deeper. A claim of a kind not listed shows its name and statement only.
+PLAIN = (
+    ("public domain", "Lists of values are public",
+     "Each attribute's possible values are declared, not read from the data; the "
+     "protections below assume this."),
+    (INDISTINGUISHABILITY, "One record replaced",
+     "Replacing one record by another changes how likely any release is by at most a "
+     "factor e^ε, whatever else an attacker knows (differential privacy's yardstick)."),
+    (DIFFERENTIAL_PRIVACY, "One record added or removed",
+     "Adding or removing one record changes how likely any release is by at most a "
+     "factor e^ε."),
+    ("d-exclusive", "Link attacks",
+     "An attacker who knows a person has exactly one record among some candidates, and "
+     "believed any one of them at most d likely, ends up at most γ sure of it."),
+    ("(d, γ)-privacy", "Attackers who start unsure",
+     "An attacker who believed a given record at most d likely to be in the table ends "
+     "up at most γ sure that it is."),
+    ("(ρ, ε)-usefulness", "Accuracy of counts",
+     "Each count's estimate is within the stated error bound of the true count, with "
+     "the stated probability, one query at a time."),
+    ("(Σ, Γ)-usefulness", "Accuracy of the answers",
+     "Each released answer is within its stated error of the true answer, with the "
+     "stated probability."),
+    ("small-sum privacy", "Rare sensitive values hidden",
+     "A sensitive value held by only a few records cannot be counted from the release "
+     "with much accuracy; this is about counts, not about individuals."),
+    ("large-sum utility", "Accuracy for common sensitive values",
+     "How often a common sensitive value occurs over all records is estimated "
+     "accurately."),
+    ("utility of conditional counts", "Accuracy of sensitive counts within a condition",
+     "Whether counts of a sensitive value among the records meeting a condition are "
+     "estimated with a stated accuracy."),
+    ("every record published", "Every record published",
+     "Whether every record of the table is in the release."),
+)
+#: Words of a claim's name that narrow it (which views, which adversaries), kept in
+#: its plain title so two claims of one kind stay apart.
+SCOPES = ("over all views together", "over the views so far", "all views",
+          "views showing t at most once", "at the base rate")
+
+
+def plain(claim: Claim) -> tuple[str, str]:
+    """The claim's plain title (its scope kept) and plain line ("" for a kind not in
+    :data:`PLAIN`, whose title is then its name)."""
+    for piece, title, line in PLAIN:
+        if piece in claim.name:
+            scope = [s for s in SCOPES if s in claim.name and not any(
+                s in other and s != other for other in SCOPES if other in claim.name)]
+            return (title + (f" ({', '.join(scope)})" if scope else ""), line)
+    return claim.name, ""
 
 
 def verdict(claim: Claim) -> str:
@@ -33,12 +88,24 @@ def verdict(claim: Claim) -> str:
     return '<span class="holds">holds</span>'
 
 
+def meaning(claim: Claim) -> str:
+    """The plain line, then the papers' wording (name, source, statement) in a
+    details element a reader opens."""
+    line = plain(claim)[1]
+    if line and claim.epsilon is not None:
+        line += f" Here ε = {html.number(claim.epsilon)}."
+    return ((f"<p>{html.text(line)}</p>" if line else "")
+            + "<details><summary>The papers' wording</summary>"
+            + f"<p><strong>{html.text(claim.name)}</strong> ({html.text(claim.source)})</p>"
+            + html.paragraphs(claim.statement)
+            + "</details>")
+
+
 def claims_table(guarantee: Guarantee) -> str:
-    rows = [(html.text(c.name), verdict(c), html.text(c.source), html.paragraphs(c.statement))
-            for c in guarantee.claims]
-    return html.table(("claim", "verdict", "source", "statement (who is covered, who is not)"),
+    rows = [(html.text(plain(c)[0]), verdict(c), meaning(c)) for c in guarantee.claims]
+    return html.table(("protection", "verdict", "what it means (who is covered, who is not)"),
                       rows, caption=html.text(f"Guarantee of {guarantee.mechanism}"),
-                      widths=(18, 11, 16, 55))
+                      widths=(22, 14, 64))
 
 
 def curves(mech: Any) -> tuple[dict[str, Any], float | None, float | None] | None:
@@ -70,10 +137,10 @@ def posterior_plot(mech: Any) -> tuple[str, float | None] | None:
                 ax.plot([d], [y], marker=plots.MARKERS[i], color=plots.PALETTE[i],
                         linestyle="none", markersize=6)
         if gamma:
-            ax.axhline(gamma, color="#000000", linewidth=0.9, label=f"γ = {gamma:g}")
+            ax.axhline(gamma, color="#000000", linewidth=0.9, label=f"γ = {html.number(gamma)}")
         if d:
             ax.axvline(d, color="#000000", linewidth=0.9, linestyle="--",
-                       label=f"this release's d = {d:.3g}")
+                       label=f"this release's d = {html.number(d)}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("adversary's prior Pr[t ∈ I] (probability)")
@@ -92,10 +159,11 @@ def posterior_plot(mech: Any) -> tuple[str, float | None] | None:
 def section(release: Release) -> str:
     guarantee = release.guarantee()
     held = sum(c.holds for c in guarantee.claims)
-    failed = [c.name for c in guarantee.claims if not c.holds]
-    weak = [c.name for c in guarantee.claims if c.holds and c.weak]
-    summary = (f"<p>{html.headline('claims-hold', held, str(held))} of "
-               f"{html.headline('claims', len(guarantee.claims), str(len(guarantee.claims)))} "
+    failed = [plain(c)[0] for c in guarantee.claims if not c.holds]
+    weak = [plain(c)[0] for c in guarantee.claims if c.holds and c.weak]
+    count = len(guarantee.claims)
+    summary = (f"<p>{html.headline('claims-hold', held, html.number(held))} of "
+               f"{html.headline('claims', count, html.number(count))} "
                "claims hold for this release.</p>")
     if failed:
         summary += html.block("warning", "Not covered by this release's guarantee:",
@@ -111,5 +179,5 @@ def section(release: Release) -> str:
         body += figure
         if at_d is not None:
             body += (f"<p>The first adversary's posterior at d: "
-                     f"{html.headline('posterior-at-d', at_d, f'{at_d:.4g}')}.</p>")
+                     f"{html.headline('posterior-at-d', at_d, html.number(at_d))}.</p>")
     return html.section("protected", "Who is protected", body)

@@ -36,30 +36,36 @@ def sums_block(release: PublishedView, codes: np.ndarray | None,
     if column is None:
         return ""
     plain = [q for q in queries if not set(q) & set(hidden)]
-    wheres = ["TRUE"] + ([" AND ".join(f"{_quoted(a)} = {_literal(v)}" for a, v in
-                                       plain[0].items())] if plain else [])
-    texts = [f"SELECT {kind}({_quoted(column)}) FROM I WHERE {w}" for w in wheres
-             for kind in ("sum", "avg")]
+    wheres = ["TRUE"] + ([" AND ".join(html.condition(a, v) for a, v in plain[0].items())]
+                         if plain else [])
+    # The count each average divides by stands beside it, with its notes (SPLU-Gen's
+    # count says which records no decoy group held, and so what the sums cover).
+    texts = [f"SELECT {kind}({'*' if kind == 'count' else html.quoted(column)}) FROM I WHERE {w}"
+             for w in wheres for kind in ("count", "sum", "avg")]
     try:
         rows = release.estimate_many(texts).to_records(LEVEL)
     except PrivpubError:  # a release that estimates no sums shows none
         return ""
-    header = ["query", "estimate", "stderr", f"{LEVEL:.0%} interval"]
+    header = ["query", "estimate", "stderr", f"{html.percent(LEVEL)} interval"]
     truth = None if codes is None else _truths(release, codes, column, texts)
     if truth is not None:
         header.append("true value")
     cells = []
     for i, row in enumerate(rows):
-        line = [f"<code>{html.text(row['query'])}</code>" + f" ({row['aggregate']} of "
-                f"{html.text(column)})", html.number(row["value"], 6),
-                html.number(row["stderr"], 4),
-                f"[{html.number(row['lo'], 6)}, {html.number(row['hi'], 6)}]"]
+        kind, where = ("count", "sum", "avg")[i % 3], wheres[i // 3]
+        named = {"count": "records", "sum": f"sum of {column}",
+                 "avg": f"average of {column}"}[kind]
+        over = "all records" if where == "TRUE" else f"the records where {where}"
+        line = [f"{html.text(named)} over {html.text(over)}<br><code>{html.text(row['query'])}"
+                f"</code>" + html.notes(row["notes"]), html.number(row["value"]),
+                html.number(row["stderr"]),
+                f"[{html.number(row['lo'])}, {html.number(row['hi'])}]"]
         if truth is not None:
-            line.append(html.number(truth[i], 6))
+            line.append(html.number(truth[i]))
         cells.append(line)
     return html.block("note", f"Sums and averages of {column}", html.table(
-        header, cells, caption=f"{rows[0]['method']}; averages: {rows[1]['method']}; "
-        f"intervals {rows[0]['interval_method']} and {rows[1]['interval_method']}"))
+        header, cells, caption=f"Sums: {rows[1]['method']}; averages: {rows[2]['method']}; "
+        f"intervals {rows[1]['interval_method']} and {rows[2]['interval_method']}"))
 
 
 def _truths(release: PublishedView, codes: np.ndarray, column: str, texts: list[str]
@@ -69,23 +75,13 @@ def _truths(release: PublishedView, codes: np.ndarray, column: str, texts: list[
     schema = release.schema
     if release.counts == "distinct tuples":
         codes = np.unique(codes, axis=0)
-    summed = summed_column(schema, column, texts[0])
+    summed = summed_column(schema, column, texts[1])
     digits = schema.digits(codes)[schema.names.index(column)]
     out = []
     for text in texts:
         mask = Condition(schema, text, aggregates=True).mask_codes(codes)
         values, present = summed.values[digits][mask], summed.present[digits][mask]
         total = float(values.sum())
-        out.append(total if " sum(" in text else
+        out.append(float(mask.sum()) if "count(*)" in text else total if " sum(" in text else
                    (total / present.sum() if present.sum() else float("nan")))
     return out
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(value: object) -> str:
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return repr(value.item() if isinstance(value, np.generic) else value)

@@ -36,16 +36,16 @@ def _accuracy(mech: Any) -> str:
     if declared is None or declared.bound is None:
         return "This release states no error bound for its counts"
     confidence = 1 - declared.failure_probability
-    shown = html.headline("verdict-bound", declared.bound, f"{declared.bound:,.0f}")
-    return (f"Counts above about {shown} are told from zero with {confidence:.0%} confidence "
-            f"(each count's estimate is within ±{declared.bound:,.0f} of it)")
+    shown = html.headline("verdict-bound", declared.bound, html.number(declared.bound))
+    return (f"Counts above about {shown} are told from zero with {html.percent(confidence)} "
+            f"confidence (each count's estimate is within ±{html.number(declared.bound)} of it)")
 
 
 def _epsilon(guarantee: Guarantee) -> str:
     claim = next((c for c in guarantee.claims if c.name == INDISTINGUISHABILITY), None)
     if claim is None or claim.epsilon is None:
         return f"no finite ε is stated (differential privacy, one tuple replaced) {SEE_PROTECTED}"
-    shown = html.headline("verdict-epsilon", claim.epsilon, f"{claim.epsilon:.3g}")
+    shown = html.headline("verdict-epsilon", claim.epsilon, html.number(claim.epsilon))
     said = f"ε = {shown} (differential privacy, one tuple replaced)"
     return said if claim.holds else f"{said}, not in force for this release as made {SEE_PROTECTED}"
 
@@ -56,8 +56,8 @@ def _posterior(mech: Any, guarantee: Guarantee) -> str:
     request = mech.privacy_request()
     if request.d is None or request.gamma is None:
         return ""
-    d = html.headline("verdict-d", request.d, f"{request.d:.3g}")
-    gamma = html.headline("verdict-gamma", request.gamma, f"{request.gamma:g}")
+    d = html.headline("verdict-d", request.d, html.number(request.d))
+    gamma = html.headline("verdict-gamma", request.gamma, html.number(request.gamma))
     # Every family names its (d, γ) claims so (a variant's scope follows); the region
     # (what other requests the parameters meet) is no claim about this request.
     privacy = [c for c in guarantee.claims
