@@ -230,7 +230,7 @@ def test_the_card_takes_it(identity, table):
     # keys: its bound and ε (StatesErrorBound), its parameters' meanings
     # (DescribesParameters), how it published repeats (PublishesRecords: the plan of the
     # alternatives is made for them, at its ε).
-    for text in ("±0.5 per query", "for each fixed query, with probability ≥ 0.99",
+    for text in ("±0.5 per query", "for each fixed query, with probability ≥ 99%",
                  "rows the identity published, each as it is",
                  "views are planned for duplicates=&#x27;records&#x27;", "w.p. ≥ 0.99"):
         assert text in card, text
