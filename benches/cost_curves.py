@@ -85,7 +85,7 @@ def report(run, repeats):
         t0 = time.perf_counter()
         out = run()
         times.append(time.perf_counter() - t0)
-    print(json.dumps({"times": times, "floor_kib": floor, "result": out,
+    print("cost-curves:", json.dumps({"times": times, "floor_kib": floor, "result": out,
                       "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
 
@@ -225,7 +225,11 @@ def run_child(call: str, side: str, args: dict) -> dict:
                           capture_output=True, text=True, check=False)
     if done.returncode:
         raise RuntimeError(f"{call} ({side}) failed:\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # the last line the child marked (the CLI and the card may print lines of their own)
+    marked = [line for line in done.stdout.splitlines() if line.startswith("cost-curves: ")]
+    if not marked:
+        raise RuntimeError(f"{call} ({side}) printed no result:\n{done.stdout[-3000:]}")
+    result = json.loads(marked[-1].removeprefix("cost-curves: "))
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     return {"seconds": statistics.median(result["times"]), "times": result["times"],
             "peak_mib": (int(peak.group(1)) if peak else result["peak_kib"]) / 1024,
@@ -286,10 +290,11 @@ def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def run(sizes: list[int], calls=None, result: dict | None = None, log=print) -> dict:
+def run(sizes: list[int], calls=None, result: dict | None = None, log=print,
+        save: Path | None = None) -> dict:
     """Measure every size (in a temporary directory, removed after), added to
-    ``result`` (a earlier run's, or a new one); each size keeps the load
-    (``uptime``) at its start and the commit."""
+    ``result`` (an earlier run's, or a new one) and written to ``save`` after each
+    size; each size keeps the load (``uptime``) at its start and the commit."""
     result = result or {"machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                                    f"{platform.system()}", "sizes": {}}
     with tempfile.TemporaryDirectory(prefix="cost-curves-") as tmp:
@@ -298,6 +303,8 @@ def run(sizes: list[int], calls=None, result: dict | None = None, log=print) -> 
             found |= {"commit": _commit(), "python": platform.python_version(),
                       "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
             result["sizes"][str(n)] = result["sizes"].get(str(n), {}) | found
+            if save is not None:
+                save.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result
 
 
@@ -435,8 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     result = json.loads(saved.read_text(encoding="utf-8")) if saved.is_file() else None
     if args.sizes:
         result = run(args.sizes, args.calls, result,
-                     log=lambda line: print(line, flush=True))
-        saved.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+                     log=lambda line: print(line, flush=True), save=saved)
     if result is None:
         parser.error(f"{saved} does not exist: measure with --sizes")
     for call, fit in exponents(result).items():
