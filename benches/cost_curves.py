@@ -225,11 +225,12 @@ def run_child(call: str, side: str, args: dict) -> dict:
                           capture_output=True, text=True, check=False)
     if done.returncode:
         raise RuntimeError(f"{call} ({side}) failed:\n{done.stderr[-3000:]}")
-    # the last line the child marked (the CLI and the card may print lines of their own)
-    marked = [line for line in done.stdout.splitlines() if line.startswith("cost-curves: ")]
-    if not marked:
+    # the child's marked result: the CLI prints lines of its own, and DuckDB's progress
+    # bar ends its lines with a carriage return, so the mark need not start a line
+    marked = done.stdout.rsplit("cost-curves: ", 1)
+    if len(marked) < 2:
         raise RuntimeError(f"{call} ({side}) printed no result:\n{done.stdout[-3000:]}")
-    result = json.loads(marked[-1].removeprefix("cost-curves: "))
+    result = json.loads(marked[1].splitlines()[0])
     peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     return {"seconds": statistics.median(result["times"]), "times": result["times"],
             "peak_mib": (int(peak.group(1)) if peak else result["peak_kib"]) / 1024,
@@ -350,7 +351,7 @@ def table(result: dict) -> str:
         ours, theirs = top["privpub"], top["baseline"]
         fit = fits.get(call)
         lines.append(
-            f"| {call} | {_n(ns[0])}–{_n(ns[-1])} | "
+            f"| {call} | {'–'.join(dict.fromkeys([_n(ns[0]), _n(ns[-1])]))} | "
             + (f"{fit['privpub']:.2f} | {fit['baseline']:.2f}" if fit else "– | –")
             + f" | {_n(ns[-1])} | {_s(ours['seconds'])} | {_s(theirs['seconds'])} | "
             f"{ours['seconds'] / theirs['seconds']:.2f}× | {ours['peak_mib']:,.0f} MiB | "
