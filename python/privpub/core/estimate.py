@@ -279,7 +279,7 @@ class Estimate:
         lo, hi = self.interval()
         what = f"{self.query} ≈ " if self.query else ""
         shown = ("no count consistent" if self.inconsistent() else "interval")
-        text = (f"{what}{_shown(self.value)} {self.counts} ± {_shown(self.stderr)} (stderr, "
+        text = (f"{what}{self.value:,.1f} {self.counts} ± {self.stderr:,.1f} (stderr, "
                 f"{self.method}); {self.level:.0%} {shown} [{_end(lo)}, {_end(hi)}] "
                 f"({self.interval_method})")
         if self.bound is not None:
@@ -299,16 +299,10 @@ class Estimate:
         return hash(json.dumps(self.to_dict(), sort_keys=True))
 
 
-def _shown(x: float) -> str:
-    """A value or stderr for :meth:`Estimate.__str__`: one decimal, or three
-    significant digits below 1 (an average of a 0/1 column, 0.0423)."""
-    return f"{x:,.1f}" if abs(x) >= 1 or x == 0 or not math.isfinite(x) else f"{x:.3g}"
-
-
 def _end(x: float) -> str:
-    """An interval end: a whole number as one (a count's), else as its value
-    is shown (an average's ends, [37.9, 39.4], not [38, 39])."""
-    return f"{x:,.0f}" if math.isfinite(x) and float(x).is_integer() else _shown(x)
+    """An interval end: a whole number as one (a count's), else with the one
+    decimal the value is shown with (an average's ends, [37.9, 39.4], not [38, 39])."""
+    return f"{x:,.0f}" if math.isfinite(x) and float(x).is_integer() else f"{x:,.1f}"
 
 
 @dataclass(frozen=True)
