@@ -2,13 +2,15 @@
 typical text; benches/bench_parse.py times it). Counts, not clocks: the machine
 is shared. Building walks each atom once with querytree.nodes, never with
 sqlglot's generator-based walk, and generates no SQL: an atom's SQL is made
-when it is first asked for (most estimates ask only for the whole condition's)."""
+when it is first asked for, the whole condition's tree and SQL only when
+asked for (an estimate asks for neither). An atom met before over the schema
+is not resolved again (issue 36)."""
 
 import pytest
 from sqlglot import exp
 
 import privpub
-from privpub.counting import querytree
+from privpub.counting import queryresolve, querytree
 
 TEXTS = ["age > 50 AND sex = 'Female'",
          "\"marital-status\" IN ('Divorced', 'Separated') AND age BETWEEN 30 AND 39",
@@ -49,8 +51,14 @@ def test_building_walks_no_tree_with_sqlglots_walk(monkeypatch, schema):
     assert not any(walks)
 
 
-def test_each_atom_is_walked_once(monkeypatch, schema):
+def test_each_atom_is_walked_once_then_kept(monkeypatch, schema):
+    queryresolve.forget()
     walks = _counting(monkeypatch, querytree, "nodes")
     cond = privpub.Condition(schema, TEXTS[2])
-    # one walk of the whole tree (its subqueries) and one per atom
-    assert len(walks) == 1 + len(cond.atoms) == 4
+    # one walk per atom, none of the whole tree (the sqlglot tree is not built)
+    assert len(walks) == len(cond.atoms) == 3
+    # an atom met before is not walked again, in any text over the schema
+    again = privpub.Condition(schema, "sex = 'Male' OR (age < 30 AND workclass = 'Private')")
+    assert len(walks) == 3 and again.formula[0] == "or"
+    privpub.Condition(schema, "sex = 'Female'")
+    assert len(walks) == 4

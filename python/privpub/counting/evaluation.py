@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +16,8 @@ import pandas as pd
 from sqlglot import exp
 
 from privpub.core.errors import QueryError
-from privpub.counting.truthtable import grid_table
+from privpub.counting.querytree import Formula
+from privpub.counting.truthtable import formula_table, grid_table
 
 if TYPE_CHECKING:  # (a Schema is passed in: its module is not needed at run time)
     import duckdb
@@ -95,11 +96,12 @@ def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
 
 
 #: Truth tables over projections of D, by what they depend on: the schema, the
-#: attributes and the SQL (``node`` is the SQL's parse). Shared by every
-#: Condition: estimating the same query on many views, or counting the atoms
-#: of many conditions over one schema, builds each table once.
-truth_tables = CellCache(_projection_table, cells=1 << 26,
-                         key=lambda schema, attributes, sql, node: (schema, attributes, sql))
+#: attributes and what is evaluated (an SQL text, or a condition's formula
+#: over its atoms' SQL: :func:`condition_table`); ``make`` makes the table.
+#: Shared by every Condition: estimating the same query on many views, or
+#: counting the atoms of many conditions over one schema, builds each table once.
+truth_tables = CellCache(lambda schema, attributes, key, make: make(), cells=1 << 26,
+                         key=lambda schema, attributes, key, make: (schema, attributes, key))
 
 
 def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
@@ -111,7 +113,40 @@ def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
     DuckDB on the projection's frame otherwise. Kept in :data:`truth_tables`."""
     if math.prod(schema[a].size for a in attributes) > limit:
         return None
-    return truth_tables(schema, attributes, sql, node)
+    return truth_tables(schema, attributes, sql,
+                        lambda: _projection_table(schema, attributes, sql, node))
+
+
+def condition_table(schema: Schema, attributes: tuple[str, ...], formula: Formula,
+                    atoms: Sequence[exp.Expression], keys: Sequence[str],
+                    sql: Callable[[], str], limit: int = PROJECTION_LIMIT
+                    ) -> np.ndarray | None:
+    """A condition over the projection of D on ``attributes`` (those it
+    reads), as :func:`projection_table` of its SQL, from its ``formula`` over
+    its atoms (their trees ``atoms``, their SQL ``keys``; ``Condition.formula``,
+    ``.atoms``): numpy on the atoms' trees where it mirrors DuckDB
+    (:func:`~privpub.counting.truthtable.formula_table`), else DuckDB on the
+    whole condition's SQL (``sql()``, made only then). Kept by the formula
+    over the atoms' SQL, which determines the table as the whole SQL does; a
+    one-atom condition shares its atom's table."""
+    if math.prod(schema[a].size for a in attributes) > limit:
+        return None
+
+    def make() -> np.ndarray:
+        table = formula_table(schema, attributes, formula, atoms)
+        return evaluate(schema.projection(attributes, query=True), sql()) \
+            if table is None else table
+
+    return truth_tables(schema, attributes, _formula_key(formula, keys), make)
+
+
+def _formula_key(formula: Formula, keys: Sequence[str]) -> Hashable:
+    kind, inner = formula
+    if isinstance(inner, int):
+        return keys[inner]
+    if isinstance(inner, tuple):
+        return (kind, _formula_key(inner, keys))
+    return (kind, tuple(_formula_key(f, keys) for f in inner))
 
 
 def evaluate(frame: pd.DataFrame, sql: str) -> np.ndarray:

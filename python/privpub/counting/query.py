@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -40,11 +38,19 @@ from sqlglot import exp
 import privpub._core as _core
 from privpub.core.errors import DomainError, QueryError
 from privpub.core.inputs import tabular
-from privpub.counting import queryatoms, queryorder, querytext, querytree
-from privpub.counting.evaluation import connection, evaluate, first_line, projection_table
+from privpub.counting import queryatoms, queryresolve, querytext, querytree
+from privpub.counting.evaluation import (
+    condition_table,
+    connection,
+    evaluate,
+    first_line,
+    projection_table,
+)
 from privpub.counting.expr import Expr, col
+from privpub.counting.queryresolve import ConditionAtom
 from privpub.counting.querytext import python_values
 from privpub.counting.querytree import (
+    Formula,
     ValueList,
     in_values,
     short,
@@ -102,39 +108,6 @@ def _check_mapped(schema: Schema, name: Any, value: Any) -> None:
 QueryLike = Union[str, Expr, Mapping[str, Any], None, "Condition"]
 
 
-@dataclass(frozen=True, eq=False)
-class ConditionAtom:
-    """One atomic predicate: the attributes it reads (schema order), its tree
-    and its SQL text as evaluated. :attr:`written` is the atom as a query
-    states it, where ``node`` differs (an ordered attribute's values become
-    domain indices, which do not parse as a query again): :attr:`text` parses
-    back to this atom, and whatever reads the atom's values (SPLU-Gen's
-    equalities, a message) reads them from :attr:`written`. The tree is not
-    changed once the Condition is built, so its SQL is generated when first
-    asked for (most estimates ask only for the whole condition's)."""
-
-    attributes: tuple[str, ...]
-    node: exp.Expression = field(repr=False)
-    #: The atom as written, with its values as labels (None: the same as ``node``).
-    written_node: exp.Expression | None = field(default=None, repr=False)
-
-    @cached_property
-    def sql(self) -> str:
-        """The atom as the SQL that is evaluated (an ordered attribute's values as indices)."""
-        return querytree.to_sql(self.node)
-
-    @property
-    def written(self) -> exp.Expression:
-        """The atom with the values the query states (an ordered attribute's
-        labels, not the domain indices ``node`` compares)."""
-        return self.node if self.written_node is None else self.written_node
-
-    @property
-    def text(self) -> str:
-        """The atom as query text (what a Condition over the schema reads)."""
-        return self.sql if self.written_node is None else querytree.to_sql(self.written_node)
-
-
 class Condition:
     """A parsed WHERE condition over a schema.
 
@@ -158,6 +131,12 @@ class Condition:
         self.tables = {name: tabular(t) for name, t in (tables or {}).items()}
         #: The query as given (re-parsed when the condition is used with another schema).
         self.source = where.node.copy() if isinstance(where, Expr) else where
+        self.atoms: list[ConditionAtom] = []
+        self._sql: str | None = None
+        #: The parser's tree and its resolved atoms, until the sqlglot tree is asked for.
+        self._pending: tuple | None = None
+        if isinstance(where, str) and self._read_text(where, aggregates):
+            return
         if where is None:
             root: exp.Expression | None = None
         elif isinstance(where, Expr):
@@ -178,24 +157,56 @@ class Condition:
         else:
             raise QueryError(f"a query is SQL text, an Expr, a mapping or None, "
                              f"got {type(where).__name__}")
-        self.atoms: list[ConditionAtom] = []
         self._ranks: dict[str, dict] = {}
-        self._sql: str | None = None
         if root is None:
-            self.expression: exp.Expression | None = None
-            self.formula: tuple = ("and", [])
+            self._expression: exp.Expression | None = None
+            self.formula: Formula = ("and", [])
         else:
             if not isinstance(where, str):  # (text is checked as it is parsed)
                 querytext.check_tree(root)  # before anything walks it
             self._subqueries = 0
             if not isinstance(where, str):  # (text's literal lists are read as lists)
                 root = _literal_lists(root)
-            self.expression = self._resolve_subqueries(root)
+            self._expression = self._resolve_subqueries(root)
             if self._subqueries:  # their values count towards MAX_VALUES
-                querytext.check_tree(self.expression)
-            self.formula = self._split(self.expression)
+                querytext.check_tree(self._expression)
+            self.formula = self._split(self._expression)
+        self._attributes = self._read_attributes()
+
+    def _read_text(self, text: str, aggregates: bool) -> bool:
+        """Query text's formula and atoms with each atom resolved once per
+        schema (:mod:`privpub.counting.queryresolve`), the sqlglot tree left
+        until asked for; False when the whole-text path must read it (a
+        subquery, a sum refused here, or any refusal, which that path names)."""
+        try:
+            tree, names, aggregate = querytext.read(text, self.tables)
+            if aggregate != querytext.COUNT and not aggregates:
+                return False
+            if tree is None:
+                formula, atoms, leaves = ("and", []), [], []
+            else:
+                formula, atoms, leaves = queryresolve.split_text(self.schema, tree, names)
+        except (QueryError, DomainError, queryresolve.NotTabled):
+            return False
+        self.aggregate, self.formula, self.atoms = aggregate, formula, atoms
+        self._expression = None
+        self._pending = None if tree is None else (tree, leaves)
+        self._attributes = self._read_attributes()
+        return True
+
+    def _read_attributes(self) -> tuple[str, ...]:
         used = {a for atom in self.atoms for a in atom.attributes}
-        self._attributes = tuple(n for n in self.schema.names if n in used)
+        return tuple(n for n in self.schema.names if n in used)
+
+    @property
+    def expression(self) -> exp.Expression | None:
+        """The condition's sqlglot tree (None: no condition), subqueries
+        replaced by their values and each atom as it is evaluated."""
+        if self._pending is not None:
+            tree, leaves = self._pending
+            self._expression = queryresolve.build_tree(tree, leaves)
+            self._pending = None
+        return self._expression
 
     @property
     def sql(self) -> str:
@@ -310,49 +321,16 @@ class Condition:
                 sub = self._split(child)
                 parts.extend(sub[1] if sub[0] == kind else [sub])
             return (kind, parts)
-        if not isinstance(node, queryatoms.ATOMS):
-            raise QueryError(f"unsupported SQL in a condition: {queryatoms.text(node)!r} "
-                             f"({type(node).__name__}); use comparisons, IN, BETWEEN, LIKE, "
-                             "arithmetic, AND, OR, NOT")
-        parts = querytree.nodes(node)  # (one walk serves every check)
-        if not isinstance(node, exp.Is):  # (IS NULL is checked as it is placed)
-            queryatoms.check_atom(self.schema, node, parts)
-            queryorder.check_order(self.schema, node, parts)
-        placed = queryorder.place_missing(self.schema, node, parts)
-        if placed is node:
-            return self._atom(node, parts)
-        self._replace(node, placed)
-        if isinstance(placed, exp.Not):  # NOT LIKE as NOT of the guarded LIKE
-            return ("not", ("and", [self._atom(p) for p in querytree.chain(placed.this.this)]))
-        if not isinstance(placed, exp.Paren):  # IS NULL as an equality or FALSE
-            return self._atom(placed)
-        return ("and", [self._atom(part) for part in querytree.chain(placed.this)])
+        formula, atoms = queryresolve.resolve_atom(self.schema, node, self._replace, self._ranks)
+        offset = len(self.atoms)
+        self.atoms.extend(atoms)
+        return queryresolve.shifted(formula, offset)
 
     def _replace(self, node: exp.Expression, by: exp.Expression) -> None:
-        if node is self.expression:
-            self.expression = by
+        if node is self._expression:
+            self._expression = by
         else:
             node.replace(by)
-
-    def _atom(self, node: exp.Expression, parts: list[exp.Expression] | None = None) -> tuple:
-        """The formula of one checked atom (its nodes: ``parts``, when known),
-        appended to :attr:`atoms`."""
-        atom = queryatoms.check_values(self.schema, node)
-        if atom is not node or parts is None:
-            parts = querytree.nodes(atom)
-        # (check_values may give an IN atom a new list node: its columns and literals stay.)
-        columns = set(queryatoms.column_names(atom, parts))
-        written = None
-        if any(self.schema[c].ordered for c in columns):
-            written = atom.copy()  # ranking rewrites the atom in place: keep it as written
-            atom = queryorder.rank_ordered(self.schema, atom, self._ranks)
-            parts = querytree.nodes(atom)
-        atom = queryorder.fold_wide(self.schema, atom, parts)
-        if atom is not node:
-            self._replace(node, atom)
-        attrs = tuple(n for n in self.schema.names if n in columns)
-        self.atoms.append(ConditionAtom(attrs, atom, written))
-        return ("atom", len(self.atoms) - 1)
 
     # ---- evaluation -------------------------------------------------------------------------
     def mask(self, frame: pd.DataFrame) -> np.ndarray:
@@ -383,8 +361,9 @@ class Condition:
         attribute slowest), evaluated once; None when that projection has more
         than ``PROJECTION_LIMIT`` tuples."""
         if not hasattr(self, "_truth_table"):
-            self._truth_table = projection_table(self.schema, self.attributes, self.sql,
-                                                 self.expression)
+            self._truth_table = condition_table(
+                self.schema, self.attributes, self.formula, [a.node for a in self.atoms],
+                [a.sql for a in self.atoms], lambda: self.sql)
         return self._truth_table
 
     def atom_table(self, atom: int, limit: int) -> np.ndarray | None:

@@ -143,6 +143,21 @@ def parse_aggregate(text: str, tables: Collection[str] = ()
     """The condition of query text (as :func:`parse_where`) and what the query
     asks of the rows it selects (:data:`Aggregate`): ``SELECT sum(col) FROM
     <name> WHERE …`` gives ("sum", "col")."""
+    tree, names, aggregate = read(text, tables)
+    if tree is None:
+        return None, aggregate
+    root = build(tree)
+    if names:
+        unqualify(root, set(names))
+    return root, aggregate
+
+
+def read(text: str, tables: Collection[str] = ()
+         ) -> tuple[tuple | None, frozenset[str], Aggregate]:
+    """The Rust reader's tree of query text's condition (None: no condition),
+    the names that qualify the counted table's columns (its name and alias)
+    and the :data:`Aggregate`, as :func:`parse_aggregate` reads them before
+    building sqlglot nodes."""
     if not text.strip(SPACES):
         raise QueryError("the query is empty; to count every record pass None or 'TRUE'")
     try:
@@ -153,12 +168,9 @@ def parse_aggregate(text: str, tables: Collection[str] = ()
     if table is not None and table in tables:
         raise _refusal(("select", f"FROM {table} names an auxiliary table (registered for "
                                   "subqueries); the count is over the published table"), text)
-    if tree is None:
-        return None, tuple(aggregate)
-    root = _build(tree)
-    if table is not None:
-        unqualify(root, {table} | ({alias} if alias is not None else set()))
-    return root, tuple(aggregate)
+    names = frozenset() if table is None else frozenset({table} | (
+        {alias} if alias is not None else set()))
+    return tree, names, tuple(aggregate)
 
 
 @dataclass(frozen=True)
@@ -299,7 +311,7 @@ _TYPES = {"TIMESTAMP WITH TIME ZONE": "TIMESTAMPTZ", "TIME WITH TIME ZONE": "TIM
           "DOUBLE PRECISION": "DOUBLE", "INTEGER": "INT"}
 
 
-def _build(node: tuple) -> exp.Expression:
+def build(node: tuple) -> exp.Expression:
     """sqlglot nodes from the Rust reader's tree (recursion follows the tree's
     depth, which the reader bounds; chains are built in a loop)."""
     return _BUILDERS[node[0]](node)
@@ -310,13 +322,13 @@ def _negated(node: exp.Expression, negated: bool) -> exp.Expression:
 
 
 def _chain(cls: type) -> Any:
-    def build(node: tuple) -> exp.Expression:
+    def chained(node: tuple) -> exp.Expression:
         items = node[1]
-        out = _build(items[0])
+        out = build(items[0])
         for item in items[1:]:
-            out = cls(this=out, expression=_build(item))
+            out = cls(this=out, expression=build(item))
         return out
-    return build
+    return chained
 
 
 def _column(node: tuple) -> exp.Column:
@@ -337,7 +349,7 @@ def _list(node: tuple) -> exp.Expression:
         listed = ValueList(values, sql)
     if not len(listed):  # IN (): nothing matches
         return _negated(exp.Boolean(this=False), negated)
-    return _negated(exp.In(this=_build(x), expressions=[values_node(listed)]), negated)
+    return _negated(exp.In(this=build(x), expressions=[values_node(listed)]), negated)
 
 
 def _datatype(text: str) -> exp.DataType:
@@ -358,32 +370,32 @@ def _other(node: tuple) -> exp.Expression:
 _BUILDERS = {
     "and": _chain(exp.And),
     "or": _chain(exp.Or),
-    "not": lambda n: exp.Not(this=_build(n[1])),
-    "paren": lambda n: exp.Paren(this=_build(n[1])),
-    "neg": lambda n: exp.Neg(this=_build(n[1])),
-    "bin": lambda n: _BINARY[n[1]](this=_build(n[2]), expression=_build(n[3])),
+    "not": lambda n: exp.Not(this=build(n[1])),
+    "paren": lambda n: exp.Paren(this=build(n[1])),
+    "neg": lambda n: exp.Neg(this=build(n[1])),
+    "bin": lambda n: _BINARY[n[1]](this=build(n[2]), expression=build(n[3])),
     "col": _column,
     "num": lambda n: exp.Literal(this=n[1], is_string=False),
     "str": lambda n: exp.Literal(this=n[1], is_string=True),
     "bool": lambda n: exp.Boolean(this=n[1]),
     "null": lambda n: exp.Null(),
     "list": _list,
-    "in": lambda n: _negated(exp.In(this=_build(n[1]), expressions=[_build(i) for i in n[3]]),
+    "in": lambda n: _negated(exp.In(this=build(n[1]), expressions=[build(i) for i in n[3]]),
                              n[2]),
-    "sub": lambda n: _negated(exp.In(this=_build(n[1]), query=subquery_node(_subquery(n[3]))),
+    "sub": lambda n: _negated(exp.In(this=build(n[1]), query=subquery_node(_subquery(n[3]))),
                               n[2]),
-    "between": lambda n: _negated(exp.Between(this=_build(n[1]), low=_build(n[3]),
-                                              high=_build(n[4])), n[2]),
+    "between": lambda n: _negated(exp.Between(this=build(n[1]), low=build(n[3]),
+                                              high=build(n[4])), n[2]),
     "like": lambda n: _negated((exp.ILike if n[4] else exp.Like)(
-        this=_build(n[1]), expression=_build(n[3])), n[2]),
-    "is": lambda n: _negated(exp.Is(this=_build(n[1]), expression=exp.Null() if n[3] == "null"
+        this=build(n[1]), expression=build(n[3])), n[2]),
+    "is": lambda n: _negated(exp.Is(this=build(n[1]), expression=exp.Null() if n[3] == "null"
                                     else exp.Boolean(this=n[3] == "true")), n[2]),
-    "cast": lambda n: exp.Cast(this=_build(n[1]), to=_datatype(n[2])),
+    "cast": lambda n: exp.Cast(this=build(n[1]), to=_datatype(n[2])),
     "typed": lambda n: exp.Cast(this=exp.Literal.string(n[2]), to=_datatype(n[1])),
     "interval": lambda n: exp.Interval(this=exp.Literal.string(n[1]),
                                        unit=exp.Var(this=n[2]) if n[2] else None),
-    "func": lambda n: exp.Anonymous(this=n[1].upper(), expressions=[_build(a) for a in n[2]]),
-    "tuple": lambda n: exp.Tuple(expressions=[_build(i) for i in n[1]]),
+    "func": lambda n: exp.Anonymous(this=n[1].upper(), expressions=[build(a) for a in n[2]]),
+    "tuple": lambda n: exp.Tuple(expressions=[build(i) for i in n[1]]),
     "other": _other,
 }
 

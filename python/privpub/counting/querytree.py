@@ -26,6 +26,10 @@ from privpub.core.errors import QueryError
 
 DIALECT = "duckdb"
 
+#: A condition as a formula over its atoms (``Condition.formula``): ("atom", i),
+#: ("not", f), ("and", [f, …]) or ("or", [f, …]).
+Formula = tuple[str, "int | Formula | list[Formula]"]
+
 class ValueList:
     """The literal values of one IN list, each with the SQL text DuckDB reads.
 

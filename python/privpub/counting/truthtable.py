@@ -35,14 +35,14 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from privpub.counting.querytree import ValueList, chain, in_values
+from privpub.counting.querytree import Formula, ValueList, chain, in_values
 from privpub.domain.attributes import IntRange
 
 if TYPE_CHECKING:
@@ -68,9 +68,26 @@ def grid_table(schema: Schema, attributes: Sequence[str],
     """The truth table of ``node`` over the projection on ``attributes``
     (schema order, first slowest) as a flat bool array, or None when the tree
     needs DuckDB (module docstring). ``node`` None means TRUE."""
-    shape = [schema[a].size for a in attributes]
     if node is None:
-        return np.ones(math.prod(shape), dtype=bool)
+        return np.ones(math.prod(schema[a].size for a in attributes), dtype=bool)
+    return _tabled(schema, attributes, lambda grid: grid.truth(node))
+
+
+def formula_table(schema: Schema, attributes: Sequence[str], formula: Formula,
+                  atoms: Sequence[exp.Expression]) -> np.ndarray | None:
+    """:func:`grid_table` of a condition given as its formula over its atoms
+    (``Condition.formula``: ``("atom", i)``, ``("not", f)``, ``("and", [f, …])``,
+    ``("or", [f, …])``; ``atoms[i]`` the atom's tree). The tree of a
+    condition is these atoms joined by AND / OR / NOT, so the table is the
+    one :func:`grid_table` makes of that tree, without building it."""
+    return _tabled(schema, attributes, lambda grid: grid.formula(formula, atoms))
+
+
+def _tabled(schema: Schema, attributes: Sequence[str], truth: Callable[[_Grid], Any]
+            ) -> np.ndarray | None:
+    """``truth`` of a grid over the projection on ``attributes``, flat; None
+    when it needs DuckDB."""
+    shape = [schema[a].size for a in attributes]
     axes = {}
     for j, name in enumerate(attributes):
         values = _domain_axis(schema[name])
@@ -80,7 +97,7 @@ def grid_table(schema: Schema, attributes: Sequence[str],
     # Axes that are a whole integer range lo, lo+1, …: membership by indexing.
     ranges = {a: schema[a].lo for a in attributes if isinstance(schema[a], IntRange) and a in axes}
     try:
-        value = _Grid(axes, _widest_of(schema, attributes), ranges).truth(node)
+        value = truth(_Grid(axes, _widest_of(schema, attributes), ranges))
     except _Unsupported:
         return None
     return np.ascontiguousarray(np.broadcast_to(value, shape)).reshape(-1)
@@ -154,6 +171,21 @@ class _Grid:
     def __init__(self, axes: dict[str, np.ndarray], widest: int = 0,
                  ranges: dict[str, int] | None = None):
         self.axes, self.widest, self.ranges = axes, widest, ranges or {}
+
+    def formula(self, formula: Formula, atoms: Sequence[exp.Expression]) -> Any:
+        """The truth of a formula over atoms (:func:`formula_table`), as
+        :meth:`truth` of the tree they make: AND / OR in the order written."""
+        kind, inner = formula
+        if isinstance(inner, int):
+            return self.truth(atoms[inner])
+        if isinstance(inner, tuple):
+            return ~np.asarray(self.formula(inner, atoms), dtype=bool)
+        combine = np.logical_and if kind == "and" else np.logical_or
+        value = np.bool_(kind == "and")  # (an empty AND: no condition)
+        for i, part in enumerate(inner):
+            truth = self.formula(part, atoms)
+            value = truth if i == 0 else combine(value, truth)
+        return value
 
     def truth(self, node: exp.Expression) -> Any:
         while isinstance(node, exp.Paren):
