@@ -11,7 +11,7 @@ import pytest
 
 import privpub
 from privpub.core.errors import PrivpubError
-from privpub.counting import evaluation, queryresolve
+from privpub.counting import evaluation, queryresolve, querytext
 from privpub.counting.truthtable import grid_table
 
 
@@ -135,6 +135,22 @@ def test_adult_texts_mean_the_same_on_both_paths(monkeypatch):
     tables = {"aux": pd.DataFrame({"a": [30, 40, 500]})}
     counted = _compare(monkeypatch, schema, ADULT_TEXTS + ADULT_TEXTS, tables)
     assert counted == 2 * 19  # the first 18 and the subquery (the whole-text path)
+
+
+def test_accepted_texts_never_take_the_whole_text_path(monkeypatch):
+    """NOT IN, NOT BETWEEN, IS NOT NULL, NOT LIKE, qualified columns: resolved by atoms."""
+    schema = privpub.datasets.load_adult()[1]
+    whole = []
+    original = querytext.parse_aggregate
+    monkeypatch.setattr(querytext, "parse_aggregate",
+                        lambda *a: whole.append(a) or original(*a))
+    for text in ADULT_TEXTS[:18] + ["age NOT BETWEEN 20 AND 30", "NOT (age NOT IN (17))",
+                                    "workclass NOT LIKE 'P%' AND race IS NOT NULL"]:
+        privpub.Condition(schema, text).truth_table()
+    assert whole == []
+    with pytest.raises(privpub.QueryError, match="unknown column 'agee'"):
+        privpub.Condition(schema, "age NOT IN (30) AND agee = 1")
+    assert len(whole) == 1  # a refusal is the whole-text path's
 
 
 def test_a_sum_is_read_where_sums_are_estimated():

@@ -226,11 +226,19 @@ def _resolve_leaf(schema: Schema, kept: OrderedDict[Hashable, _Resolved], node: 
     if names:
         querytext.unqualify(tree, set(names))
     holder = exp.Paren(this=tree)  # the tree's root, so the atom itself can be replaced
+    # NOT IN, NOT BETWEEN, NOT LIKE, IS NOT NULL are one tuple and NOT of the
+    # atom in the tree: NOT (and parentheses) as Condition._split reads them.
+    atom, negations = tree, 0
+    while isinstance(atom, (exp.Not, exp.Paren)):
+        negations += isinstance(atom, exp.Not)
+        atom = atom.this
 
     def replace(old: exp.Expression, new: exp.Expression) -> None:
         old.replace(new)
 
-    formula, atoms = resolve_atom(schema, tree, replace, {})
+    formula, atoms = resolve_atom(schema, atom, replace, {})
+    for _ in range(negations):
+        formula = ("not", formula)
     found = _Resolved(holder.this, formula, tuple(atoms))
     with _lock:
         kept[key] = found
