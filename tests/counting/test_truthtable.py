@@ -146,6 +146,10 @@ def test_truth_tables_are_keyed_by_schema_attributes_and_sql():
     assert ta.size == 20 and tb.size == 30 and ta.sum() == tb.sum() == 5
     assert Condition(a, "x > 4 AND s = 'u'").truth_table() is ta  # shared across conditions
     assert Condition(a, "x > 5 AND s = 'u'").truth_table().sum() == 4
-    assert evaluation.truth_tables.cells == 20 + 30 + 20
+    # the conditions' tables, and their atoms' (x > 4, s = 'u' over a and b; x > 5)
+    assert evaluation.truth_tables.cells == 20 + 30 + 20 + (10 + 2) + (10 + 3) + 10
+    # an equal schema (another object) shares them; one that differs does not
+    same = Schema([IntRange("x", 0, 9), Categorical("s", ["u", "v"])])
+    assert Condition(same, "x > 4 AND s = 'u'").truth_table() is ta
     evaluation.truth_tables.cache_clear()
     assert Condition(a, "x > 4 AND s = 'u'").truth_table() is not ta

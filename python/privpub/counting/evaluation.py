@@ -5,6 +5,7 @@ the domain D (numpy where it mirrors DuckDB exactly,
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -17,11 +18,12 @@ from sqlglot import exp
 
 from privpub.core.errors import QueryError
 from privpub.counting.querytree import Formula
-from privpub.counting.truthtable import formula_table, grid_table
+from privpub.counting.truthtable import combined_table, grid_table
 
 if TYPE_CHECKING:  # (a Schema is passed in: its module is not needed at run time)
     import duckdb
 
+    from privpub.counting.queryresolve import ConditionAtom
     from privpub.domain.schema import Schema
 
 #: Conditions whose attributes span at most this many domain tuples are
@@ -101,7 +103,34 @@ def _projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
 #: Shared by every Condition: estimating the same query on many views, or
 #: counting the atoms of many conditions over one schema, builds each table once.
 truth_tables = CellCache(lambda schema, attributes, key, make: make(), cells=1 << 26,
-                         key=lambda schema, attributes, key, make: (schema, attributes, key))
+                         key=lambda schema, attributes, key, make: (schema_key(schema),
+                                                                   attributes, key))
+
+#: Schemas by identity, each with the number that stands for it in cache keys
+#: (hashing a schema hashes every value of its domains, and a batch asks for
+#: thousands of tables over one schema object); equal schemas share a number.
+_schema_ids: OrderedDict[int, tuple[Schema, int]] = OrderedDict()
+_schema_numbers: dict[Schema, int] = {}
+_numbers = itertools.count()
+_schemas_lock = threading.Lock()
+
+
+def schema_key(schema: Schema) -> int:
+    """The number standing for ``schema`` (by value) in cache keys. Numbers
+    are never reused: a schema forgotten here gets a new one when it comes
+    back, which costs its tables again, never another schema's tables."""
+    with _schemas_lock:
+        found = _schema_ids.get(id(schema))
+        if found is not None and found[0] is schema:
+            _schema_ids.move_to_end(id(schema))
+            return found[1]
+        if len(_schema_numbers) >= 256:
+            _schema_numbers.clear()
+        number = _schema_numbers.setdefault(schema, next(_numbers))
+        _schema_ids[id(schema)] = (schema, number)  # (held: its id is not reused meanwhile)
+        while len(_schema_ids) > 64:
+            _schema_ids.popitem(last=False)
+        return number
 
 
 def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
@@ -117,27 +146,50 @@ def projection_table(schema: Schema, attributes: tuple[str, ...], sql: str,
                         lambda: _projection_table(schema, attributes, sql, node))
 
 
+class _NotNumpy(Exception):
+    """An atom's SQL that numpy does not mirror (:func:`atom_grid` gives None)."""
+
+
 def condition_table(schema: Schema, attributes: tuple[str, ...], formula: Formula,
-                    atoms: Sequence[exp.Expression], keys: Sequence[str],
-                    sql: Callable[[], str], limit: int = PROJECTION_LIMIT
-                    ) -> np.ndarray | None:
+                    atoms: Sequence[ConditionAtom], sql: Callable[[], str],
+                    limit: int = PROJECTION_LIMIT) -> np.ndarray | None:
     """A condition over the projection of D on ``attributes`` (those it
     reads), as :func:`projection_table` of its SQL, from its ``formula`` over
-    its atoms (their trees ``atoms``, their SQL ``keys``; ``Condition.formula``,
-    ``.atoms``): numpy on the atoms' trees where it mirrors DuckDB
-    (:func:`~privpub.counting.truthtable.formula_table`), else DuckDB on the
-    whole condition's SQL (``sql()``, made only then). Kept by the formula
-    over the atoms' SQL, which determines the table as the whole SQL does; a
-    one-atom condition shares its atom's table."""
+    its ``atoms`` (``Condition.formula``, ``.atoms``): their numpy tables
+    combined (:func:`~privpub.counting.truthtable.combined_table`) when numpy
+    mirrors DuckDB on every atom, else DuckDB on the whole condition's SQL
+    (``sql()``, made only then). Kept by the formula over the atoms' SQL,
+    which determines the table as the whole SQL does (a one-atom condition
+    shares its atom's table); each atom's table is kept too, so an atom that
+    many conditions hold is evaluated once."""
     if math.prod(schema[a].size for a in attributes) > limit:
         return None
 
     def make() -> np.ndarray:
-        table = formula_table(schema, attributes, formula, atoms)
-        return evaluate(schema.projection(attributes, query=True), sql()) \
-            if table is None else table
+        tables = [atom_grid(schema, a.attributes, a.node, a.sql) for a in atoms]
+        if any(t is None for t in tables):
+            return evaluate(schema.projection(attributes, query=True), sql())
+        return combined_table(schema, attributes, formula,
+                              [(a.attributes, t) for a, t in zip(atoms, tables, strict=True)
+                               if t is not None])
 
-    return truth_tables(schema, attributes, _formula_key(formula, keys), make)
+    return truth_tables(schema, attributes, _formula_key(formula, [a.sql for a in atoms]), make)
+
+
+def atom_grid(schema: Schema, attributes: tuple[str, ...], node: exp.Expression,
+              sql: str) -> np.ndarray | None:
+    """An atom's table by numpy (:func:`~privpub.counting.truthtable.grid_table`),
+    kept in :data:`truth_tables`; None where numpy does not mirror DuckDB."""
+    def make() -> np.ndarray:
+        table = grid_table(schema, attributes, node)
+        if table is None:
+            raise _NotNumpy
+        return table
+
+    try:
+        return truth_tables(schema, attributes, ("numpy", sql), make)
+    except _NotNumpy:
+        return None
 
 
 def _formula_key(formula: Formula, keys: Sequence[str]) -> Hashable:

@@ -361,9 +361,8 @@ class Condition:
         attribute slowest), evaluated once; None when that projection has more
         than ``PROJECTION_LIMIT`` tuples."""
         if not hasattr(self, "_truth_table"):
-            self._truth_table = condition_table(
-                self.schema, self.attributes, self.formula, [a.node for a in self.atoms],
-                [a.sql for a in self.atoms], lambda: self.sql)
+            self._truth_table = condition_table(self.schema, self.attributes, self.formula,
+                                                self.atoms, lambda: self.sql)
         return self._truth_table
 
     def atom_table(self, atom: int, limit: int) -> np.ndarray | None:

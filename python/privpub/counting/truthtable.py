@@ -73,14 +73,34 @@ def grid_table(schema: Schema, attributes: Sequence[str],
     return _tabled(schema, attributes, lambda grid: grid.truth(node))
 
 
-def formula_table(schema: Schema, attributes: Sequence[str], formula: Formula,
-                  atoms: Sequence[exp.Expression]) -> np.ndarray | None:
-    """:func:`grid_table` of a condition given as its formula over its atoms
-    (``Condition.formula``: ``("atom", i)``, ``("not", f)``, ``("and", [f, …])``,
-    ``("or", [f, …])``; ``atoms[i]`` the atom's tree). The tree of a
-    condition is these atoms joined by AND / OR / NOT, so the table is the
-    one :func:`grid_table` makes of that tree, without building it."""
-    return _tabled(schema, attributes, lambda grid: grid.formula(formula, atoms))
+def combined_table(schema: Schema, attributes: Sequence[str], formula: Formula,
+                   atoms: Sequence[tuple[Sequence[str], np.ndarray]]) -> np.ndarray:
+    """A condition's table over ``attributes`` from its ``formula`` (as
+    ``Condition.formula``: ``("atom", i)``, ``("not", f)``, ``("and", [f,
+    …])``, ``("or", [f, …])``) over its atoms' tables (``atoms[i]``: the
+    attributes the atom reads, a subset of ``attributes`` in schema order, and
+    its :func:`grid_table`). The condition's tree is these atoms joined by AND /
+    OR / NOT, so this is the table :func:`grid_table` makes of the tree,
+    element by element (each atom's numpy evaluation needs only its own
+    attributes' bounds), made from tables that an atom shared by many
+    conditions makes once."""
+    sizes = [schema[a].size for a in attributes]
+
+    def truth(formula: Formula) -> np.ndarray:
+        kind, inner = formula
+        if isinstance(inner, int):
+            read, table = atoms[inner]
+            return table.reshape([n if a in read else 1
+                                  for a, n in zip(attributes, sizes, strict=True)])
+        if isinstance(inner, tuple):
+            return ~truth(inner)
+        combine = np.logical_and if kind == "and" else np.logical_or
+        value = np.full([1] * len(sizes), kind == "and")  # (an empty AND: no condition)
+        for i, part in enumerate(inner):
+            value = truth(part) if i == 0 else combine(value, truth(part))
+        return value
+
+    return np.ascontiguousarray(np.broadcast_to(truth(formula), sizes)).reshape(-1)
 
 
 def _tabled(schema: Schema, attributes: Sequence[str], truth: Callable[[_Grid], Any]
@@ -171,21 +191,6 @@ class _Grid:
     def __init__(self, axes: dict[str, np.ndarray], widest: int = 0,
                  ranges: dict[str, int] | None = None):
         self.axes, self.widest, self.ranges = axes, widest, ranges or {}
-
-    def formula(self, formula: Formula, atoms: Sequence[exp.Expression]) -> Any:
-        """The truth of a formula over atoms (:func:`formula_table`), as
-        :meth:`truth` of the tree they make: AND / OR in the order written."""
-        kind, inner = formula
-        if isinstance(inner, int):
-            return self.truth(atoms[inner])
-        if isinstance(inner, tuple):
-            return ~np.asarray(self.formula(inner, atoms), dtype=bool)
-        combine = np.logical_and if kind == "and" else np.logical_or
-        value = np.bool_(kind == "and")  # (an empty AND: no condition)
-        for i, part in enumerate(inner):
-            truth = self.formula(part, atoms)
-            value = truth if i == 0 else combine(value, truth)
-        return value
 
     def truth(self, node: exp.Expression) -> Any:
         while isinstance(node, exp.Paren):
