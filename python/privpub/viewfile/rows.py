@@ -203,8 +203,13 @@ class MemoryView(TableView):
     def batches(self, attributes: Sequence[str] | None = None) -> Iterator[Digits]:
         names = list(self.schema.names if attributes is None else attributes)
         if self._digits is not None or len(self) <= self.chunk_rows:
+            # Held digits go in chunks too (slices: no copy), as what a batch is
+            # turned into can be larger than its digits (a view written from
+            # memory makes each chunk's Arrow columns, not the whole view's).
             digits = self.digits()
-            yield {n: digits[self.schema.names.index(n)] for n in names}
+            for start in range(0, max(len(self), 1), self.chunk_rows):
+                yield {n: digits[self.schema.names.index(n)][start:start + self.chunk_rows]
+                       for n in names}
             return
         for start in range(0, len(self), self.chunk_rows):  # decode a chunk at a time
             digits = self.schema.digits(self.codes()[start:start + self.chunk_rows])
