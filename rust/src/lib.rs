@@ -21,6 +21,7 @@ pub mod querytext;
 pub mod rng;
 pub mod sample;
 pub mod splu;
+pub mod splu_em;
 
 use pyo3::prelude::*;
 

@@ -41,7 +41,8 @@ import functools
 
 import numpy as np
 
-from privpub.core.errors import ParameterError
+import privpub._core as _core
+from privpub.core.errors import ParameterError, ShapeError
 from privpub.splu.partition import cooccurrence
 from privpub.splu.uncertainty import closed_form
 
@@ -71,7 +72,10 @@ def _factors(x: np.ndarray, group_size: int, bits: np.ndarray, exact_rate: bool)
     out = np.empty((q, w, 2, 2))
     out[:, :, 1, 0], out[:, :, 1, 1] = (group_size - 1) / group_size, 1 / group_size
     for j in range(w):
-        fj = x[:, bits[:, j + 1] == 1].sum(axis=1)
+        # A row sum over all K states (the others masked to 0): numpy's pairwise sum
+        # over a row, the order the Rust EM follows (x[:, mask] would sum in an order
+        # that depends on the batch's size).
+        fj = (x * bits[:, j + 1]).sum(axis=1)
         if exact_rate:
             rate = np.divide(fj * (group_size - 1), group_size * (n - fj), out=np.zeros(q),
                              where=n > fj)
@@ -96,7 +100,7 @@ def transition_matrix(x: np.ndarray, group_size: int, exact_rate: bool = False) 
     return m
 
 
-def _em_start(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
+def em_start(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
     """The ``count`` rule's x⁰: the interior fixed point (:func:`closed_form`) with
     negative states raised to a small positive count (so that the EM can still
     move them), or y where it has no fixed point in closed form."""
@@ -113,8 +117,11 @@ def paper_em(y: np.ndarray, group_size: int, tol: float | None = None, max_iter:
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Eq. 13/14 for a batch: y is (Q, K) published state counts; returns x
     (Q, K), iterations and converged (its stopping rule fired before
-    ``max_iter``), each query stopped on its own (the batch shrinks to the
-    queries still moving).
+    ``max_iter``), each query stopped on its own. One step is
+    x ← x ∘ M (y ⊘ Mᵀx) with M = :func:`transition_matrix` of the current x.
+    The iteration runs in the Rust core (``_core.splu.em_batch``: one call for
+    the batch, the queries spread over the threads); ``tests/splu/em_reference.py``
+    is the same loop in numpy, which the tests hold it to.
 
     Stopping rules (module docstring):
 
@@ -133,50 +140,21 @@ def paper_em(y: np.ndarray, group_size: int, tol: float | None = None, max_iter:
     - ``"paper"``: x⁰ = y, stop when every state's |Δx_i| ≤ tol·x_i (Sec. 5,
       tol = 0.01). It stops after one step on most Adult queries (γ = 5), far
       from the fixed point, and never where a state decays to 0.
+
+    A query whose y sums to 0 is not iterated (converged after 0 steps). Negative
+    or non-finite counts are a ParameterError naming the row and state.
     """
     if stopping not in STOPPING:
         raise ParameterError(f"stopping must be one of {list(STOPPING)}, got {stopping!r}")
     tol = (PAPER_TOL if stopping == "paper" else COUNT_TOL) if tol is None else tol
-    y = np.asarray(y, dtype=np.float64)
-    q = len(y)
-    n = y.sum(axis=1)
-    x = y.copy() if stopping == "paper" else _em_start(y, group_size, exact_rate)
-    iterations = np.zeros(q, dtype=np.int64)
-    converged = n == 0
-    step = np.full(q, np.nan)   # the requested count's last change
-    limit = np.full(q, np.nan)  # its Aitken extrapolation
-    result = x[:, -1].copy()
-    active = np.flatnonzero(~converged)
-    for _ in range(max_iter):
-        if len(active) == 0:
-            break
-        xa, ya = x[active], y[active]
-        m = transition_matrix(xa, group_size, exact_rate)
-        denom = np.einsum("qik,qi->qk", m, xa)
-        ratio = np.divide(ya, denom, out=np.zeros_like(denom), where=denom > 0)
-        new = xa * np.einsum("qik,qk->qi", m, ratio)
-        iterations[active] += 1
-        if stopping == "paper":
-            done = np.all(np.abs(new - xa) <= tol * xa, axis=1)
-            result[active] = new[:, -1]
-        else:
-            change = new[:, -1] - xa[:, -1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                rate = change / step[active]
-                ahead = np.where((rate >= 0) & (rate < 1), new[:, -1] + change * rate / (1 - rate),
-                                 np.nan)
-            scale = np.maximum(np.abs(new[:, -1]), 1.0)
-            still = np.abs(change) <= 1e-10 * scale
-            settled = np.abs(ahead - limit[active]) <= tol * np.maximum(np.abs(ahead), 1.0)
-            done = still | settled
-            result[active] = np.where(still | ~settled, new[:, -1],
-                                      np.clip(ahead, 0.0, new.sum(axis=1)))
-            step[active], limit[active] = change, ahead
-        x[active] = new
-        converged[active[done]] = True
-        active = active[~done]
-    x[:, -1] = result
-    return x, iterations, converged
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if y.ndim != 2 or y.shape[1] < 4 or y.shape[1] & (y.shape[1] - 1):
+        raise ShapeError(f"y must be (queries, states) with 2^(w+1) states (a power of two "
+                         f"≥ 4), got shape {y.shape}")
+    start = y if stopping == "paper" else np.ascontiguousarray(
+        em_start(y, group_size, exact_rate))
+    return _core.splu.em_batch(y, start, group_size, exact_rate, stopping, float(tol),
+                               int(max_iter))
 
 
 def sharing_rates(freq: np.ndarray, group_size: int) -> np.ndarray:

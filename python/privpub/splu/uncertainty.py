@@ -149,7 +149,7 @@ def closed_form(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
             m[:, 0, 0], m[:, 0, 1] = 1 - rate, rate
             m[:, 1, 0], m[:, 1, 1] = (group_size - 1) / group_size, 1 / group_size
             factors.append(m)
-    m = _kron(factors)
+        m = _kron(factors)  # inf · 0 where a rate is infinite (N = f_j): NaN, refused below
     x = np.full((q, k), np.nan)
     # det M_j = (1 − γ·rate_j)/γ: singular where a rate reaches 1/γ.
     ok = np.isfinite(m).all(axis=(1, 2)) & np.all(
