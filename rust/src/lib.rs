@@ -8,6 +8,7 @@
 
 pub mod attacks;
 mod bindings;
+pub mod codecount;
 pub mod columns;
 pub mod encode;
 pub mod error;

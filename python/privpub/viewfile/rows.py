@@ -13,18 +13,22 @@ file's digest of them (:mod:`privpub.viewfile.digest`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+import privpub._core as _core
 from privpub.core.errors import ParameterError
 from privpub.domain.schema import Schema
 from privpub.viewfile.columns import Digits, arrow_batch, arrow_schema, codes_of, pandas_column
 from privpub.viewfile.digest import PartDigest, digest
 from privpub.viewfile.layout import CHUNK_ROWS
+
+if TYPE_CHECKING:  # (conditions are passed in: the query module is not needed at run time)
+    from privpub.counting.query import Condition
 
 
 class TableView:
@@ -147,8 +151,10 @@ class MemoryView(TableView):
 
     def count_many(self, conditions: Sequence[Any]) -> list[int]:
         """:meth:`TableView.count_many`; on a view sorted by code, a condition on
-        the leading attributes is counted by binary search (:meth:`prefix_counts`)."""
+        the leading attributes is counted by binary search (:meth:`prefix_counts`),
+        any other with a truth table from the codes themselves (:meth:`table_counts`)."""
         found = self.prefix_counts(conditions)
+        found |= self.table_counts(conditions, skip=found.keys())
         rest = [i for i in range(len(conditions)) if i not in found]
         if rest:
             found.update(zip(rest, super().count_many([conditions[i] for i in rest]),
@@ -187,6 +193,27 @@ class MemoryView(TableView):
             high[inside] = np.searchsorted(codes, ends[inside].astype(np.uint64)
                                            * np.uint64(stride))
             out[i] = int((high - low).sum())
+        return out
+
+    def table_counts(self, conditions: Sequence[Condition], skip: Collection[int] = ()
+                     ) -> dict[int, int]:
+        """Q(V) of each condition (by position, but those in ``skip``) that has a
+        truth table, on rows held as one array of uint64 codes: a Rust pass over
+        the codes on every core per condition, each code's index into the table
+        taken from the code by strength-reduced division (the attributes the
+        condition reads, never decoded into digit columns)."""
+        codes = self._codes
+        if codes is None or codes.ndim != 1 or codes.dtype != np.uint64:
+            return {}
+        names, radices = self.schema.names, [a.size for a in self.schema]
+        out = {}
+        for i, condition in enumerate(conditions):
+            table = condition.truth_table() if i not in skip and condition.attributes else None
+            if table is not None:  # its attributes are in schema order, first slowest
+                out[i] = _core.counting.count_codes_in_table(
+                    np.ascontiguousarray(codes), radices,
+                    [names.index(a) for a in condition.attributes],
+                    np.ascontiguousarray(table, dtype=bool))
         return out
 
     def _sorted_codes(self) -> bool:

@@ -1,8 +1,9 @@
 //! `privpub._core.counting`: counts over domain digits (marginals.rs:
-//! histograms over attribute subsets; columns.rs: rows in a truth table).
+//! histograms over attribute subsets; columns.rs: rows in a truth table) and
+//! over tuple codes (codecount.rs: codes in a truth table, not decoded).
 
 use super::codes::IntArray;
-use crate::{columns, marginals};
+use crate::{codecount, columns, marginals};
 use numpy::{
     IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyReadwriteArray1,
     PyUntypedArrayMethods,
@@ -15,6 +16,7 @@ pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_subsets, &m)?)?;
     m.add_function(wrap_pyfunction!(sum_down, &m)?)?;
     m.add_function(wrap_pyfunction!(count_in_table, &m)?)?;
+    m.add_function(wrap_pyfunction!(count_codes_in_table, &m)?)?;
     Ok(())
 }
 
@@ -64,4 +66,18 @@ pub(crate) fn count_in_table(
         .collect::<PyResult<Vec<_>>>()?;
     let table = table.as_slice()?;
     Ok(py.detach(|| columns::count_in_table(&values, &radices, table))?)
+}
+
+/// How many u64 tuple codes (over `radices`) make `table` true: the table is
+/// over the attributes at positions `read`, first slowest (codecount.rs).
+#[pyfunction]
+pub(crate) fn count_codes_in_table(
+    py: Python<'_>,
+    codes: PyReadonlyArray1<'_, u64>,
+    radices: Vec<u64>,
+    read: Vec<usize>,
+    table: PyReadonlyArray1<'_, bool>,
+) -> PyResult<u64> {
+    let (codes, table) = (codes.as_slice()?, table.as_slice()?);
+    Ok(py.detach(|| codecount::count_codes_in_table(codes, &radices, &read, table))?)
 }
