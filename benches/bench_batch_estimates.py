@@ -22,7 +22,7 @@ import pytest
 from conftest import against_baseline  # noqa: I001 (benches/conftest.py, not a package)
 
 import privpub
-from privpub.counting import evaluation
+from privpub.counting import evaluation, queryresolve
 
 BATCH = 5_000
 
@@ -52,7 +52,8 @@ def where_texts(df, schema, count: int, seed: int = 0) -> list[str]:
 
 
 def privpub_batch(view, texts):
-    evaluation.truth_tables.cache_clear()  # every text new to the library
+    evaluation.truth_tables.cache_clear()  # every text new to the library:
+    queryresolve.forget()  # no table and no resolved atom kept from the last round
     return view.estimate_many(texts)
 
 
