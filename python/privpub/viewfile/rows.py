@@ -180,9 +180,12 @@ class MemoryView(TableView):
         out = {}
         for i, condition in chosen.items():
             table = condition.truth_table()
-            edges = np.flatnonzero(np.diff(table.astype(np.int8), prepend=0, append=0))
-            if len(edges) * _ROWS_PER_SEARCH > len(codes):
+            # (the runs are counted before they are found: a table of many cells
+            # whose runs are too many is left to the pass at the cost of one compare)
+            if (len(table) + 1) * _ROWS_PER_SEARCH > len(codes) and _ROWS_PER_SEARCH * (
+                    int(np.count_nonzero(table[1:] != table[:-1])) + 2) > len(codes):
                 continue
+            edges = np.flatnonzero(np.diff(table.astype(np.int8), prepend=0, append=0))
             stride = size // len(table)  # the codes one leading combination spans
             # Run ends at the top of the domain (code m, which uint64 may not hold)
             # count every row from their start.
