@@ -8,10 +8,10 @@ it as a benchmark:
   a smoke run that the curves and their exponents come out;
 - ``--benchmark-enable``: n = 10^5 and 10^6 for every call, and 10^7 for the calls
   that open the file (publish, the estimates, the batch, the card; the 10^7-record
-  view is about 0.5 GB in the temporary directory, removed after). ``write`` is not
-  run at 10^7: ``view.to_parquet`` of the view read back peaked at 2.9 GB at 10^6
-  (35M rows, ~80 bytes a row, where ``read_parquet`` peaked at 456 MiB) and passed
-  18 GB at 10^7 before it failed (measured 2026-11-28). Under load 20 on this
+  view is about 0.5 GB in the temporary directory, removed after). ``write`` and
+  ``read`` are not run at 10^7 (they hold the 3.5×10^8-row view in memory;
+  ``to_parquet`` of a view read back built its whole Arrow columns at once until
+  d1f618e, 2.9 GB at 10^6 and past 18 GB at 10^7, and is not re-measured). Under load 20 on this
   machine the 10^7 publish took 266 s and the 10^6 batch's DuckDB side minutes;
   expect an hour or more for the whole suite.
 - ``PRIVPUB_BENCH_CURVES_1E8=1`` adds n = 10^8 for the same calls (read and write
