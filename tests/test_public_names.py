@@ -181,6 +181,7 @@ NAMES = {
     "path": "a file path",
     "overwrite": "replace an existing file",
     "sign": "an Ed25519 private key (or its file) that signs the written release",
+    "skip": "positions of conditions in a batch already counted (left out)",
     "trust": "the publisher's Ed25519 public key (or its file); refuse what it did not sign",
     "audit": "whether a release's card runs the attribute and presence audits",
     "html": "an HTML page",
