@@ -372,6 +372,20 @@ def draw_query(src: Source, table: Table, depth: int = 0,
 # ---- rendering -------------------------------------------------------------------------------
 
 
+def joined_texts(rng: np.random.Generator, atoms: Sequence[Callable[[], str]],
+                 count: int) -> list[str]:
+    """``count`` WHERE texts of 1-3 distinct atoms drawn from ``atoms`` (each a
+    callable that draws one atom's text), joined by AND (70%) or OR, 15% of them
+    negated as a whole."""
+    texts = []
+    for _ in range(count):
+        chosen = rng.choice(len(atoms), rng.integers(1, 4), replace=False)
+        joiner = " AND " if rng.random() < 0.7 else " OR "
+        text = joiner.join(atoms[i]() for i in chosen)
+        texts.append(f"NOT ({text})" if rng.random() < 0.15 else text)
+    return texts
+
+
 def sql_literal(value: Any) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from oracle import joined_texts  # (tests/oracle.py, not a package)
 
 from privpub import AlphaBeta, Categorical, IntRange, PublishedView, Schema
 from privpub.counting.query import Condition
@@ -39,13 +40,7 @@ def _conditions(rng: np.random.Generator, count: int) -> list[str]:
              lambda: "sex IS NULL" if rng.random() < 0.3 else f"sex = '{rng.choice(['F', 'M'])}'",
              lambda: f"age BETWEEN {rng.integers(0, 50)} AND {rng.integers(50, 100)}",
              lambda: f"zip < {rng.integers(0, 10_000)}"]
-    texts = []
-    for _ in range(count):
-        chosen = rng.choice(len(atoms), rng.integers(1, 4), replace=False)
-        joiner = " AND " if rng.random() < 0.7 else " OR "
-        text = joiner.join(atoms[i]() for i in chosen)
-        texts.append(f"NOT ({text})" if rng.random() < 0.15 else text)
-    return texts
+    return joined_texts(rng, atoms, count)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import datetime
 
 import numpy as np
 import pytest
+from oracle import joined_texts  # (tests/oracle.py, not a package)
 
 from privpub import Categorical, IntRange, Schema
 from privpub.core.errors import CodeError
@@ -40,13 +41,7 @@ def _conditions(rng: np.random.Generator, count: int) -> list[str]:
              lambda: "sex IS NULL" if rng.random() < 0.3 else f"sex = '{rng.choice(['F', 'M'])}'",
              lambda: f"day BETWEEN '{rng.choice(DAYS[:200])}' AND '{rng.choice(DAYS[150:])}'",
              lambda: f"score < {rng.integers(0, 70)}"]
-    texts = []
-    for _ in range(count):
-        chosen = rng.choice(len(atoms), rng.integers(1, 4), replace=False)
-        joiner = " AND " if rng.random() < 0.7 else " OR "
-        text = joiner.join(atoms[i]() for i in chosen)
-        texts.append(f"NOT ({text})" if rng.random() < 0.15 else text)
-    return texts
+    return joined_texts(rng, atoms, count)
 
 
 def _codes(schema: Schema, n: int, seed: int) -> np.ndarray:
