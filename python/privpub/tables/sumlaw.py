@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -204,8 +204,16 @@ class AverageLaw:
     low: float
     high: float
     method: str = AVERAGE
+    #: _solve's result by level (interval and inconsistent ask the same question).
+    _solved: dict[float, tuple[float, float, bool]] = field(default_factory=dict, repr=False,
+                                                            compare=False)
 
     def _solve(self, level: float) -> tuple[float, float, bool]:
+        if level not in self._solved:
+            self._solved[level] = self._shrink(level)
+        return self._solved[level]
+
+    def _shrink(self, level: float) -> tuple[float, float, bool]:
         share = (1 - check_level(level)) / 4
         test = 1 - 2 * share
         middle = (self.low + self.high) / 2
