@@ -1,8 +1,9 @@
-"""A batch's intervals are solved as one batch (issue 36): the estimates of
-``estimate_many`` stack their one-query laws (``ListLaw`` over
-``CountLaw.stacked``), and every interval and inconsistency equals the one
-each estimate's own law gives alone, for each family's law (αβ exact and
-records, FRAPP), with laws that cannot stack (multi-view's) solved one by one."""
+"""A batch's intervals are solved as one batch (issue 36): ``estimate_many``
+builds its mechanism's law once over the batch's counts
+(:class:`~privpub.tables.batchestimates.BatchCountLaw`), and every interval
+and inconsistency equals the one each estimate's own law gives alone, for each
+family's law (αβ exact and records, FRAPP, multi-view's split law). Estimates
+made one by one elsewhere stack their laws (``ListLaw`` over ``CountLaw.stacked``)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import pandas as pd
 import pytest
 
 from privpub import FRAPP, AlphaBeta, Categorical, IntRange, Schema, UsefulnessWarning
+from privpub.alphabeta.estimator import SplitLaw
 from privpub.alphabeta.multiview import MultiViewPublisher
 from privpub.core.estimate import LEVEL, ListLaw
 from privpub.tables import confidence
+from privpub.tables.batchestimates import BatchCountLaw
 
 pytestmark = pytest.mark.filterwarnings("ignore::privpub.PrivacyWarning",
                                         "ignore::privpub.UsefulnessWarning")
@@ -63,8 +66,8 @@ def _published():
 @pytest.mark.parametrize("name, release", list(_releases()), ids=lambda x: str(x)[:20])
 def test_batch_intervals_equal_each_estimates_own(name, release):
     batch = release.estimate_many(_texts(300, 7))
-    stacks = batch.law._stacked is not None
-    assert stacks == (name != "multiview")  # the multi-view's second view splits its law
+    assert isinstance(batch.law, BatchCountLaw)  # one law over the batch's counts
+    assert isinstance(batch.law.law, SplitLaw if name == "multiview" else confidence.KeepLaw)
     for level in (LEVEL, 0.5, 0.999):
         lo, hi = batch.interval(level)
         empty = batch.law.inconsistent(level)

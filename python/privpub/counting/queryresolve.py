@@ -247,11 +247,18 @@ def _resolve_leaf(schema: Schema, kept: OrderedDict[Hashable, _Resolved], node: 
     return found
 
 
+#: The parser's nodes that hold only strings, bools and None (no list, no subquery).
+_SCALARS = frozenset({"col", "num", "str", "bool", "null"})
+
+
 def _key(node: object) -> Hashable:
     """A hashable key of a parser tuple: a literal list's values (an int64
     array) stand by the list's text, which the parser derives them from.
     Raises :class:`NotTabled` for an IN subquery (its values depend on the
     registered tables)."""
+    if type(node) is tuple and node[0] == "bin" and node[2][0] in _SCALARS \
+            and node[3][0] in _SCALARS:  # (most atoms: column against a literal)
+        return node  # (its items are strings, bools and None: it is its own key)
     if type(node) is tuple:
         if node and node[0] == "list":
             _, x, negated, _values, sql = node

@@ -19,7 +19,6 @@ one query or for a batch (every cell of a marginal) at once.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -30,7 +29,6 @@ import pyarrow as pa
 from privpub.core.capabilities import (
     CountEstimator,
     ReleaseEstimator,
-    StatedBound,
     privacy_request,
     record_facts_of,
     stated_bound,
@@ -39,15 +37,15 @@ from privpub.core.errors import ParameterError
 from privpub.core.estimate import LEVEL, Estimate, Estimates, check_level
 from privpub.core.release import Release
 from privpub.core.version import LIBRARY_VERSION
-from privpub.counting.domaincount import count
 from privpub.counting.query import Condition, QueryLike
 from privpub.counting.querytext import COUNT
 from privpub.domain.schema import Schema
 from privpub.tables.batchcount import count_many
+from privpub.tables.batchestimates import estimate_conditions
 from privpub.tables.marginals import MarginalEstimates, labelled_frames, marginal_estimates
 from privpub.tables.records import counted
 from privpub.tables.sums import cell_counts, sum_estimate, summed_column
-from privpub.tables.viewcounts import Counts, context_set, count_rows, memo
+from privpub.tables.viewcounts import count_rows
 from privpub.viewfile.document import KIND
 from privpub.viewfile.fileview import FileView
 from privpub.viewfile.rows import MemoryView, TableView
@@ -194,14 +192,16 @@ class PublishedView(StoredView, Release):
             raise ParameterError(f"mechanism {self.mechanism!r} declares no estimator "
                                  "(CountEstimator or ReleaseEstimator): its releases cannot "
                                  "be estimated")
-        # Q(V) of the whole batch in one pass (tables.batchcount).
+        # Q(V) of the whole batch in one pass (tables.batchcount), then every
+        # estimate at once (tables.batchestimates).
         reading = [c for c in conditions if c.attributes]
         n_view = dict(zip(map(id, reading),
                           count_many(self.schema, self.rows, reading) if reading else [],
                           strict=True))
-        stated = stated_bound(mech)
-        return Estimates.of([self._estimate(cond, stated, n_view.get(id(cond)))
-                             for cond in conditions])
+        found = [n_view[id(c)] if id(c) in n_view else count_rows(self.rows, c)
+                 for c in conditions]
+        return estimate_conditions(self.rows, self.context, mech, conditions, found,
+                                   self.counts, stated_bound(mech), _count_range(mech))
 
     def _sums(self, conditions: Sequence[Condition]) -> list[Estimate]:
         """Each condition's ``sum(col)`` or ``avg(col)`` (:mod:`privpub.tables.sums`),
@@ -219,33 +219,6 @@ class PublishedView(StoredView, Release):
         """Q(V): the rows of this view that satisfy ``where``, counted exactly
         (on file, streamed)."""
         return count_rows(self.rows, self.condition(where, tables))
-
-    def _estimate(self, cond: Condition, stated: StatedBound | None,
-                  n_view: int | None = None) -> Estimate:
-        """One estimate; ``stated`` is the bound the mechanism states
-        (:class:`~privpub.core.capabilities.StatesErrorBound`), None when it states none."""
-        n_domain = count(self.schema, cond).value
-        n_view = count_rows(self.rows, cond) if n_view is None else n_view
-
-        @memo
-        def context(name: str) -> tuple[int, int]:
-            within = context_set(self.context, name)
-            return count_rows(self.rows, cond, within=within), cond.count_codes(within)
-
-        counts = Counts(n_view, np.float64(n_domain),
-                        memo(lambda w: count(self.schema, cond, weights=w).value), context)
-        mech = self.mechanism_object()
-        value, variance = mech.estimate(counts)
-        law = mech.interval_law(counts)
-        failure = None if stated is None else stated.failure_probability
-        return Estimate(float(value), math.sqrt(max(float(variance), 0.0)), self.counts,
-                        "unbiased estimator (plug-in stderr)", law.method, law,
-                        query=cond.text,
-                        bound=None if stated is None else stated.bound,
-                        bound_confidence=None if failure is None else 1 - failure,
-                        details={"n_view": int(n_view), "n_domain": n_domain,
-                                 "failure_probability": failure},
-                        value_range=_count_range(self.mechanism_object()))
 
     def estimate_marginals(self, attributes: Sequence[str],
                            level: float | None = LEVEL) -> pd.DataFrame:

@@ -35,6 +35,18 @@ class Counts:
     domain_sum: Callable[[Sequence[np.ndarray]], Any]
     context: Callable[[str], tuple[Any, Any]]
 
+    def row(self, i: int) -> Counts:
+        """Query i's counts of a batch, as that query alone has them (Python
+        numbers; Q(D) a float64, as the estimators read it)."""
+        def domain_sum(weights: Sequence[np.ndarray]) -> Any:
+            return self.domain_sum(weights)[i]
+
+        def context(name: str) -> tuple[Any, Any]:
+            inside, known = self.context(name)
+            return inside[i].item(), known[i].item()
+
+        return Counts(self.n_view[i].item(), np.float64(self.n_domain[i]), domain_sum, context)
+
 
 def context_set(context: Mapping[str, np.ndarray], name: str) -> np.ndarray:
     """The codes of the context set ``name`` of a view's ``context`` (a
