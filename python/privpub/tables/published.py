@@ -198,9 +198,9 @@ class PublishedView(StoredView, Release):
         n_view = dict(zip(map(id, reading),
                           count_many(self.schema, self.rows, reading) if reading else [],
                           strict=True))
-        found = [n_view[id(c)] if id(c) in n_view else count_rows(self.rows, c)
-                 for c in conditions]
-        return estimate_conditions(self.rows, self.context, mech, conditions, found,
+        counted = [n_view[id(c)] if id(c) in n_view else count_rows(self.rows, c)
+                   for c in conditions]
+        return estimate_conditions(self.rows, self.context, mech, conditions, counted,
                                    self.counts, stated_bound(mech), _count_range(mech))
 
     def _sums(self, conditions: Sequence[Condition]) -> list[Estimate]:
