@@ -8,6 +8,10 @@ use super::{render, Literal, TextError, Values};
 use sqlparser::ast::{Expr, UnaryOperator, Value};
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
+/// A list item's value and, for a number, its sign and digits (its SQL when
+/// the list is not all int64).
+pub(super) type ListItem = (Literal, Option<(bool, String)>);
+
 /// Functions a subquery may call live in Python (the caller's allow-list); a
 /// placeholder token of this prefix stands for a value list read off the tokens.
 pub(super) const LIST_PLACEHOLDER: &str = "$privpub:";
@@ -28,6 +32,7 @@ impl Reader<'_> {
             }
             let mut j = k + 2;
             let mut items = Vec::new();
+            let mut cuts_read = 0;
             let mut ok = t(j) == Some(&Token::RParen);
             while !ok {
                 let negative = match t(j) {
@@ -49,6 +54,11 @@ impl Reader<'_> {
                     _ => break,
                 };
                 items.push(item);
+                // A run `runs` cut out after this item: its items follow.
+                if let Some((_, cut)) = self.cuts.iter_mut().find(|(at, _)| *at == sig[j]) {
+                    items.extend(cut.take().unwrap_or_default());
+                    cuts_read += 1;
+                }
                 j += 1;
                 match t(j) {
                     Some(Token::Comma) => j += 1,
@@ -60,6 +70,7 @@ impl Reader<'_> {
                 k += 1;
                 continue;
             }
+            self.cuts_folded += cuts_read;
             values += items.len();
             if values > self.limits.values {
                 return Err(TextError::Values(values));
@@ -109,7 +120,7 @@ impl Reader<'_> {
 
 /// A numeric literal's value: an integer (int64 or its digits) for integer
 /// syntax, else a double (as Python's float() reads the same text).
-fn number(negative: bool, text: &str) -> Literal {
+pub(super) fn number(negative: bool, text: &str) -> Literal {
     let digits: std::borrow::Cow<str> = if text.contains('_') {
         text.replace('_', "").into()
     } else {
@@ -148,7 +159,7 @@ fn literal_sql(literal: &Literal, text: Option<(bool, &str)>) -> String {
 }
 
 /// The values of a literal list and its SQL (each number as written).
-pub(super) fn list_values(items: Vec<(Literal, Option<(bool, String)>)>) -> (Values, String) {
+pub(super) fn list_values(items: Vec<ListItem>) -> (Values, String) {
     if items.iter().all(|(v, _)| matches!(v, Literal::Int(_))) {
         let ints: Vec<i64> = items
             .into_iter()
@@ -172,7 +183,7 @@ pub(super) fn list_values(items: Vec<(Literal, Option<(bool, String)>)>) -> (Val
 }
 
 /// A constant list member: a number (signed), a string, a boolean.
-pub(super) fn constant(expr: &Expr) -> Option<(Literal, Option<(bool, String)>)> {
+pub(super) fn constant(expr: &Expr) -> Option<ListItem> {
     let (negative, value) = match expr {
         Expr::UnaryOp {
             op: op @ (UnaryOperator::Minus | UnaryOperator::Plus),

@@ -31,13 +31,15 @@
 //! Files by reason to change: `tokens` (positions and what a token is),
 //! `reader` (the tokens read and handed to sqlparser), `refusals` (what is
 //! refused and how it is worded), `lists` (literal IN lists read off the
-//! tokens), `convert` (sqlparser's tree into [`Node`]), `select` (IN
+//! tokens), `runs` (long integer runs read without the tokenizer where that
+//! reads the same), `convert` (sqlparser's tree into [`Node`]), `select` (IN
 //! subqueries and the SELECT form).
 
 mod convert;
 mod lists;
 mod reader;
 mod refusals;
+mod runs;
 mod select;
 mod tokens;
 

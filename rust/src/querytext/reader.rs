@@ -2,6 +2,8 @@
 //! before sqlparser parses the tokens; the condition handed to `convert`.
 
 use super::convert::Convert;
+use super::lists::ListItem;
+use super::runs;
 use super::select::{aggregate_select, Aggregate};
 use super::tokens::{first_unread, is_word, significant, Lines};
 use super::{Limits, Node, Parsed, TextError, Values};
@@ -20,13 +22,27 @@ pub(super) struct Reader<'a> {
     pub(super) values: usize,
     /// Whether the text is a SELECT (or WITH) rather than a condition.
     pub(super) select: bool,
+    /// Runs cut out of the text by `runs`: the token of each run's first
+    /// item and the cut items (taken when the fold reads them).
+    pub(super) cuts: Vec<(usize, Option<Vec<ListItem>>)>,
+    /// Cuts read into a literal list by the fold.
+    pub(super) cuts_folded: usize,
     /// Tokens the parser has read (its index after a parse).
     read: usize,
 }
 
 impl<'a> Reader<'a> {
+    /// The text read: long integer runs without the tokenizer where that
+    /// reads the same (`runs`), else token by token.
     pub(super) fn new(text: &'a str, limits: Limits) -> Result<Self, TextError> {
-        let mut reader = Reader {
+        match Self::with_runs_cut(text, limits) {
+            Some(reader) => Ok(reader),
+            None => Self::whole(text, limits),
+        }
+    }
+
+    fn empty(text: &'a str, limits: Limits) -> Self {
+        Reader {
             text: text.into(),
             limits,
             tokens: Vec::new(),
@@ -34,8 +50,46 @@ impl<'a> Reader<'a> {
             lines: None,
             values: 0,
             select: false,
+            cuts: Vec::new(),
+            cuts_folded: 0,
             read: 0,
-        };
+        }
+    }
+
+    /// None when the text has no long run, or a run does not read as one
+    /// literal list, or anything is refused (the whole text then says why).
+    pub(super) fn with_runs_cut(text: &'a str, limits: Limits) -> Option<Self> {
+        let (short, cuts) = runs::shorten(text);
+        if cuts.is_empty() {
+            return None;
+        }
+        let mut tokens = Tokenizer::new(&DuckDbDialect {}, &short)
+            .with_unescape(true)
+            .tokenize_with_location()
+            .ok()?;
+        let comment_returns = tokens.iter().any(|t| {
+            matches!(&t.token, Token::Whitespace(Whitespace::SingleLineComment { comment, .. })
+                if comment.contains('\r'))
+        });
+        if comment_returns {
+            return None;
+        }
+        let placed = runs::place(&short, &cuts, &mut tokens)?;
+        let mut reader = Self::empty(text, limits);
+        reader.tokens = tokens;
+        reader.cuts = placed
+            .into_iter()
+            .zip(cuts)
+            .map(|(token, cut)| (token, Some(cut.items)))
+            .collect();
+        reader.check_characters().ok()?;
+        reader.check_words().ok()?;
+        reader.fold_lists().ok()?;
+        (reader.cuts_folded == reader.cuts.len()).then_some(reader)
+    }
+
+    pub(super) fn whole(text: &'a str, limits: Limits) -> Result<Self, TextError> {
+        let mut reader = Self::empty(text, limits);
         let tokens = match Tokenizer::new(&DuckDbDialect {}, text)
             .with_unescape(true)
             .tokenize_with_location()

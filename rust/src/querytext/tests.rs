@@ -179,3 +179,98 @@ fn renders_as_python_does() {
     assert_eq!(render(&[1, -2, i64::MIN]), "1, -2, -9223372036854775808");
     assert_eq!(render(&[]), "");
 }
+
+/// Texts with long runs of integers in every context the tokenizer tells
+/// apart: the cut path (`runs`) reads each as the whole tokenizer does.
+#[test]
+fn runs_read_as_the_tokenizer_reads_them() {
+    use super::reader::Reader;
+    let prefixes = [
+        "id IN (",
+        "id NOT IN (",
+        "WHERE id IN (",
+        "SELECT count(*) FROM t WHERE id IN (",
+        "name = 'é' AND id IN (",
+        "-- a comment\nid IN (",
+        "id IN (-1, ",
+        "id IN (a, ",
+        "id IN (1.5, ",
+        "f(",
+        "id = '",
+        "id = 1 /* ",
+        "\"col ",
+        "id IN (x",
+        "id IN ('a', ",
+        "id IN (\t",
+    ];
+    let suffixes = [
+        ")",
+        ") AND b = 1",
+        ".5)",
+        "e3)",
+        "_1)",
+        "x)",
+        ", x)",
+        ", 'a')",
+        ", -3)",
+        ")'",
+        " */ )",
+        "')",
+        "\")",
+        ") AND SELECT = 1",
+        ") AND b = )",
+        ") AND c = 'é' AND b > )",
+        ")\n AND b = )",
+        ") AND b IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, \
+         21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, \
+         42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, \
+         63, 64, 65) AND SELECT = 2",
+        ") AND b IN (7, 8) ORDER BY 1",
+        ",)",
+        ") b",
+        ") AND b = 1 c",
+        ") AND b IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, \
+         21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, \
+         42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, \
+         63, 64, 65) c",
+        ", , 3)",
+        " 5)",
+    ];
+    let separators = [", ", ",", " , ", "  ,", ",   "];
+    let mut state = 12345u64;
+    let mut next = |n: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % n
+    };
+    let (mut cut, mut total) = (0, 0);
+    for prefix in prefixes {
+        for suffix in suffixes {
+            for items in [super::runs::MIN_ITEMS - 1, super::runs::MIN_ITEMS, 300] {
+                let mut text = prefix.to_string();
+                for i in 0..items {
+                    if i > 0 {
+                        text.push_str(separators[next(separators.len() as u64) as usize]);
+                    }
+                    text.push_str(
+                        match next(20) {
+                            0 => "9223372036854775808".to_string(),
+                            1 => "007".to_string(),
+                            2 => "99999999999999999999999999999999999999999".to_string(),
+                            _ => next(1_000_000).to_string(),
+                        }
+                        .as_str(),
+                    );
+                }
+                text.push_str(suffix);
+                let whole = Reader::whole(&text, LIMITS).and_then(|r| r.query());
+                cut += usize::from(Reader::with_runs_cut(&text, LIMITS).is_some());
+                total += 1;
+                assert_eq!(parse(&text, LIMITS), whole, "{text}");
+            }
+        }
+    }
+    // The cut path was taken where it applies (else this test tests nothing).
+    assert!(cut >= total / 5, "{cut} of {total}");
+}
