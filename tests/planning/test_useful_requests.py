@@ -13,6 +13,7 @@ import corpus
 import pytest
 
 import privpub
+from privpub.core.figures import figures
 
 OFFICE = ["fair", "co2", "airports"]   # 6,366, 2,284 and 3,376 rows
 FAMILIES = {"alphabeta": ("αβ (calibration 'exclusive')", privpub.AlphaBeta),
@@ -58,7 +59,7 @@ def test_the_plan_leads_with_the_request_that_makes_it_useful(office, mechanism)
             assert f"γ = {g:g}: none" in text
             continue
         k = r["largest_useful_k"]
-        assert f"γ = {g:g}: k ≤ {k:.3g} (d = {k * found.density:.3g}" in text
+        assert figures(f"γ = {g:g}: k ≤ {k:.3g} (d = {k * found.density:.3g}") in text
         assert not point(table, mechanism, k, g)["weak_usefulness"]
         if k * 1.01 < r["largest_k"]:
             assert point(table, mechanism, k * 1.01, g)["weak_usefulness"]

@@ -17,6 +17,7 @@ import pytest
 import privpub
 from privpub.report import html
 from privpub.report.accuracy import sample_queries
+from privpub.report.card import summary
 from privpub.report.protected import claims_table
 
 REPORT = Path(privpub.__file__).parent / "report"
@@ -99,12 +100,30 @@ def test_report_writes_no_number_by_a_format_of_its_own():
         assert AD_HOC.search(planted), planted
 
 
-def test_the_cards_tables_write_no_exponent(coded, splu):
-    """No 4.4121e-05 beside 1,519: every figure in the card's tables is written one
-    way (the families' own statements and plan's explanation are their words)."""
+def test_the_card_writes_no_exponent(coded, splu):
+    """No 4.4121e-05 beside 1,519: every figure the card shows outside the papers'
+    wording (details elements) is written one way: its tables, the summary box's
+    mechanism (α, β as the family's title gives them) and plan's explanation."""
     for page in (coded[2], splu[2]):
         written = cells(page)
         assert written and not [c for c in written if EXPONENT.search(c)]
+        shown = re.sub(r"<(details|style|script)\b.*?</\1>", "", page, flags=re.S)
+        shown = htmllib.unescape(re.sub(r"<[^>]+>", " ", shown))
+        assert "plan's explanation" in shown and "mechanism" in shown
+        assert EXPONENT.findall(shown) == []
+
+
+def test_tiny_parameters_are_written_one_way():
+    """A β of 3.86e-07 and Adult's n/m of 4.65e-05: the summary box's mechanism
+    and plan's explanation (shown on the card) write them as every other figure."""
+    df, schema = privpub.datasets.load_adult()
+    view = privpub.AlphaBeta(schema, alpha=0.5, beta=3.85791e-07).publish(
+        df, seed=0, duplicates="set")
+    assert EXPONENT.search(view.guarantee().mechanism)  # the family's own title
+    box = htmllib.unescape(summary(view, {"rows": len(view), "graph": False}))
+    assert "10⁻⁷" in box and not EXPONENT.search(box)
+    explained = privpub.plan(df, schema=schema).explain()
+    assert "n/m = 0.00004654" in explained and not EXPONENT.search(explained)
 
 
 def test_values_are_shown_by_their_labels(coded):

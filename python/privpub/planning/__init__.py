@@ -36,6 +36,7 @@ import pandas as pd
 
 from privpub.core import validate
 from privpub.core.errors import ParameterError
+from privpub.core.figures import figures
 from privpub.core.inputs import TableLike
 from privpub.core.planners import planner, planners
 from privpub.core.renamed import renamed_keywords
@@ -140,11 +141,12 @@ class Plan:
 
     def explain(self) -> str:
         """One paragraph per mechanism: its feasible region, why the rest is refused
-        (in terms of n, m, n/m) and what to try instead."""
+        (in terms of n, m, n/m) and what to try instead (figures written one way:
+        :func:`privpub.core.figures.figures`)."""
         parts = [explain_table(self)]
         for mechanism in dict.fromkeys(r["mechanism"] for r in self.rows):
             parts.append(planner(mechanism).explain(self, Search))
-        return "\n\n".join(parts)
+        return figures("\n\n".join(parts))
 
     def alternatives(self, mechanism: str, calibration: str | None, k: float,
                      gamma: float) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 from privpub.core import validate
 from privpub.core.capabilities import stated_bound
 from privpub.core.errors import ParameterError
+from privpub.core.figures import figures
 from privpub.core.files import write_text
 from privpub.core.release import Release
 from privpub.core.seeding import resolve_seed
@@ -55,7 +56,7 @@ def summary(release: Release, facts: dict[str, Any]) -> str:
     held = sum(c.holds for c in guarantee.claims)
     declared = stated_bound(release.mechanism_object())
     bound = None if declared is None else declared.bound
-    cells = [("mechanism", html.text(guarantee.mechanism)),
+    cells = [("mechanism", html.text(figures(guarantee.mechanism))),
              ("published", f"{html.number(facts['rows'])} " + released.unit(facts)),
              ("guarantee", f"{html.number(held)} of {html.number(len(guarantee.claims))} "
                            "claims hold"),

@@ -9,14 +9,11 @@ marks as headline figures carry their exact value in ``data-value`` so a test
 from __future__ import annotations
 
 import html
-import math
-import numbers
 from collections.abc import Iterable, Sequence
 from string import Template
 from typing import Any
 
-import numpy as np
-
+from privpub.core.figures import trimmed, written
 from privpub.counting.querytree import render
 
 
@@ -25,41 +22,10 @@ def text(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-#: Significant digits of every figure on the card that is not a whole number below
-#: 1,000 (probabilities, ε, stderrs, averages, estimates); from 1,000 up a figure is
-#: shown whole, with separators, as a count is.
-SIGNIFICANT = 4
-#: Below this a figure is written with a power of ten (more leading zeros are not read).
-SMALLEST_PLAIN = 1e-6
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
 def number(value: Any) -> str:
-    """The card's one way of writing a number (every figure of report/ goes through
-    it or :func:`percent`): whole numbers and anything from 1,000 up rounded whole
-    with thousands separators; others to :data:`SIGNIFICANT` significant digits in
-    plain decimals (0.00004412, not 4.4121e-05), or with a power of ten below
-    :data:`SMALLEST_PLAIN`; None and NaN as an em dash, infinity as ∞."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, numbers.Integral):
-        return f"{int(value):,}"
-    if not isinstance(value, numbers.Real):
-        return text(value)
-    x = float(value)
-    if math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "-∞"
-    if x.is_integer() or abs(x) >= 10 ** (SIGNIFICANT - 1):
-        return f"{round(x):,}"
-    if abs(x) < SMALLEST_PLAIN:
-        mantissa, exponent = f"{x:.{SIGNIFICANT - 1}e}".split("e")
-        return f"{_trimmed(mantissa)} × 10{str(int(exponent)).translate(SUPERSCRIPT)}"
-    decimals = SIGNIFICANT - 1 - math.floor(math.log10(abs(x)))
-    return _trimmed(f"{x:,.{decimals}f}")
+    """The card's one way of writing a number, escaped
+    (:func:`privpub.core.figures.written`)."""
+    return text(written(value))
 
 
 def percent(share: float, signed: bool = False) -> str:
@@ -67,14 +33,9 @@ def percent(share: float, signed: bool = False) -> str:
     a trailing .0 dropped (95%, 71.9%), below 0.1% as :func:`number` writes it
     (``signed``: a leading + on a positive change)."""
     points = 100 * share
-    shown = (_trimmed(f"{points:,.1f}") if points == 0 or abs(points) >= 0.1 else
+    shown = (trimmed(f"{points:,.1f}") if points == 0 or abs(points) >= 0.1 else
              number(points))
     return ("+" if signed and share > 0 else "") + shown + "%"
-
-
-def _trimmed(decimal: str) -> str:
-    """Trailing zeros of a decimal fraction dropped (0.5000 → 0.5, 2.000 → 2)."""
-    return decimal.rstrip("0").rstrip(".") if "." in decimal else decimal
 
 
 def quoted(name: str) -> str:
