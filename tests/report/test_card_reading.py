@@ -126,6 +126,19 @@ def test_tiny_parameters_are_written_one_way():
     assert "n/m = 0.00004654" in explained and not EXPONENT.search(explained)
 
 
+def test_a_card_says_its_own_queries_warnings_in_their_notes():
+    """Adult's SPLU-Gen card samples queries whose reconstruction needs care
+    (ReconstructionWarning from the estimator): the card shows the note beside
+    the query and does not warn its caller, who asked for a card."""
+    df, schema = privpub.datasets.load_adult()
+    with pytest.warns(UserWarning, match="no decoy group"):  # 30,162 = 5·6,032 + 2
+        view = privpub.SPLUGen(5, "occupation").publish(df, schema=schema, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        page = htmllib.unescape(view.report(df).html)
+    assert "includes 0: even under the paper model the release does not tell" in page
+
+
 def test_values_are_shown_by_their_labels(coded):
     """Every value a query or the audit shows is a label of its attribute's domain,
     not a domain index (year 1990 is index 0; 'yes' is index 1)."""

@@ -10,12 +10,13 @@ or a graph answer. ``Release.report`` calls it.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from privpub.core import validate
 from privpub.core.capabilities import stated_bound
-from privpub.core.errors import ParameterError
+from privpub.core.errors import ParameterError, UsefulnessWarning
 from privpub.core.figures import figures
 from privpub.core.files import write_text
 from privpub.core.release import Release
@@ -86,20 +87,25 @@ def build(release: Release, data: Any = None, audit: bool = False, *, n_queries:
     facts = {"graph": graph, "kind": release.kind,
              "rows": len(release.estimate_many()) if graph else len(release),
              "digest": released.content_digest(release)}
-    sections = [released.section(release, facts), protected.section(release)]
-    if graph:
-        sections.append(accuracy.graph_section(release, truth))
-        sections.append(attacker.not_run(
-            "privpub's audits attack published tables; a graph answer is one noisy number "
-            "per query, whose noise law and interval are above.") if audit else "")
-        sections.append(alternatives.not_planned(
-            "privpub.plan covers the table mechanisms (αβ, FRAPP, SPLU-Gen); for a graph "
-            "query compare mechanisms by their noise scale at the same ε."))
-    else:
-        sections.append(accuracy.table_section(release, data, n_queries, source))
-        if audit:
-            sections.append(attacker.section(release, data, n_targets, rounds, source))
-        sections.append(alternatives.section(release, data))
+    with warnings.catch_warnings():
+        # The card's own queries (its sample, sums, audits, alternatives) warn as any
+        # estimate does when it needs care (SPLU-Gen's reconstructions); the card says
+        # each in the notes beside its query, and its caller asked for a card, not them.
+        warnings.simplefilter("ignore", UsefulnessWarning)
+        sections = [released.section(release, facts), protected.section(release)]
+        if graph:
+            sections.append(accuracy.graph_section(release, truth))
+            sections.append(attacker.not_run(
+                "privpub's audits attack published tables; a graph answer is one noisy number "
+                "per query, whose noise law and interval are above.") if audit else "")
+            sections.append(alternatives.not_planned(
+                "privpub.plan covers the table mechanisms (αβ, FRAPP, SPLU-Gen); for a graph "
+                "query compare mechanisms by their noise scale at the same ε."))
+        else:
+            sections.append(accuracy.table_section(release, data, n_queries, source))
+            if audit:
+                sections.append(attacker.section(release, data, n_targets, rounds, source))
+            sections.append(alternatives.section(release, data))
     seed_text = ("seed " + str(seed) if source.seeded else "fresh OS randomness")
     footer = (f"Made by privpub {html.text(LIBRARY_VERSION)} with release.report(data="
               f"{'given' if data is not None else 'None'}, audit={audit}), drawing with "
@@ -109,3 +115,4 @@ def build(release: Release, data: Any = None, audit: bool = False, *, n_queries:
     return Card(html.page(title, verdict(release) + summary(release, facts),
                           [s for s in sections if s],
                           footer, LIBRARY_VERSION))
+
