@@ -1,8 +1,10 @@
 """What a reconstruction reads off a SPLU-Gen release: the joint counts of a
-predicate P (on non-sensitive attributes) and the sensitive values, in one
-pass per predicate (or per group of predicates on the same attributes), and
-each query's published state counts y (:mod:`privpub.splu.em` estimates from
-them)."""
+predicate P (on non-sensitive attributes) and the sensitive values, and each
+query's published state counts y (:mod:`privpub.splu.em` estimates from
+them). A batch is grouped by attribute set, as the αβ marginals are: the
+joint histograms of every predicate's attributes with the sensitive ones come
+from one pass over the release, each predicate sums the cells it holds on,
+and the state counts of all queries are gathered at once (issue 36)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privpub.core.errors import ParameterError, QueryError
+from privpub.tables.marginals import covered_histograms
 from privpub.tables.published import PublishedView
 
 if TYPE_CHECKING:
@@ -71,23 +74,29 @@ def predicate_histogram(view: PublishedView, where: Any, attrs: list[str]) -> np
 def predicate_histograms(view: PublishedView, wheres: Sequence[Any], attrs: list[str]
                 ) -> list[np.ndarray]:
     """:func:`predicate_histogram` for many predicates: those reading the same attributes
-    share one pass, counting the joint histogram over their attributes and
-    ``attrs`` once and summing it over the tuples of the attributes' domain
-    each predicate holds on (exact: P depends on those attributes alone).
-    Where that joint histogram would pass the cell limit, a pass per predicate."""
+    share the joint histogram over their attributes and ``attrs``, summed over
+    the tuples of the attributes' domain each predicate holds on (exact: P
+    depends on those attributes alone). The joint histograms of every such
+    attribute set come from one pass over the release (a budgeted cover of
+    them, summed down: :func:`~privpub.tables.marginals.covered_histograms`, as
+    the αβ marginals are); a predicate whose joint histogram would pass the
+    cell limit is counted in a pass of its own."""
     conds = [_predicate(view, w) for w in wheres]
     out: list[np.ndarray] = [np.zeros(0)] * len(conds)
     by_attrs: dict[tuple[str, ...], list[int]] = {}
     for i, cond in enumerate(conds):
         by_attrs.setdefault(tuple(cond.attributes), []).append(i)
     schema, sizes = view.schema, [view.schema[a].size for a in attrs]
+    domains = {p: math.prod(schema[a].size for a in p) for p in by_attrs}
+    shared = [p for p in by_attrs if domains[p] * math.prod(sizes) <= MAX_CELLS]
+    joints = dict(zip(shared, joint_histograms(view, [[*p, *attrs] for p in shared]),
+                      strict=True))
     for pattrs, members in by_attrs.items():
-        domain = math.prod(schema[a].size for a in pattrs)
-        if len(members) == 1 or domain * math.prod(sizes) > MAX_CELLS:
+        if pattrs not in joints:
             for i in members:
                 out[i] = joint_counts(view, attrs, conds[i])
             continue
-        joint = joint_counts(view, [*pattrs, *attrs]).reshape(domain, -1)
+        joint = joints[pattrs].reshape(domains[pattrs], -1)
         total = joint.sum(axis=0)
         for i in members:
             # The predicate over the projection of D on its attributes (first slowest,
@@ -96,6 +105,31 @@ def predicate_histograms(view: PublishedView, wheres: Sequence[Any], attrs: list
             true = joint[np.flatnonzero(holds)].sum(axis=0)
             out[i] = np.stack([total - true, true]).reshape(2, *sizes)
     return out
+
+
+#: Most cells of the joint histograms counted in one pass (int64: 128 MiB).
+PASS_CELLS = 1 << 24
+
+
+def joint_histograms(view: PublishedView, subsets: Sequence[list[str]]) -> list[np.ndarray]:
+    """The release's counts over each attribute list of ``subsets`` (flat, first
+    attribute slowest), in one pass per :data:`PASS_CELLS` of them."""
+    out: list[np.ndarray] = []
+    start = 0
+    while start < len(subsets):
+        end, cells = start, 0
+        while end < len(subsets) and (end == start or cells + _cells(view, subsets[end])
+                                      <= PASS_CELLS):
+            cells += _cells(view, subsets[end])
+            end += 1
+        out += covered_histograms(view.schema, list(subsets[start:end]),
+                                  view.rows.counting_batches)
+        start = end
+    return out
+
+
+def _cells(view: PublishedView, attrs: Sequence[str]) -> int:
+    return math.prod(view.schema[a].size for a in attrs)
 
 
 def _holds(cond: Condition, attrs: tuple[str, ...]) -> np.ndarray:
@@ -111,13 +145,39 @@ def _holds(cond: Condition, attrs: tuple[str, ...]) -> np.ndarray:
     return cond.mask_digits({a: digits[j] for j, a in enumerate(attrs)}, domain)
 
 
-def state_counts(hist: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """y for each query: published counts of the K = 2^{w+1} states, P slowest,
-    then s_1 … s_w (bit 1 = the query's value). ``index`` is (Q, w) value indices."""
+#: Most histogram cells gathered at once for the state counts of a chunk of queries.
+STATE_CELLS = 1 << 22
+
+
+def state_counts(hists: Sequence[np.ndarray], indices: Sequence[np.ndarray]
+                 ) -> list[np.ndarray]:
+    """y for each histogram's queries: published counts of the K = 2^{w+1}
+    states, P slowest, then s_1 … s_w (bit 1 = the query's value). ``hists``
+    are joint histograms of one shape (2, V_1, …: :func:`predicate_histograms`),
+    ``indices[g]`` (Q_g, w) the value indices of histogram g's queries; the
+    queries of many histograms are done together, a chunk of at most
+    :data:`STATE_CELLS` gathered cells (and the histograms it reads) at a time."""
+    cells = max(1, math.prod(hists[0].shape[1:])) if hists else 1
+    out: list[np.ndarray] = []
+    start = 0
+    while start < len(hists):
+        end, size = start + 1, len(indices[start])
+        while end < len(hists) and (size + len(indices[end])) * cells <= STATE_CELLS:
+            size += len(indices[end])
+            end += 1
+        which = np.repeat(np.arange(end - start), [len(i) for i in indices[start:end]])
+        y = _states(np.stack(hists[start:end]), which, np.concatenate(indices[start:end]))
+        out += np.split(y, np.cumsum([len(i) for i in indices[start:end - 1]]))
+        start = end
+    return out
+
+
+def _states(hists: np.ndarray, which: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """:func:`state_counts` of queries reading histogram ``which`` of ``hists``."""
     q, w = index.shape
     y = np.empty((q, 2, *([2] * w)))
     for p in (0, 1):
-        h = hist[p].reshape(1, *hist.shape[1:]).repeat(q, axis=0).astype(float)
+        h = hists[which, p].astype(float)
         # Collapse one attribute at a time into (¬s_j, s_j).
         for j in range(w):
             axis = 1 + j

@@ -217,7 +217,10 @@ def _em_estimates(y: np.ndarray, group_size: int, method: str, stopping: str, to
     exact = method == "exact-rate"
     x, iterations, converged = paper_em(y, group_size, tol, max_iter, exact, stopping)
     stderr = delta_stderr(y, group_size, exact)
-    implied = np.einsum("qik,qi->qk", transition_matrix(x, group_size, exact), x)
+    # ŷ = Mᵀx̂ as contiguous sums, in one order whatever the batch's size
+    # (:func:`~privpub.splu.uncertainty.state_covariance`'s note).
+    implied = (np.swapaxes(transition_matrix(x, group_size, exact), 1, 2)
+               * x[:, None, :]).sum(axis=2)
     return x[:, -1], stderr, iterations, converged, misfit(y, implied, group_size)
 
 
@@ -278,23 +281,24 @@ def _run(view: PublishedView, queries: Sequence[tuple[Any, Mapping[str, Any]]], 
     pending: dict[int, list[int]] = {}  # w → the queries to run in one vectorised EM
     keys = list(groups)
     hists: dict[tuple, np.ndarray] = {}
-    for attrs in {a for _, a in keys}:
+    for attrs in dict.fromkeys(a for _, a in keys):
         wheres = [w for w, a in keys if a == attrs]
         hists |= {(w, attrs): h for w, h in
                   zip(wheres, predicate_histograms(view, wheres, list(attrs)), strict=True)}
-    for (where, attrs), members in groups.items():
-        hist = hists[(where, attrs)]
-        index = np.array([parsed[i] for i in members], dtype=np.int64)
-        for i, row in zip(members, state_counts(hist, index), strict=True):
-            states[i] = row
-        if method != "partition":
-            pending.setdefault(len(attrs), []).extend(members)
-            continue
+    for attrs in dict.fromkeys(a for _, a in keys):  # every query's states, a set at a time
+        chosen = [k for k in keys if k[1] == attrs]
+        indices = [np.array([parsed[i] for i in groups[k]], dtype=np.int64) for k in chosen]
+        for k, y in zip(chosen, state_counts([hists[k] for k in chosen], indices), strict=True):
+            for i, row in zip(groups[k], y, strict=True):
+                states[i] = row
+            if method != "partition":
+                pending.setdefault(len(attrs), []).extend(groups[k])
+    for (where, attrs), members in groups.items() if method == "partition" else ():
         a = attrs[0]
         if a not in rates:
             rates[a] = sharing_rates(joint_counts(view, [a]), group_size)
-        x = partition_estimates(hist, rates[a], group_size, rounds)
-        value[members] = x[index[:, 0]]
+        x = partition_estimates(hists[(where, attrs)], rates[a], group_size, rounds)
+        value[members] = x[[parsed[i][0] for i in members]]
         iterations[members] = rounds
     for members in pending.values():
         y = np.stack([states[i] for i in members])

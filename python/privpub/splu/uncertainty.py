@@ -103,13 +103,21 @@ def state_covariance(y: np.ndarray, group_size: int) -> np.ndarray:
     half = k // 2
     for p in (0, 1):
         block = y[:, p * half:(p + 1) * half]
-        n = np.clip(block @ inv.T, 0.0, None)  # (Q, 2^w)
-        mean = n @ a.T
-        sub = np.einsum("ib,qb,jb->qij", a, n, a)
+        n = np.clip(_rows_dot(block, inv), 0.0, None)  # (Q, 2^w)
+        mean = _rows_dot(n, a)
+        sub = ((a[None, :, None, :] * n[:, None, None, :]) * a[None, None, :, :]).sum(axis=3)
         idx = slice(p * half, (p + 1) * half)
         cov[:, idx, idx] = -sub
         cov[:, np.arange(p * half, (p + 1) * half), np.arange(p * half, (p + 1) * half)] += mean
     return cov
+
+
+def _rows_dot(rows: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """rows @ matrix.T, each row's sums in one order whatever the number of rows
+    (a matrix product's order depends on the shape: a query's figures moved in
+    their last digit between a batch and the query alone); the sums of this
+    module are so (contiguous last-axis sums)."""
+    return (rows[:, None, :] * matrix[None, :, :]).sum(axis=2)
 
 
 def _fitted_counts(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray:
@@ -174,7 +182,7 @@ def delta_stderr(y: np.ndarray, group_size: int, exact_rate: bool) -> np.ndarray
         grad[:, i] = (closed_form(up, group_size, exact_rate)[:, -1]
                       - closed_form(down, group_size, exact_rate)[:, -1]) / (2 * h)
     cov = state_covariance(y, group_size)
-    var = np.einsum("qi,qij,qj->q", grad, cov, grad)
+    var = ((grad[:, :, None] * cov) * grad[:, None, :]).reshape(q, k * k).sum(axis=1)
     return np.sqrt(np.maximum(var, 0.0))
 
 
@@ -203,21 +211,22 @@ def trials_limits(y: np.ndarray, p: float, cap: np.ndarray, alpha_low: np.ndarra
     cap = np.maximum(np.asarray(cap, dtype=np.int64), y)
     alpha_low = np.broadcast_to(alpha_low, y.shape)
     alpha_high = np.broadcast_to(alpha_high, y.shape)
-    # Lower: least n in [y, cap] with sf(n) ≥ alpha_low (sf rises with n).
+    # Lower: least n in [y, cap] with sf(n) ≥ alpha_low (sf rises with n). Each
+    # bisection step tests only the searches still open (a narrow range closes early).
     lo, hi = y.copy(), cap.copy()
-    while np.any(lo < hi):
-        mid = (lo + hi) // 2
-        ok = _binom_sf(y, mid, p) >= alpha_low
-        hi = np.where(ok, mid, hi)
-        lo = np.where(ok, lo, mid + 1)
+    while (open_ := np.flatnonzero(lo < hi)).size:
+        mid = (lo[open_] + hi[open_]) // 2
+        ok = _binom_sf(y[open_], mid, p) >= alpha_low[open_]
+        hi[open_] = np.where(ok, mid, hi[open_])
+        lo[open_] = np.where(ok, lo[open_], mid + 1)
     lower = np.where(alpha_low > 0, lo, y)
     # Upper: largest n in [y, cap] with cdf(n) ≥ alpha_high (cdf falls with n).
     lo, hi = y.copy(), cap.copy()
-    while np.any(lo < hi):
-        mid = (lo + hi + 1) // 2
-        ok = _binom_cdf(y, mid, p) >= alpha_high
-        lo = np.where(ok, mid, lo)
-        hi = np.where(ok, hi, mid - 1)
+    while (open_ := np.flatnonzero(lo < hi)).size:
+        mid = (lo[open_] + hi[open_] + 1) // 2
+        ok = _binom_cdf(y[open_], mid, p) >= alpha_high[open_]
+        lo[open_] = np.where(ok, mid, lo[open_])
+        hi[open_] = np.where(ok, hi[open_], mid - 1)
     upper = np.where(alpha_high > 0, lo, cap)
     return lower, np.maximum(upper, lower)
 
