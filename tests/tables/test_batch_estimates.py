@@ -11,8 +11,11 @@ on an SPLU-Gen release (which estimates its releases itself)."""
 from __future__ import annotations
 
 import datetime
+import gc
 import math
+import pickle
 import warnings
+import weakref
 
 import numpy as np
 import pandas as pd
@@ -158,3 +161,22 @@ def test_an_splu_gen_batch_gives_what_each_query_alone_gives():
         lo, hi = batch.interval(level)
         assert list(zip(lo.tolist(), hi.tolist(), strict=True)) == [
             e.interval(level) for e in alone]
+
+
+@pytest.mark.parametrize("name, view", [r for r in RELEASES if r[0] in ("alphabeta source",
+                                                                          "multiview")],
+                         ids=["alphabeta source", "multiview"])
+def test_a_batch_keeps_its_answers_not_its_conditions(name, view):
+    """The batch's estimates hold the counts their laws read, not the conditions
+    (their truth tables) nor the view; each query's own law is made from them,
+    after a pickle too (the weights then found by value)."""
+    conditions = [view.condition(t) for t in _texts(4, 30)]
+    held = [weakref.ref(c) for c in conditions]
+    batch = view.estimate_many(conditions)
+    alone = [view.estimate(c) for c in conditions]
+    del conditions
+    gc.collect()
+    assert all(ref() is None for ref in held)
+    assert [batch[i] for i in range(len(alone))] == alone
+    back = pickle.loads(pickle.dumps(batch))
+    assert [back[i] for i in range(len(alone))] == alone

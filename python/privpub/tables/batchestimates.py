@@ -17,21 +17,62 @@ what ``batch[i]`` carries) is the mechanism's law of query i's counts alone
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from privpub.core.capabilities import CountEstimator, StatedBound
+from privpub.core.errors import ParameterError
 from privpub.core.estimate import Estimates, IntervalLaw
 from privpub.counting.domaincount import count
 from privpub.counting.query import Condition
-from privpub.tables.viewcounts import Counts, context_set, count_rows, memo
+from privpub.tables.viewcounts import Counts, context_set, count_rows
 from privpub.viewfile.rows import TableView
 
 #: How a count estimate's value is made, as Estimate.method reports it.
 METHOD = "unbiased estimator (plug-in stderr)"
+
+
+class Answers:
+    """A function of the batch's conditions (a weighted domain sum, a context
+    set's counts), computed once per argument (arrays by identity, as
+    :func:`~privpub.tables.viewcounts.memo` does). Once settled it answers only what
+    it was asked, and holds neither the function nor what the function read
+    (the conditions with their truth tables, the view): a batch's estimates
+    keep these arrays to make a query's own law (:meth:`BatchCountLaw.row`),
+    which asks what the batch's law asked. An argument is then found by value
+    too (the same weights, from a copy of the mechanism)."""
+
+    def __init__(self, function: Callable[[Any], Any]):
+        self.function: Callable[[Any], Any] | None = function
+        self.seen: dict[Any, tuple[Any, Any]] = {}
+
+    def __call__(self, arg: Any) -> Any:
+        key = arg if isinstance(arg, str) else id(arg)
+        if key not in self.seen:
+            if self.function is None:
+                return self._by_value(arg)
+            self.seen[key] = (arg, self.function(arg))  # (arg kept: its id stays unique)
+        return self.seen[key][1]
+
+    def settle(self) -> None:
+        self.function = None
+
+    def _by_value(self, arg: Any) -> Any:
+        for known, answer in self.seen.values():
+            if _same(known, arg):
+                return answer
+        raise ParameterError(f"this batch's estimates were not asked for {arg!r}, and its "
+                             "conditions are no longer held to count it")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal arguments: names, or sequences of equal arrays."""
+    if isinstance(a, str) or isinstance(b, str):
+        return bool(a == b)
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 @dataclass(frozen=True)
@@ -68,21 +109,22 @@ def estimate_conditions(rows: TableView, context: dict[str, np.ndarray],
     schema = rows.schema
     n_domain = [count(schema, c).value for c in conditions]  # exact (Python ints)
 
-    @memo
     def domain_sum(weights: Sequence[np.ndarray]) -> np.ndarray:
         return np.array([float(count(schema, c, weights=weights).value) for c in conditions])
 
-    @memo
     def in_context(name: str) -> tuple[np.ndarray, np.ndarray]:
         within = context_set(context, name)
         return (np.array([count_rows(rows, c, within=within) for c in conditions],
                          dtype=np.int64),
                 np.array([c.count_codes(within) for c in conditions], dtype=np.int64))
 
+    sums, inside = Answers(domain_sum), Answers(in_context)
     counts = Counts(np.asarray(n_view, dtype=np.int64),
-                    np.array([float(n) for n in n_domain]), domain_sum, in_context)
+                    np.array([float(n) for n in n_domain]), sums, inside)
     value, variance = mechanism.estimate(counts)
     law = mechanism.interval_law(counts)
+    sums.settle()  # the batch keeps its answers, not the conditions and the view
+    inside.settle()
     size = len(conditions)
     failure = None if stated is None else stated.failure_probability
     return Estimates(
