@@ -26,6 +26,7 @@ from privpub import FRAPP, AlphaBeta, Categorical, IntRange, Schema, SPLUGen
 from privpub.alphabeta.multiview import MultiViewPublisher
 from privpub.alphabeta.source import SourceDistribution
 from privpub.core.capabilities import stated_bound
+from privpub.core.errors import ParameterError
 from privpub.counting.domaincount import count
 from privpub.tables.viewcounts import Counts, context_set, count_rows, memo
 
@@ -180,3 +181,15 @@ def test_a_batch_keeps_its_answers_not_its_conditions(name, view):
     assert [batch[i] for i in range(len(alone))] == alone
     back = pickle.loads(pickle.dumps(batch))
     assert [back[i] for i in range(len(alone))] == alone
+
+
+@pytest.mark.parametrize("name, view", RELEASES[:1] + [("splu", None)], ids=["alphabeta", "splu"])
+def test_a_batch_of_no_queries_is_refused(name, view):
+    if view is None:
+        frame = pd.DataFrame({"band": ["<20"] * 12, "illness": list(range(6)) * 2})
+        schema = Schema([Categorical("band", BANDS, ordered=True), IntRange("illness", 0, 5)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            view = SPLUGen(2, "illness", schema=schema).publish(frame, seed=1)
+    with pytest.raises(ParameterError, match="no estimates to batch"):
+        view.estimate_many([])

@@ -106,6 +106,8 @@ def estimate_conditions(rows: TableView, context: dict[str, np.ndarray],
     """The estimates of ``conditions`` (COUNT queries) from a view's ``rows``
     and ``context`` sets, Q(V) of each given (``n_view``); ``counted``, the
     ``stated`` bound and the ``value_range`` are the release's."""
+    if not conditions:  # (as Estimates.of refuses a batch of none)
+        raise ParameterError("no estimates to batch (no queries were given)")
     schema = rows.schema
     n_domain = [count(schema, c).value for c in conditions]  # exact (Python ints)
 
