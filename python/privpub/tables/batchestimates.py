@@ -35,7 +35,7 @@ from privpub.viewfile.rows import TableView
 METHOD = "unbiased estimator (plug-in stderr)"
 
 
-class Answers:
+class _Answers:
     """A function of the batch's conditions (a weighted domain sum, a context
     set's counts), computed once per argument (arrays by identity, as
     :func:`~privpub.tables.viewcounts.memo` does). Once settled it answers only what
@@ -120,7 +120,7 @@ def estimate_conditions(rows: TableView, context: dict[str, np.ndarray],
                          dtype=np.int64),
                 np.array([c.count_codes(within) for c in conditions], dtype=np.int64))
 
-    sums, inside = Answers(domain_sum), Answers(in_context)
+    sums, inside = _Answers(domain_sum), _Answers(in_context)
     counts = Counts(np.asarray(n_view, dtype=np.int64),
                     np.array([float(n) for n in n_domain]), sums, inside)
     value, variance = mechanism.estimate(counts)
