@@ -80,6 +80,7 @@ from privpub.core.guarantee import (
 from privpub.core.inputs import TableLike
 from privpub.core.release import register_mechanism
 from privpub.core.seeding import SeedLike, resolve_seed
+from privpub.core.useful import release_remedy
 from privpub.domain.schema import Schema
 from privpub.tables.confidence import CountLaw
 from privpub.tables.published import PublishedView
@@ -347,6 +348,8 @@ class MultiViewPublisher:
             raise ParameterError(f"mech must be an AlphaBeta, got {type(mech).__name__}")
         first = MultiViewStep(mech, 1, max_views)  # checks max_views and the β-step
         self.mech, self.max_views = mech, first.max_views
+        #: The view calibration :meth:`for_privacy` used (None: α, β given).
+        self.calibration: str | None = None
         self.views: list[PublishedView] = []
         self._union = np.zeros((0, max(mech.schema.limbs, 1)), dtype=np.uint64)
         # Every tuple ever in I (sorted codes) and its membership bits (bit i−1: in I_i).
@@ -394,7 +397,9 @@ class MultiViewPublisher:
         mech = AlphaBeta(schema, alpha, beta, n=n, d=d, gamma=gamma,
                          failure_probability=failure_probability,
                          allow_prior_below_base_rate=allow_prior_below_base_rate)
-        return cls(mech, max_views)
+        publisher = cls(mech, max_views)
+        publisher.calibration = calibration
+        return publisher
 
     def probabilities(self, i: int) -> tuple[float, float, float]:
         """(α+β, p', p_i) for view number i (1-based)."""
@@ -471,5 +476,49 @@ class MultiViewPublisher:
                                   context={"previous_union": as_schema_codes(schema, union)})
         self.views.append(published)
         self._union = union_sorted(union, distinct_sorted(view))
-        warn_if_weak(step.resolution())
+        warn_if_weak(step.resolution(), remedy=(lambda: self.usefulness_remedy(released))
+                     if i == 1 else None)
         return published
+
+    def usefulness_remedy(self, released: AlphaBeta) -> str | None:
+        """When the first view (``released``: the mechanism as stated for its
+        records) is weak: the requests of :meth:`for_privacy` (this sequence's
+        max_views and calibration) that make it useful, with their cost in privacy
+        (:func:`~privpub.core.useful.release_remedy`). None for a publisher not
+        built by :meth:`for_privacy`. A later view's bound depends on the earlier
+        views' rows, which another request would change, so it is not searched."""
+        if self.calibration is None:
+            return None
+        calibration, max_views = self.calibration, self.max_views
+
+        def build(schema: Schema, **request: Any) -> _FirstView:
+            publisher = MultiViewPublisher.for_privacy(
+                schema, max_views=max_views, calibration=calibration, **request)
+            return _FirstView(MultiViewStep(publisher.mech, 1, max_views))
+
+        return release_remedy(_FirstView(MultiViewStep(released, 1, max_views)), build)
+
+
+class _FirstView:
+    """The first view of a sequence as the request :func:`~privpub.core.useful.release_remedy`
+    searches: the mechanism's request (n, d, γ, records, …) with the view's own
+    error bound, usefulness and guarantee."""
+
+    def __init__(self, step: MultiViewStep):
+        self.step = step
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.step.mech, name)
+
+    def resolution(self) -> Resolution | None:
+        return self.step.resolution()
+
+    def error_bound(self) -> float | None:
+        return self.step.error_bound()
+
+    def guarantee(self) -> Guarantee:
+        return self.step.guarantee()
+
+    def with_records(self, n: int, records: Mapping[str, Any]) -> _FirstView:
+        return _FirstView(MultiViewStep(self.step.mech.with_records(n, records), 1,
+                                       self.step.max_views))

@@ -132,13 +132,14 @@ def likelihood_extremes(alpha: float, beta: float, max_views: int,
     (module docstring: first view shown f, then the extremes r = all, r = none)."""
     j = len(history)
     s, p_prev, _ = view_probabilities(alpha, beta, max_views, 1)
-    if beta == 0:  # no noise: a tuple shown is in I
-        return math.inf, (1 - s) ** sum(history)
+    fresh = [view_probabilities(alpha, beta, max_views, f)[2] for f in range(1, j + 1)]
+    if beta == 0 or min(fresh, default=1.0) == 0:  # no noise (or so little it underflows):
+        return math.inf, (1 - s) ** sum(history)  # a tuple shown is in I
     later_max, later_min = s / p_prev, (1 - s) / (1 - p_prev)  # e^{1/v}, and below 1
     present_after = np.cumsum(np.asarray(history, dtype=int)[::-1])[::-1]  # Σ_{i ≥ f} h_i
     prefix, high, low = 1.0, 0.0, math.inf
     for f in range(1, j + 1):
-        p_f = view_probabilities(alpha, beta, max_views, f)[2]
+        p_f = fresh[f - 1]
         present = history[f - 1]
         first = prefix * (s / p_f if present else 1.0)
         later = int(present_after[f]) if f < j else 0

@@ -176,6 +176,13 @@ def _epsilon(value: float) -> str:
     return "no finite ε" if math.isinf(value) else f"ε = {value:.3g}"
 
 
+def _epsilon_change(asked: UsefulRequest, current: UsefulRequest) -> str:
+    """", and ε = … instead of ε = …", or nothing when neither states a finite ε."""
+    if math.isinf(asked.epsilon) and math.isinf(current.epsilon):
+        return ""
+    return f", and {_epsilon(asked.epsilon)} instead of {_epsilon(current.epsilon)}"
+
+
 def remedy(current: UsefulRequest, by_k: UsefulRequest | None,
            by_gamma: UsefulRequest | None) -> str | None:
     """The useful requests of :func:`useful_requests` as a warning leads with them
@@ -189,14 +196,13 @@ def remedy(current: UsefulRequest, by_k: UsefulRequest | None,
         said.append(
             f"k = {by_k.k:.3g} instead of {current.k:.3g} at γ = {by_k.gamma:g}, error bound "
             f"±{by_k.bound:,.1f} ({asks}); its cost in privacy: adversaries whose prior is "
-            f"between d = {by_k.d:.3g} and {current.d:.3g} are no longer protected, and "
-            f"{_epsilon(by_k.epsilon)} instead of {_epsilon(current.epsilon)}")
+            f"between d = {by_k.d:.3g} and {current.d:.3g} are no longer protected"
+            + _epsilon_change(by_k, current))
     if by_gamma is not None:
         said.append(
             f"γ = {by_gamma.gamma:.3g} instead of {current.gamma:g} at k = {current.k:.3g}, "
             f"error bound ±{by_gamma.bound:,.1f}; its cost: the posterior may reach "
-            f"{by_gamma.gamma:.3g}, and {_epsilon(by_gamma.epsilon)} instead of "
-            f"{_epsilon(current.epsilon)}")
+            f"{by_gamma.gamma:.3g}" + _epsilon_change(by_gamma, current))
     return "; or ".join(said) if said else None
 
 
