@@ -83,6 +83,47 @@ pub(crate) fn decode_into<T: Copy>(
     Ok(())
 }
 
+/// Whether the next `count` values of `data`, one bit each, are all 1: the
+/// definition levels of a page without a missing value, checked run by run
+/// (an RLE run by its value, a bit-packed run by its bytes) without
+/// expanding them. Malformed as `decode_into` finds it.
+pub(crate) fn all_ones(data: &[u8], count: usize) -> Result<bool, KernelError> {
+    let (mut pos, mut done) = (0usize, 0usize);
+    while done < count {
+        let header = uleb128(data, &mut pos)?;
+        let runs = usize::try_from(header >> 1).map_err(|_| malformed("run too long"))?;
+        let left = count - done;
+        if header & 1 == 0 {
+            let value = *data
+                .get(pos)
+                .ok_or_else(|| malformed("truncated RLE run"))?;
+            pos += 1;
+            if value > 1 {
+                return Err(malformed("an index past the dictionary"));
+            }
+            if value == 0 && runs > 0 {
+                return Ok(false);
+            }
+            done = done.saturating_add(runs).min(count);
+        } else {
+            // `runs` groups of 8 one-bit values: a byte each.
+            let packed = data
+                .get(pos..pos.saturating_add(runs))
+                .ok_or_else(|| malformed("truncated bit-packed run"))?;
+            pos += runs;
+            let take = runs.saturating_mul(8).min(left);
+            let (full, rest) = (take / 8, take % 8);
+            if packed[..full].iter().any(|&b| b != 0xff)
+                || (rest > 0 && packed[full] | (0xff << rest) != 0xff)
+            {
+                return Ok(false);
+            }
+            done += take;
+        }
+    }
+    Ok(true)
+}
+
 /// `out.len()` values bit-packed `bit_width` bits each in `packed` (which
 /// holds at least ⌈out.len() / 8⌉ groups of 8), mapped through `remap`.
 /// Specialised per bit width, so that each group of 8 is unpacked by
@@ -258,6 +299,42 @@ mod tests {
             let data = pack(&[1, 60, 2], bit_width);
             assert!(decode(&data, bit_width, 3, &remap).is_err(), "{bit_width}");
         }
+    }
+
+    #[test]
+    fn all_ones_reads_the_runs_as_decoding_them_does() {
+        // Against the decoded values, for runs of 1s and 0s, RLE and bit-packed,
+        // at lengths that end inside a group and inside a run.
+        let mut state = 99u64;
+        for len in [1usize, 7, 8, 9, 64, 203] {
+            for zeros in [0usize, 1, 3] {
+                let mut values = vec![1u64; len];
+                for _ in 0..zeros {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    values[(state >> 33) as usize % len] = 0;
+                }
+                let mut data = vec![(3 << 1) as u8, 1]; // RLE: three 1s
+                data.extend(pack(&values, 1));
+                data.extend([(5 << 1) as u8, 1]); // RLE: five 1s, past `count`
+                let count = 3 + len + 2;
+                let decoded = decode(&data, 1, count, &[0u8, 1]).unwrap();
+                assert_eq!(
+                    all_ones(&data, count).unwrap(),
+                    decoded.iter().all(|&d| d == 1),
+                    "{len} values, {zeros} zeros"
+                );
+            }
+        }
+        // Padding past `count` in the last group is not read as a value.
+        assert!(all_ones(&[(1 << 1) | 1, 0b0000_0111], 3).unwrap());
+        assert!(!all_ones(&[(1 << 1) | 1, 0b0000_0101], 3).unwrap());
+        assert!(all_ones(&[(1 << 1) | 1, 0b0000_0001], 1).unwrap());
+        assert!(!all_ones(&[(1 << 1) | 1, 0b1111_1110], 1).unwrap());
+        assert!(!all_ones(&[4 << 1, 0], 2).unwrap()); // an RLE run of 0s
+        assert!(all_ones(&[0, 0, 4 << 1, 1], 2).unwrap()); // an empty run of 0s
+        assert!(all_ones(&[], 1).is_err()); // no header
+        assert!(all_ones(&[3 << 1, 2], 3).is_err()); // a level past 1
+        assert!(all_ones(&[(2 << 1) | 1, 0xff], 9).is_err()); // truncated
     }
 
     #[test]

@@ -478,8 +478,9 @@ def test_the_group_scan_counts_as_numpy_does(schema, tmp_path, monkeypatch):
     part = parts[0]
     tasks = [(part, g, list(range(len(conditions)))) for g in range(len(part.groups))]
     footers = scan._footers(opened.rows.pages, {path})
-    scanned = scan._scan_groups(opened.rows.pages, tasks, decide.Reductions(schema, conditions),
-                                footers, {})
+    reduced = decide.Reductions(schema, conditions)
+    requests = scan._requests(opened.rows.pages, tasks, reduced, footers, {})
+    scanned = scan._results(schema, tasks, requests, scan._scan(requests, reduced.tables))
     for (_, g, _), counts in zip(tasks, scanned, strict=True):
         assert counts is not None, g
         digits = scan._arrow_group(schema, part, g, schema.names, "x")

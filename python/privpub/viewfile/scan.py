@@ -118,20 +118,31 @@ def count_parts(pages: PageReader, parts: Sequence[Part], conditions: Sequence[A
         rows = part.groups[g].rows
         return [(i, conditions[i].count_digits(digits, rows)) for i in undecided]
 
-    # Groups in batches (bounded memory: a batch's column chunks are held at
+    # Groups in batches (bounded memory: two batches' column chunks are held at
     # once), each batch in one Rust call; a group it cannot count (a chunk the
     # page reader does not decode, a condition with no truth table, a digest
     # that differs) is read and counted as before, the reads checked there.
     # The reductions and dictionary remaps serve every batch of the count.
+    # The next batch's chunks are read and their dictionaries mapped here
+    # while the Rust call (GIL released) scans the one before: that reading
+    # holds the GIL, and done in turn it left both cores idle.
     batch, reduced, remaps = 4 * (os.cpu_count() or 1), Reductions(schema, conditions), {}
-    for start in range(0, len(tasks), batch):
-        chunk = tasks[start:start + batch]
-        scanned = _scan_groups(pages, chunk, reduced, footers, remaps)
-        missed = [task for task, counts in zip(chunk, scanned, strict=True) if counts is None]
-        for counted in [*(c for c in scanned if c is not None), *_run(count_group, missed,
-                                                                      workers)]:
-            for i, n in counted:
-                totals[i] += n
+    with ThreadPoolExecutor(1) as scanner:
+        pending = None
+        for start in range(0, len(tasks) + batch, batch):
+            chunk = tasks[start:start + batch]
+            ready = _requests(pages, chunk, reduced, footers, remaps) if chunk else None
+            if pending is not None:
+                done, requests, scanning = pending
+                scanned = _results(schema, done, requests, scanning.result())
+                missed = [task for task, counts in zip(done, scanned, strict=True)
+                          if counts is None]
+                for counted in [*(c for c in scanned if c is not None),
+                                *_run(count_group, missed, workers)]:
+                    for i, n in counted:
+                        totals[i] += n
+            pending = None if ready is None else (chunk, ready,
+                                                  scanner.submit(_scan, ready, reduced.tables))
     return totals
 
 
@@ -140,15 +151,13 @@ def _names(schema: Schema, conditions: Sequence[Any], undecided: Sequence[int]) 
     return [n for n in schema.names if any(n in conditions[i].attributes for i in undecided)]
 
 
-def _scan_groups(pages: PageReader, tasks: Sequence[tuple[Part, int, list[int]]],
-                 reduced: Reductions, footers: Mapping[str, pq.FileMetaData],
-                 remaps: dict) -> list[list[tuple[int, int]] | None]:
-    """Each task's counts from one ``_core.parquet.scan_groups`` call (every group's
-    columns decoded, digested and counted in Rust, on both cores, the GIL
-    released), each group's digests and ranges checked against its stats
-    here; None for a group that call cannot count or whose digest differs
-    (the caller reads it through :func:`read_group`). ``remaps``: the
-    dictionary pages' remaps met so far (:meth:`PageReader.chunk`)."""
+def _requests(pages: PageReader, tasks: Sequence[tuple[Part, int, list[int]]],
+              reduced: Reductions, footers: Mapping[str, pq.FileMetaData],
+              remaps: dict) -> list[tuple | None]:
+    """Each task's group as ``_core.parquet.scan_groups`` takes it, after the
+    names of the columns it reads (:func:`_request`; None when that call cannot
+    count it). ``remaps``: the dictionary pages' remaps met so far
+    (:meth:`PageReader.chunk`)."""
     requests: list[tuple | None] = []
     fds: dict[str, int] = {}
     try:
@@ -158,13 +167,30 @@ def _scan_groups(pages: PageReader, tasks: Sequence[tuple[Part, int, list[int]]]
     finally:
         for fd in fds.values():
             os.close(fd)
+    return requests
+
+
+def _scan(requests: Sequence[tuple | None], tables: list) -> list:
+    """``_core.parquet.scan_groups`` of the groups requested (every group's columns
+    decoded, digested and counted in Rust, on both cores, the GIL released):
+    per group sent, its counts and its columns' digests and ranges, or None."""
     sent = [r[1:] for r in requests if r is not None]
-    found = iter(_core.parquet.scan_groups(sent, reduced.tables) if sent else [])
+    return _core.parquet.scan_groups(sent, tables) if sent else []
+
+
+def _results(schema: Schema, tasks: Sequence[tuple[Part, int, list[int]]],
+             requests: Sequence[tuple | None],
+             found: Sequence[Any]) -> list[list[tuple[int, int]] | None]:
+    """Each task's counts from its scan (``found``: :func:`_scan` of ``requests``),
+    each group's digests and ranges checked against its stats here; None for a
+    group that call could not count or whose digest differs (the caller reads
+    it through :func:`read_group`)."""
+    scanned = iter(found)
     results: list[list[tuple[int, int]] | None] = []
     for (part, g, undecided), request in zip(tasks, requests, strict=True):
-        got = next(found) if request is not None else None
+        got = next(scanned) if request is not None else None
         results.append(None if got is None else
-                       _checked(pages.schema, part, g, request[0], undecided, got))
+                       _checked(schema, part, g, request[0], undecided, got))
     return results
 
 
