@@ -157,6 +157,49 @@ fn unpack_width<T: Copy, const W: usize>(
         out.fill(*remap.first().ok_or_else(past)?);
         return Ok(());
     }
+    let Some(last) = remap.len().checked_sub(1) else {
+        return if out.is_empty() { Ok(()) } else { Err(past()) };
+    };
+    // Whole groups first when one fits a 128-bit word (W ≤ 16: dictionaries
+    // of up to 65,536 values): a load a group, constant shifts, and the remap
+    // read without a branch (an index past it is noted and refused after the
+    // loop). Reading each value's bytes apart cost more than digesting them.
+    let (mut packed, mut out) = (packed, out);
+    if W <= 16 {
+        let whole = (out.len() / 8).min(packed.len() / W);
+        let (head, tail) = out.split_at_mut(whole * 8);
+        let mut beyond = false;
+        for (group, slots) in packed.chunks_exact(W).zip(head.chunks_exact_mut(8)) {
+            let mut bytes = [0u8; 16];
+            bytes[..W].copy_from_slice(group);
+            let Ok(slots) = <&mut [T; 8]>::try_from(slots) else {
+                continue; // (chunks_exact_mut(8): never)
+            };
+            // (An array of 8 and a 64-bit word when W ≤ 8: the shifts unrolled
+            // to constants.)
+            if W <= 8 {
+                let word = u64::from_le_bytes([
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                ]);
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let v = (word >> (i * W)) as usize & ((1 << W) - 1);
+                    beyond |= v > last;
+                    *slot = remap[v.min(last)];
+                }
+            } else {
+                let word = u128::from_le_bytes(bytes);
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let v = (word >> (i * W)) as usize & ((1 << W) - 1);
+                    beyond |= v > last;
+                    *slot = remap[v.min(last)];
+                }
+            }
+        }
+        if beyond {
+            return Err(past());
+        }
+        (packed, out) = (&packed[whole * W..], tail);
+    }
     let mask = u64::MAX >> (64 - W);
     // A group of 8 takes W bytes; 8 more of padding let every value be read
     // as one whole word.
@@ -294,11 +337,18 @@ mod tests {
                 assert_eq!(got, want, "bit width {bit_width}, {len} values");
             }
         }
-        // An index past the dictionary at any width is an error.
+        // An index past the dictionary at any width is an error, in a whole
+        // group of 8 or in the last, partial one.
         for bit_width in 6u32..=32 {
             let data = pack(&[1, 60, 2], bit_width);
             assert!(decode(&data, bit_width, 3, &remap).is_err(), "{bit_width}");
+            let mut values = vec![3u64; 19];
+            values[10] = 50; // one past the remap's last
+            let data = pack(&values, bit_width);
+            assert!(decode(&data, bit_width, 19, &remap).is_err(), "{bit_width}");
         }
+        let empty: [i32; 0] = [];
+        assert!(decode(&pack(&[0; 8], 3), 3, 8, &empty).is_err());
     }
 
     #[test]
