@@ -57,10 +57,11 @@ checks the part digests.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,8 +127,11 @@ def count_parts(pages: PageReader, parts: Sequence[Part], conditions: Sequence[A
     # The next batch's chunks are read and their dictionaries mapped here
     # while the Rust call (GIL released) scans the one before: that reading
     # holds the GIL, and done in turn it left both cores idle.
+    # (One batch has nothing to overlap with: it is scanned here, without a thread.)
     batch, reduced, remaps = 4 * (os.cpu_count() or 1), Reductions(schema, conditions), {}
-    with ThreadPoolExecutor(1) as scanner:
+    pipelined = len(tasks) > batch
+    with ThreadPoolExecutor(1) if pipelined else contextlib.nullcontext() as scanner:
+        submit = scanner.submit if scanner is not None else _now
         pending = None
         for start in range(0, len(tasks) + batch, batch):
             chunk = tasks[start:start + batch]
@@ -142,8 +146,15 @@ def count_parts(pages: PageReader, parts: Sequence[Part], conditions: Sequence[A
                     for i, n in counted:
                         totals[i] += n
             pending = None if ready is None else (chunk, ready,
-                                                  scanner.submit(_scan, ready, reduced.tables))
+                                                  submit(_scan, ready, reduced.tables))
     return totals
+
+
+def _now(function: Callable[..., Any], *args: Any) -> Future:
+    """``function(*args)`` run at once, as a finished Future."""
+    done: Future = Future()
+    done.set_result(function(*args))
+    return done
 
 
 def _names(schema: Schema, conditions: Sequence[Any], undecided: Sequence[int]) -> list[str]:
