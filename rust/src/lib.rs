@@ -23,6 +23,7 @@ pub mod rng;
 pub mod sample;
 pub mod splu;
 pub mod splu_em;
+pub mod tails;
 
 use pyo3::prelude::*;
 

@@ -17,3 +17,4 @@ from . import parquet as parquet
 from . import query as query
 from . import sampling as sampling
 from . import splu as splu
+from . import tails as tails

@@ -39,9 +39,14 @@ values (within 6 standard deviations and a margin of their means) of their
 pmf times the largest one's tail; the probability left out is added to each
 p-value, so truncation only widens the interval. Log-pmfs use betaln, which
 stays accurate for the huge trial counts (n_D up to 2^128) of noise terms.
-Batches (every cell of a marginal) are vectorised: problems with the same
-parameters are solved once, and all bisections run in lockstep from a
-normal-approximation start.
+The special functions (SciPy's) give each problem's window, anchors and one
+tail; the windows' pmfs, their convolution and the sum against the largest
+summand's tail run in Rust (``_core.tails``, rust/src/tails.rs: the pmfs by
+ratio products from their anchors, the convolution direct, each problem on
+its own), and the results are raised by a relative margin over rounding, so
+both tails are upper bounds. Batches (every cell of a marginal) are
+vectorised: problems with the same parameters are solved once, and all
+bisections run in lockstep from a normal-approximation start.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import privpub._core as _core
 from privpub.core.estimate import LEVEL, check_level
 
 #: The method name of an exact law, as Estimate.interval_method reports it.
@@ -62,8 +68,6 @@ EXACT = "exact"
 #: from its mean are left out of a tail sum (their probability is added back).
 _WINDOW_SD = 6.0
 _MARGIN = 3
-#: Segments this short are convolved directly, longer ones by FFT.
-_DIRECT_CONVOLUTION = 16
 #: Largest count handled (int64 arithmetic with headroom).
 MAX_COUNT = 2**62
 #: The smallest normal float: a pmf below it is taken from its log terms.
@@ -123,64 +127,6 @@ def binom_le(x: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.where(inside, out, np.where(x < 0, 0.0, 1.0))
 
 
-def _ragged_arange(lengths: np.ndarray) -> np.ndarray:
-    """0..len−1 for each length, concatenated."""
-    ends = np.cumsum(lengths)
-    return np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - lengths, lengths)
-
-
-def _ragged_cumsum(values: np.ndarray, length: np.ndarray, owner: np.ndarray) -> np.ndarray:
-    """Cumulative sums restarting at each problem's first element."""
-    running = np.cumsum(values)
-    start = np.cumsum(length) - length
-    base = running[start] - values[start]
-    return running - base[owner]
-
-
-def _ragged_convolve(pmf1: np.ndarray, len1: np.ndarray, pmf2: np.ndarray, len2: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Each problem's two pmf segments convolved (lengths len1 + len2 − 1):
-    directly when one is short, by FFT (problems grouped by padded length)
-    when both are long."""
-    length = len1 + len2 - 1
-    out = np.zeros(int(length.sum()))
-    start, start1, start2 = (np.cumsum(x) - x for x in (length, len1, len2))
-    direct = np.minimum(len1, len2) <= _DIRECT_CONVOLUTION
-    # Direct: every (value of segment 1, value of segment 2) pair of a problem.
-    idx = np.flatnonzero(direct)
-    if len(idx):
-        short = len1[idx] <= len2[idx]
-        reps = np.where(short, len2[idx], len1[idx])
-        steps = np.where(short, len1[idx], len2[idx])
-        which = np.repeat(np.arange(len(idx)), steps)  # the problem of each short value
-        s_local = _ragged_arange(steps)
-        s_pmf = np.where(short[which], pmf1[start1[idx][which] + s_local],
-                         pmf2[start2[idx][which] + s_local])
-        pair = np.repeat(np.arange(len(which)), reps[which])  # the short value of each pair
-        l_local = _ragged_arange(reps[which])
-        owner = which[pair]
-        l_start = np.where(short, start2[idx], start1[idx])[owner]
-        l_pmf = np.where(short[owner], pmf2[np.minimum(l_start + l_local, len(pmf2) - 1)],
-                         pmf1[np.minimum(l_start + l_local, len(pmf1) - 1)])
-        target = start[idx][owner] + s_local[pair] + l_local
-        out += np.bincount(target, weights=s_pmf[pair] * l_pmf, minlength=len(out))
-    # FFT: problems whose padded size is the same power of two together.
-    idx = np.flatnonzero(~direct)
-    size = 1 << np.ceil(np.log2(np.maximum(length[idx], 1))).astype(np.int64)
-    for n_fft in np.unique(size):
-        group = idx[size == n_fft]
-        a, b = np.zeros((len(group), n_fft)), np.zeros((len(group), n_fft))
-        for dest, src, starts, lens in ((a, pmf1, start1, len1), (b, pmf2, start2, len2)):
-            rows = np.repeat(np.arange(len(group)), lens[group])
-            local = _ragged_arange(lens[group])
-            dest[rows, local] = src[starts[group][rows] + local]
-        conv = np.fft.irfft(np.fft.rfft(a, axis=1) * np.fft.rfft(b, axis=1), n=int(n_fft), axis=1)
-        rows = np.repeat(np.arange(len(group)), length[group])
-        local = _ragged_arange(length[group])
-        out[start[group][rows] + local] = np.maximum(conv[rows, local], 0.0)
-    return out, length
-
-
 def _window(n: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(first, last, left-out probability) of the values of Bin(n, p) summed
     over: its mean ± _WINDOW_SD standard deviations ± _MARGIN, within [0, n];
@@ -192,40 +138,6 @@ def _window(n: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     first, last = np.where(point, mean, first), np.where(point, mean, last)
     out = binom_le(first - 1, n, p) + binom_ge(last + 1, n, p)
     return first, last, np.where(point | ~np.isfinite(out), 0.0, out)
-
-
-def _window_pmf(first: np.ndarray, length: np.ndarray, owner: np.ndarray, n: np.ndarray,
-                p: np.ndarray) -> np.ndarray:
-    """P(Bin(n, p) = j) for j = first, …, first + length − 1 of each problem
-    (a window within [0, n]; length 1 when p is 0 or 1): the first by betaln,
-    the others by the ratio P(j)/P(j − 1) = (n − j + 1)/j · p/(1 − p)."""
-    local = _ragged_arange(length)
-    j = first[owner] + local
-    with np.errstate(divide="ignore", invalid="ignore"):
-        odds = np.log(p) - np.log1p(-p)
-        step = np.log((n[owner] - j + 1) / j) + odds[owner]
-    step = np.where(local > 0, step, 0.0)
-    return np.exp(log_binom_pmf(first, n, p)[owner] + _ragged_cumsum(step, length, owner))
-
-
-def _tail_pmf(top: np.ndarray, length: np.ndarray, owner: np.ndarray, n: np.ndarray,
-              p: np.ndarray) -> np.ndarray:
-    """P(B = x) for x = top, top − 1, …, top − length + 1 of each problem
-    (B ~ Bin(n, p); 0 outside [0, n]): anchored at the largest x within [0, n]
-    by betaln, the others by P(x)/P(x + 1) = (x + 1)/(n − x) · (1 − p)/p."""
-    local = _ragged_arange(length)
-    x = top[owner] - local
-    anchor = np.clip(top, 0, n)
-    point = (p <= 0) | (p >= 1)
-    inside = (x >= 0) & (x <= n[owner])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        odds = np.where(point, 0.0, np.log1p(-p) - np.log(p))
-        step = np.log((x + 1) / (n[owner] - x)) + odds[owner]
-    step = np.where(inside & (x < anchor[owner]) & ~point[owner], step, 0.0)
-    log_anchor = np.where(point, 0.0, log_binom_pmf(anchor, n, p))
-    pmf = np.exp(log_anchor[owner] + _ragged_cumsum(step, length, owner))
-    pmf = np.where(point[owner], (x == (n * p)[owner]).astype(float), pmf)
-    return np.where(inside, pmf, 0.0)
 
 
 def sum_tails(k: np.ndarray, trials: np.ndarray, probs: np.ndarray
@@ -240,41 +152,30 @@ def sum_tails(k: np.ndarray, trials: np.ndarray, probs: np.ndarray
     against 40-digit sums at n = 10^8 in tests/tables/test_tail_bounds.py)."""
     k = np.asarray(k, float)
     trials, probs = np.asarray(trials, float), np.asarray(probs, float)
-    n_problems = k.shape[0]
     if trials.shape[0] == 1:
         return _raised(binom_ge(k, trials[0], probs[0])), _raised(binom_le(k, trials[0], probs[0]))
     variance = trials * probs * (1 - probs)
     order = np.argsort(variance, axis=0, kind="stable")
     trials = np.take_along_axis(trials, order, axis=0)
     probs = np.take_along_axis(probs, order, axis=0)
-    problems = np.arange(n_problems)
-    # The pmf of the windowed summands' sum, problem after problem (ragged).
-    first, last, left_out = _window(trials[0], probs[0])
+    # Every summand but the last by its window (first value, length, log-pmf
+    # there); the windows' pmfs, their convolution and the last summand's tail
+    # at k − j over the convolution's values j are summed in Rust (tails.rs).
+    first, last, left_out = _window(trials[:-1], probs[:-1])
+    log_first = log_binom_pmf(first, trials[:-1], probs[:-1])
     length = (last - first + 1).astype(np.int64)
-    owner = np.repeat(problems, length)
-    pmf = _window_pmf(first, length, owner, trials[0], probs[0])
-    for i in range(1, trials.shape[0] - 1):
-        f2, l2, out2 = _window(trials[i], probs[i])
-        len2 = (l2 - f2 + 1).astype(np.int64)
-        pmf2 = _window_pmf(f2, len2, np.repeat(problems, len2), trials[i], probs[i])
-        pmf, new_length = _ragged_convolve(pmf, length, pmf2, len2)
-        first, length, left_out = first + f2, new_length, left_out + out2
-        owner = np.repeat(problems, length)
     # The last summand, B, by its tail: S(x) = P(B ≥ x) at x = k − j for the
-    # window's values j, from S at the largest x (one special-function call
-    # per problem) plus B's pmf: S(k − j) = S(k − first) + Σ_{j' = first+1..j}
-    # P(B = k − j').
+    # convolution's values j, from S at the largest x (one special-function
+    # call per problem) and B's pmf anchored there.
+    top = k - first.sum(axis=0)
     n_b, p_b = trials[-1], probs[-1]
-    pmf_b = _tail_pmf(k - first, length, owner, n_b, p_b)
-    start = np.cumsum(length) - length
-    s_at = binom_ge(k - first, n_b, p_b)[owner] + _ragged_cumsum(pmf_b, length, owner) \
-        - pmf_b[start][owner]
-    s_at = np.clip(s_at, 0.0, 1.0)
-    upper = np.bincount(owner, weights=pmf * s_at, minlength=n_problems)
-    # P(N ≥ k + 1) ≥ Σ_j pmf(j)·S(k + 1 − j), S(k + 1 − j) = S(k − j) − P(B = k − j).
-    above = np.bincount(owner, weights=pmf * np.clip(s_at - pmf_b, 0.0, 1.0),
-                        minlength=n_problems)
-    return _raised(upper + left_out), _raised(1.0 - above * (1 - _ROUNDING))
+    point = (p_b <= 0) | (p_b >= 1)
+    log_anchor = np.where(point, 0.0, log_binom_pmf(np.clip(top, 0, n_b), n_b, p_b))
+    upper, above = _core.tails.window_tails(
+        first, length, log_first, trials[:-1].copy(), probs[:-1].copy(), top, n_b, p_b,
+        log_anchor, binom_ge(top, n_b, p_b))
+    # P(N ≥ k + 1) ≥ Σ_j pmf(j)·S(k + 1 − j): ``above``, so 1 − above bounds P(N ≤ k).
+    return _raised(upper + left_out.sum(axis=0)), _raised(1.0 - above * (1 - _ROUNDING))
 
 
 def _raised(tail: np.ndarray) -> np.ndarray:
@@ -358,14 +259,9 @@ class CountLaw:
 
     def _invert(self, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         tail = (1 - level) / 2
-        columns = np.column_stack([self.k, self.top.astype(float), *self.arrays.values()])
-        # Problems with the same parameters are solved once (a hash groupby).
-        inverse = np.arange(len(columns)) if len(columns) < 2 else pd.DataFrame(
-            columns).groupby(list(range(columns.shape[1])), sort=False,
-                             dropna=False).ngroup().to_numpy()
-        first = np.empty(int(inverse.max()) + 1 if len(inverse) else 0, dtype=np.int64)
-        first[inverse[::-1]] = np.arange(len(inverse))[::-1]
-        lo, hi, empty = self._take(columns[first])._solve(tail)
+        # Problems with the same parameters are solved once.
+        first, inverse = _distinct([self.k, self.top, *self.arrays.values()])
+        lo, hi, empty = self._take(first)._solve(tail)
         return tuple(x[inverse].reshape(self.shape) for x in (lo, hi, empty))
 
     @classmethod
@@ -394,11 +290,12 @@ class CountLaw:
         return out
 
     def _take(self, rows: np.ndarray) -> CountLaw:
+        """The problems at indices ``rows``, unsolved."""
         out = object.__new__(type(self))
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_solved"})
         out.shape = (len(rows),)
-        out.k, out.top = rows[:, 0], rows[:, 1].astype(np.int64)
-        out.arrays = {name: rows[:, 2 + i] for i, name in enumerate(self.arrays)}
+        out.k, out.top = self.k[rows], self.top[rows]
+        out.arrays = {name: a[rows] for name, a in self.arrays.items()}
         return out
 
     def _solve(self, tail: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -420,6 +317,26 @@ class CountLaw:
         lo = np.where(empty, 0, np.minimum(lo, self.top))
         hi = np.where(empty, self.top, np.clip(hi, lo, self.top))
         return lo, hi, empty
+
+
+def _distinct(columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(each distinct row's first index, each row's distinct row) of the rows
+    across ``columns`` (1-d, one length): every column factorised by hash,
+    the codes combined into one integer key (compressed when the product of
+    the columns' distinct counts nears 2^62), the key factorised. NaN is a
+    value like any other."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    size = 1
+    for column in columns:
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
+        if size * len(uniques) >= 2**62:
+            key, seen = pd.factorize(key)
+            size = len(seen)
+        key, size = key * len(uniques) + codes, size * len(uniques)
+    inverse, seen = pd.factorize(key)
+    first = np.empty(len(seen), dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(inverse))[::-1]
+    return first, inverse
 
 
 def _fixed_state(law: CountLaw) -> dict[str, Any]:

@@ -13,6 +13,7 @@ pub mod parquet;
 pub mod query;
 pub mod sampling;
 pub mod splu;
+pub mod tails;
 
 use crate::error::KernelError;
 use crate::rng;
@@ -29,6 +30,7 @@ pub(crate) fn register(parent: &Bound<'_, PyModule>) -> PyResult<()> {
     query::register(parent)?;
     sampling::register(parent)?;
     splu::register(parent)?;
+    tails::register(parent)?;
     Ok(())
 }
 
