@@ -136,8 +136,18 @@ def _window(n: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     last = np.clip(np.ceil(mean + _WINDOW_SD * sd) + _MARGIN, first, n)
     point = (p <= 0) | (p >= 1)
     first, last = np.where(point, mean, first), np.where(point, mean, last)
-    out = binom_le(first - 1, n, p) + binom_ge(last + 1, n, p)
-    return first, last, np.where(point | ~np.isfinite(out), 0.0, out)
+    # Only windows short of an end leave anything out there (the special
+    # functions are most of a probe's cost; a window over all of [0, n] is
+    # common). Below the window: P(Bin(n, p) ≤ first − 1) as the failures'
+    # upper tail P(Bin(n, 1 − p) ≥ n − first + 1), one incomplete beta as
+    # above it (SciPy's complemented one takes ~8x as long; this mass, ~1e-9,
+    # only widens, so 1 − p's rounding is of no account).
+    out = np.zeros(np.shape(first))
+    for short, tail in ((~point & (first > 0),
+                         lambda i: binom_ge(n[i] - first[i] + 1, n[i], 1 - p[i])),
+                        (~point & (last < n), lambda i: binom_ge(last[i] + 1, n[i], p[i]))):
+        out[short] += tail(short)
+    return first, last, np.where(np.isfinite(out), out, 0.0)
 
 
 def sum_tails(k: np.ndarray, trials: np.ndarray, probs: np.ndarray
@@ -349,14 +359,16 @@ def _first_true(pred: Callable[[np.ndarray, np.ndarray], np.ndarray], guess: np.
                 step: np.ndarray, top: np.ndarray) -> np.ndarray:
     """For each problem, the least c in [0, top] with pred(c) true (pred monotone:
     false, …, false, true, …), or top + 1 when there is none: gallop from the
-    guess in steps doubling from ``step``, then bisect."""
+    guess, first by 1 (the guesses are mostly the answer, which two probes then
+    settle), then in steps doubling from ``step``; then bisect."""
     start = np.clip(np.round(guess), 0, top).astype(np.int64)
     every = np.arange(len(top))
     ok = pred(start, every)
     left = np.where(ok, -1, start)       # pred false here (−1: nothing below)
     right = np.where(ok, start, top + 1)  # pred true here (top + 1: nothing above)
     down = ok.copy()
-    step = np.asarray(step).astype(np.int64).copy()
+    base = np.broadcast_to(np.asarray(step).astype(np.int64), top.shape)
+    step = np.ones(len(top), dtype=np.int64)
     active = np.ones(len(top), dtype=bool)
     while True:
         probe = np.where(down, right - step, left + step)
@@ -368,7 +380,7 @@ def _first_true(pred: Callable[[np.ndarray, np.ndarray], np.ndarray], guess: np.
         right[idx] = np.where(got, probe[idx], right[idx])
         left[idx] = np.where(got, left[idx], probe[idx])
         active[idx[np.where(down[idx], ~got, got)]] = False
-        step[idx] *= 2
+        step[idx] = np.maximum(step[idx] * 2, base[idx])
     while True:
         idx = np.flatnonzero(right - left > 1)
         if not len(idx):
