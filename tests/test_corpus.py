@@ -364,6 +364,7 @@ def test_estimates_within_their_stated_bound(name, kind):
     assert all(abs(t.error) < 1e-6 for t in trials if t.sd == 0)
 
 
+@pytest.mark.filterwarnings("ignore::privpub.UsefulnessWarning")  # as above: runs() is shared
 @pytest.mark.parametrize("kind", ["alphabeta", "frapp"])
 def test_estimates_are_unbiased_over_the_corpus(kind):
     """The mean over every view of the corpus of its mean z is within 4/√views of

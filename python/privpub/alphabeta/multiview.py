@@ -476,11 +476,11 @@ class MultiViewPublisher:
                                   context={"previous_union": as_schema_codes(schema, union)})
         self.views.append(published)
         self._union = union_sorted(union, distinct_sorted(view))
-        warn_if_weak(step.resolution(), remedy=(lambda: self.usefulness_remedy(released))
+        warn_if_weak(step.resolution(), remedy=(lambda: self._first_view_remedy(released))
                      if i == 1 else None)
         return published
 
-    def usefulness_remedy(self, released: AlphaBeta) -> str | None:
+    def _first_view_remedy(self, released: AlphaBeta) -> str | None:
         """When the first view (``released``: the mechanism as stated for its
         records) is weak: the requests of :meth:`for_privacy` (this sequence's
         max_views and calibration) that make it useful, with their cost in privacy
